@@ -1,0 +1,143 @@
+"""Payloads behind handles: a content-addressed SQLite blob store with capped reads and read budgets."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CapExceeded, UnknownItem
+
+MAX_READ = 512
+REF_KINDS = ("prompt", "ontology", "trace", "window", "report", "delta", "results", "content")
+
+
+def sha256(text: str) -> str:
+    """Hex sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A handle on a payload: key, kind, size in characters and sha; its repr never shows the payload.
+
+    Args:
+        key: "sha256:<hex>", the blob store key.
+        kind: one of REF_KINDS.
+        size: payload length in characters.
+        sha: hex sha256 of the payload.
+    """
+
+    key: str
+    kind: str
+    size: int
+    sha: str
+
+    def __repr__(self):
+        return f"Ref(kind={self.kind!r}, size={self.size}, key={self.key[:19]}…)"
+
+    __str__ = __repr__
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form: the handle's metadata, no payload."""
+        return {"ref": self.key, "kind": self.kind, "size": self.size, "sha": self.sha}
+
+
+@dataclass
+class ReadBudget:
+    """A run's read allowance: characters in all, reads per handle and the per-read cap.
+
+    Args:
+        total_chars: characters all reads of the run may return together.
+        reads_per_handle: reads allowed on any one handle.
+        max_read: characters one read may return.
+    """
+
+    total_chars: int = 20_000
+    reads_per_handle: int = 64
+    max_read: int = MAX_READ
+    spent: int = 0
+    reads: dict = field(default_factory=dict)
+    largest: int = 0
+
+    def allow(self, key: str, wanted: int) -> int:
+        """Characters a read of `wanted` on `key` may return; raises CapExceeded when the budget is spent."""
+        if self.reads.get(key, 0) >= self.reads_per_handle:
+            raise CapExceeded(f"read limit of {self.reads_per_handle} reads on this handle reached; "
+                              "search for what you need instead of paging through everything")
+        left = self.total_chars - self.spent
+        if left <= 0:
+            raise CapExceeded(f"read budget of {self.total_chars} characters is spent; answer with what you have")
+        return max(0, min(wanted, self.max_read, left))
+
+    def charge(self, key: str, chars: int) -> None:
+        """Record a read of `chars` characters on `key`."""
+        self.spent += chars
+        self.reads[key] = self.reads.get(key, 0) + 1
+        self.largest = max(self.largest, chars)
+
+
+class BlobStore:
+    """Content-addressed payload store in one SQLite file (WAL); reads are capped and return windows.
+
+    Args:
+        path: the SQLite file; created when missing.
+        max_read: characters one read returns at most.
+    """
+
+    def __init__(self, path: str | Path, max_read: int = MAX_READ):
+        self.path, self.max_read = Path(path), max_read
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, kind TEXT, size INTEGER, data TEXT)")
+
+    def put(self, text: str, kind: str = "content") -> Ref:
+        """Store `text` (idempotent) and return its handle."""
+        if kind not in REF_KINDS:
+            raise ValueError(f"blob kind {kind!r} is not one of {', '.join(REF_KINDS)}")
+        sha = sha256(text)
+        key = f"sha256:{sha}"
+        self.db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (key, kind, len(text), text))
+        return Ref(key, kind, len(text), sha)
+
+    def ref(self, key: str | Ref) -> Ref:
+        """The handle stored under `key`; UnknownItem when there is none."""
+        key = key.key if isinstance(key, Ref) else str(key)
+        row = self.db.execute("SELECT kind, size FROM blobs WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise UnknownItem(f"no payload under handle {key[:80]!r}; use a handle a tool returned")
+        return Ref(key, row[0], row[1], key.removeprefix("sha256:"))
+
+    def read(self, key: str | Ref, start: int = 0, length: int | None = None,
+             budget: ReadBudget | None = None) -> dict:
+        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+        ref = self.ref(key)
+        start = min(max(0, int(start)), ref.size)
+        wanted = self.max_read if length is None else max(0, int(length))
+        n = min(wanted, self.max_read) if budget is None else min(budget.allow(ref.key, wanted), self.max_read)
+        (text,) = self.db.execute("SELECT substr(data, ?, ?) FROM blobs WHERE key = ?",
+                                  (start + 1, n, ref.key)).fetchone()
+        if budget is not None:
+            budget.charge(ref.key, len(text))
+        return {"text": text, "start": start, "end": start + len(text), "size": ref.size}
+
+    def load(self, key: str | Ref) -> str:
+        """The whole payload, for library code (graph versions, undo); never hand it to a model."""
+        ref = self.ref(key)
+        return self.db.execute("SELECT data FROM blobs WHERE key = ?", (ref.key,)).fetchone()[0]
+
+    def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
+        """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them."""
+        data, hits, i = self.load(key), [], -1
+        while len(hits) < limit and pattern:
+            i = data.find(pattern, i + 1)
+            if i < 0:
+                break
+            hits.append(i)
+        return hits
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        self.db.close()

@@ -1,0 +1,33 @@
+"""The one exception hierarchy of owl-memory: every error a user can act on."""
+
+
+class OwlMemoryError(Exception):
+    """Base class of every error owl-memory raises on purpose."""
+
+
+class UnknownItem(OwlMemoryError, KeyError):
+    """No memory item, blob or handle has that id; list ids with `search`."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else "unknown item"
+
+
+class InvalidItem(OwlMemoryError, ValueError):
+    """An item or graph fails the SHACL shapes; the message carries what to change."""
+
+
+class LoadError(OwlMemoryError, ValueError):
+    """A file (Turtle, YAML, SPARQL) could not be parsed; carries the file and line."""
+
+    def __init__(self, message, *, source=None, line=None):
+        self.source, self.line = source, line
+        where = f"{source}" + (f":{line}" if line else "") if source else ""
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class CapExceeded(OwlMemoryError):
+    """A read would pass a cap or spend more than the run's read budget."""
+
+
+class ConfigError(OwlMemoryError, ValueError):
+    """A required setting (an LM, a data directory, an interpreter) is missing or wrong."""

@@ -1,0 +1,22 @@
+"""Vocabulary constants: the RDF namespaces and the IRIs owl-memory mints."""
+
+from rdflib import Namespace
+from rdflib.namespace import OWL, PROV, RDF, RDFS, SH, XSD
+
+OM = Namespace("http://w3id.org/owl-memory#")
+ITEM = Namespace("http://w3id.org/owl-memory/item/")
+TASK_TYPE = Namespace("http://w3id.org/owl-memory/task-type/")
+FAILURE_MODE = Namespace("http://w3id.org/owl-memory/failure-mode/")
+RUN = Namespace("http://w3id.org/owl-memory/run/")
+BLOB = Namespace("http://w3id.org/owl-memory/blob/")
+
+KINDS = (
+    "Principle", "Procedure", "AntiPattern", "Constraint", "JudgeRule",
+    "RepairOperator", "EndpointProfile", "Episode",
+)
+SCOPES = ("general", "exception")
+
+__all__ = [
+    "BLOB", "FAILURE_MODE", "ITEM", "KINDS", "OM", "OWL", "PROV", "RDF", "RDFS", "RUN", "SCOPES", "SH",
+    "TASK_TYPE", "XSD",
+]
