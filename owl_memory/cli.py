@@ -1,0 +1,255 @@
+"""The `owl-memory` command line: a thin layer over the library; the only module that knows the terminal."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .errors import OwlMemoryError
+from .memory import Memory
+
+console = Console(stderr=True)
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def memory_option(f):
+    """Shared `--memory PATH` option."""
+    return click.option("--memory", "memory_path", default=".owl-memory", show_default=True,
+                        type=click.Path(file_okay=False), help="Memory directory (created when missing).")(f)
+
+
+def json_option(f):
+    """Shared `--json` option."""
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")(f)
+
+
+def library_errors(f):
+    """Turn library errors into a one-line message and exit code 2."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except (OwlMemoryError, KeyError, ValueError) as e:
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+            click.echo(f"owl-memory: {type(e).__name__}: {msg}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+    return wrapper
+
+
+def emit(data, as_json: bool, render=None) -> None:
+    """Print `data` as JSON (one line on stdout) or through `render` for people."""
+    if as_json or render is None:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+    else:
+        render(data)
+
+
+def _items_table(items: list[dict]) -> None:
+    """Print search hits as a table."""
+    table = Table("id", "kind", "title", "priority", "confidence", "score")
+    for it in items:
+        table.add_row(it["id"], it["kind"], it["title"], str(it["priority"]), f"{it['confidence']:.2f}",
+                      f"{it['score']:.4f}")
+    Console().print(table)
+
+
+def _mapping(data: dict) -> None:
+    """Print a dict as key: value lines."""
+    for key, value in data.items():
+        click.echo(f"{key}: {value}")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="owl-memory")
+def main():
+    """Symbolic, procedural memory for LLM agents (OWL items, capped payload handles, SHACL repair)."""
+
+
+@main.command("add")
+@click.argument("kind")
+@click.argument("title")
+@click.argument("summary")
+@click.option("--content", help="Payload text (stored behind a handle).")
+@click.option("--content-file", type=click.Path(exists=True, dir_okay=False), help="Read the payload from a file.")
+@click.option("--applies-to", multiple=True, help="Ontology IRI the item applies to (repeatable).")
+@click.option("--task-type", multiple=True, help="Task type (repeatable).")
+@click.option("--failure-mode", multiple=True, help="Failure mode it prevents (repeatable).")
+@click.option("--tag", multiple=True, help="Tag (repeatable).")
+@click.option("--priority", type=int, default=0, show_default=True)
+@click.option("--confidence", type=float, default=0.5, show_default=True)
+@click.option("--scope", type=click.Choice(["general", "exception"]), default="general", show_default=True)
+@click.option("--refines", help="Id of the item this one refines (required for --scope exception).")
+@memory_option
+@json_option
+@library_errors
+def add_item(kind, title, summary, content, content_file, applies_to, task_type, failure_mode, tag, priority,
+             confidence, scope, refines, memory_path, as_json):
+    """Validate and store one memory item; prints its id.
+
+    Example: owl-memory add Principle "Bind values, never paste" "Use when a query takes user text." --content "..."
+    """
+    if (content is None) == (content_file is None):
+        raise click.UsageError("give exactly one of --content or --content-file")
+    text = content if content is not None else Path(content_file).read_text(encoding="utf-8")
+    with Memory(memory_path) as m:
+        i = m.add(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
+                  failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
+                  refines=refines)
+    emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
+
+
+@main.command("search")
+@click.argument("text", required=False)
+@click.option("--ontology", help="Only items that apply to this ontology IRI.")
+@click.option("--task-type", help="Only items for this task type.")
+@click.option("--failure-mode", help="Only items that prevent this failure mode.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("-k", "--limit", "k", type=int, default=5, show_default=True, help="How many items at most.")
+@memory_option
+@json_option
+@library_errors
+def search_items(text, ontology, task_type, failure_mode, kinds, k, memory_path, as_json):
+    """Search memory: ids and metadata of applicable items, best first.
+
+    Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
+    """
+    with Memory(memory_path) as m:
+        hits = m.search(text, ontology=ontology, task_type=task_type, failure_mode=failure_mode,
+                        kinds=kinds or None, k=k)
+    emit(hits, as_json, _items_table)
+
+
+@main.command("show")
+@click.argument("item_id")
+@memory_option
+@json_option
+@library_errors
+def show_item(item_id, memory_path, as_json):
+    """Show an item's metadata, links, counters and compiled fields (never its payload).
+
+    Example: owl-memory show 3f275e45e0a9e84e
+    """
+    with Memory(memory_path) as m:
+        emit(m.get(item_id), as_json, _mapping)
+
+
+@main.command("window")
+@click.argument("item_id")
+@click.option("--start", type=int, default=0, show_default=True)
+@click.option("--length", type=int, default=512, show_default=True, help="Capped at the memory's max read.")
+@memory_option
+@json_option
+@library_errors
+def window_item(item_id, start, length, memory_path, as_json):
+    """Print a capped window of an item's payload.
+
+    Example: owl-memory window 3f275e45e0a9e84e --start 0 --length 200
+    """
+    with Memory(memory_path) as m:
+        emit(m.window(item_id, start, length), as_json, lambda d: click.echo(d["text"]))
+
+
+@main.command("export")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", default="turtle", show_default=True, help="rdflib serializer name.")
+@memory_option
+@json_option
+@library_errors
+def export_memory(path, fmt, memory_path, as_json):
+    """Validate the memory against its shapes and write it as RDF.
+
+    Example: owl-memory export memory.ttl
+    """
+    with Memory(memory_path) as m:
+        out = m.export(path, format=fmt)
+    emit({"path": str(out)}, as_json, lambda d: click.echo(d["path"]))
+
+
+@main.command("validate")
+@memory_option
+@json_option
+@library_errors
+def validate_memory(memory_path, as_json):
+    """Validate every item against shapes/owl-memory-shapes.ttl; exit 1 when it does not conform.
+
+    Example: owl-memory validate --json
+    """
+    with Memory(memory_path) as m:
+        result = m.validate()
+    emit(result, as_json, _mapping)
+    sys.exit(EXIT_OK if result["conforms"] else EXIT_FAILED)
+
+
+@main.command("demo")
+@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
+              help="Memory directory (default: a new temp directory).")
+@json_option
+@library_errors
+def demo(memory_path, as_json):
+    """Build a memory about DC Terms (shipped inside owlready2), add items, search, print.
+
+    Example: owl-memory demo
+    """
+    from .demo import run_demo
+
+    path = Path(memory_path or tempfile.mkdtemp(prefix="owl-memory-demo-"))
+    emit(run_demo(path), as_json, _demo_report)
+
+
+def _demo_report(result: dict) -> None:
+    """Print what the demo built and found."""
+    click.echo(f"memory: {result['memory']} ({result['items']} items from {result['ontology']})")
+    for query, hits in result["searches"].items():
+        click.echo(f"\nsearch {query}")
+        _items_table(hits)
+    click.echo(f"\nwindow of {result['window']['id']}: {result['window']['text']!r}")
+
+
+@main.command("run")
+@click.argument("task")
+@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),
+              help="Hidden prompt: the agent reads it only through capped windows.")
+@click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
+@click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini (default: $OWL_MEMORY_LM).")
+@click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")
+@click.option("--condition", type=click.Choice(["A0", "A1", "A2"]), default="A2", show_default=True,
+              help="A0 no memory, A1 titles+summaries injected, A2 memory through tools.")
+@click.option("--max-iters", type=int, default=12, show_default=True)
+@click.option("--max-llm-calls", type=int, default=20, show_default=True)
+@click.option("--sandbox", is_flag=True, help="Run code in dspy's Deno/Pyodide sandbox (needs Deno).")
+@memory_option
+@json_option
+@library_errors
+def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, memory_path,
+             as_json):
+    """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails.
+
+    Without --sandbox, generated code runs in a local Python subprocess that is not a sandbox.
+
+    Example: owl-memory run "Direct subclasses of prov:Entity?" --ontology prov-o.ttl --lm openai/gpt-4o-mini
+    """
+    from .runner import interpreter_factory, resolve_lm, run
+
+    model, prompt = resolve_lm(lm, api_base), None
+    interpreter_factory(sandbox)
+    if prompt_file:
+        prompt = Path(prompt_file).read_text(encoding="utf-8")
+    with Memory(memory_path) as m:
+        try:
+            result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
+                         max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox)
+        except OwlMemoryError:
+            raise
+        except Exception as e:  # the LM or the interpreter failed: the trajectory says where
+            click.echo(f"owl-memory: run failed: {type(e).__name__}: {str(e)[:300]}", err=True)
+            sys.exit(EXIT_FAILED)
+    out = {"answer": result.answer, "run_id": result.run_id, "trajectory": str(result.trajectory_path),
+           "memory_ids_used": result.memory_ids_used, "metrics": result.metrics}
+    emit(out, as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))

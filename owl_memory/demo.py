@@ -1,0 +1,59 @@
+"""`owl-memory demo`: a memory about DC Terms (shipped inside owlready2) built, searched and read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import owlready2
+from rdflib import Graph, URIRef
+from rdflib.namespace import RDFS, SKOS
+
+from .memory import Memory
+from .rdfio import load_graph
+
+DCTERMS = "http://purl.org/dc/terms/"
+TASK = "metadata-annotation"
+
+
+def dcterms_graph() -> Graph:
+    """DC Terms as distributed inside the installed owlready2 package."""
+    return load_graph(Path(owlready2.__file__).parent / "ontos" / "dcterms.owl")
+
+
+def run_demo(path: Path) -> dict:
+    """Build the demo memory at `path`, run three searches, read one capped window; returns what it saw."""
+    g = dcterms_graph()
+    with Memory(path) as m:
+        ids = [_add_range_rule(m, g, p) for p in sorted(set(g.subjects(RDFS.range, None)))]
+        general = m.add("Principle", "Prefer DC Terms over DC Elements",
+                        "Use dcterms properties when describing resources, unless a legacy schema needs dc:.",
+                        "DC Terms refines the 15 DC Elements with ranges; prefer dcterms:creator to dc:creator.",
+                        applies_to=[DCTERMS], task_types=[TASK], priority=2, confidence=0.8)
+        m.add("Principle", "Keep dc elements for legacy OAI-PMH", "Use dc: elements when the target is OAI-PMH.",
+              "OAI-PMH requires the oai_dc format, which only knows the 15 DC Elements.", applies_to=[DCTERMS],
+              task_types=[TASK], scope="exception", refines=general, confidence=0.7)
+        searches = {
+            "'creator agent'": m.search("creator agent", ontology=DCTERMS),
+            f"--task-type {TASK} --kind Principle": m.search(task_type=TASK, kinds=["Principle"]),
+            "'license rights'": m.search("license rights", kinds=["Constraint"], k=3),
+        }
+        top = searches["'creator agent'"][0]["id"]
+        return {"memory": str(path), "ontology": DCTERMS, "items": len(m), "added": len(ids) + 2,
+                "searches": searches, "window": {"id": top, **m.window(top, 0, 160)}}
+
+
+def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:
+    """One Constraint item per DC Terms property with a range: what its values must be."""
+    name, rng = _local(prop), _local(g.value(prop, RDFS.range))
+    comment = " ".join(str(g.value(prop, RDFS.comment) or g.value(prop, SKOS.definition) or "").split())
+    label = str(g.value(prop, RDFS.label) or name)
+    content = (f"dcterms:{name} ({label}). Range: {g.value(prop, RDFS.range)}.\n"
+               f"Definition: {g.value(prop, SKOS.definition) or ''}\nNote: {comment}")
+    return m.add("Constraint", f"dcterms:{name} values are {rng}",
+                 f"Use when stating dcterms:{name}; its value should be a {rng}.", content,
+                 applies_to=[DCTERMS], task_types=[TASK], tags=[name, rng], confidence=0.9)
+
+
+def _local(iri) -> str:
+    """The local name of an IRI."""
+    return str(iri).rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
