@@ -1,0 +1,233 @@
+"""The strict-RLM runner: one dspy.RLM run over capped tools, with a validated trajectory and measured leakage.
+
+The prompt never enters the model's context: the RLM's inputs carry only its handle (ref, kind, size, sha).
+By default generated code runs in dspy's LocalInterpreter, a local Python subprocess that is NOT a sandbox
+(it has your files, network and credentials); `sandbox=True` uses dspy's Deno/Pyodide interpreter instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dspy
+from dspy.primitives.repl_types import REPLEntry, REPLHistory
+
+from .blobs import ReadBudget
+from .errors import ConfigError
+from .leakage import measure
+from .rdfio import load_graph
+from .tools import Toolbox, ToolInterpreter
+from .vocab import OWL, RDF
+
+CONDITIONS = ("A0", "A1", "A2")
+LM_ENV = "OWL_MEMORY_LM"
+INSTRUCTIONS = """Solve `task`. The prompt text is NOT in your variables: `prompt` holds only its handle
+(ref, size, sha). Read it in small windows with prompt_window / prompt_find; explore the ontology with the
+ontology_* tools (ontology_query returns a results handle: read rows with results_peek); search procedural memory
+with memory_search / memory_get when those tools exist. Every read is capped and the run has a read budget, so
+print only what you need. Tools accept positional or keyword arguments; a result starting with [Error] says what
+to do instead. SUBMIT(answer) when done."""
+
+
+@dataclass
+class RunResult:
+    """What one run produced.
+
+    Args:
+        answer: the submitted (or extracted) answer.
+        trajectory_path: the run's JSONL trajectory.
+        memory_ids_used: memory items injected (A1) or read through tools (A2).
+        metrics: iterations, LM calls, tokens, tool calls and leakage numbers.
+        run_id: the run's id (also on every trajectory line).
+        trace_ref: blob key of the trajectory, when the run had a memory.
+    """
+
+    answer: str
+    trajectory_path: Path
+    memory_ids_used: list[str] = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+    run_id: str = ""
+    trace_ref: str | None = None
+
+
+def resolve_lm(lm=None, api_base: str | None = None):
+    """A DSPy LM from an LM object, a model string, or $OWL_MEMORY_LM; ConfigError naming --lm when none."""
+    lm = lm if lm is not None else os.environ.get(LM_ENV) or None
+    if lm is None:
+        raise ConfigError(f"no LM given: pass --lm MODEL (any DSPy/litellm model string, e.g. openai/gpt-4o-mini) "
+                          f"or set {LM_ENV}")
+    if not isinstance(lm, str):
+        return lm
+    kwargs = {"api_base": api_base} if api_base else {}
+    if api_base and lm.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        kwargs["api_key"] = "local-server"  # OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) take any key
+    try:
+        return dspy.LM(lm, cache=False, engine="litellm", **kwargs)
+    except ValueError as e:
+        raise ConfigError(f"bad LM model string {lm!r}: {e}; use provider/model, e.g. openai/gpt-4o-mini") from e
+
+
+def interpreter_factory(sandbox: bool = False):
+    """ToolInterpreter (local, not a sandbox), or dspy's Deno/Pyodide PythonInterpreter when sandbox=True."""
+    if not sandbox:
+        return ToolInterpreter
+    from dspy.primitives.python_interpreter import PythonInterpreter, _find_deno_executable
+
+    deno = _find_deno_executable()
+    if shutil.which(deno) is None and not Path(deno).is_file():
+        raise ConfigError("sandbox=True needs Deno: install it (https://deno.com, or `pip install deno`) "
+                          "or run without the sandbox (the local interpreter is not a sandbox)")
+    return PythonInterpreter
+
+
+class _TracedRLM(dspy.RLM):
+    """dspy.RLM that reports each iteration (reasoning, code, output as the model saw it) to a callback."""
+
+    def __init__(self, *args, on_iteration=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.on_iteration = on_iteration
+
+    def _execute_iteration(self, repl, variables, history, iteration, *args, **kwargs):
+        """Run one iteration as dspy does, then report its entry."""
+        result = super()._execute_iteration(repl, variables, history, iteration, *args, **kwargs)
+        if self.on_iteration is not None:
+            entry = result.entries[-1] if isinstance(result, REPLHistory) else result.trajectory[-1]
+            entry = entry if isinstance(entry, dict) else entry.model_dump()
+            self.on_iteration(iteration, entry, self.max_output_chars)
+        return result
+
+
+def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=None, condition: str = "A2",
+        max_iters: int = 12, max_llm_calls: int = 20, *, api_base: str | None = None, budget: ReadBudget | None = None,
+        k: int = 5, sandbox: bool = False, trajectory_dir: str | Path | None = None,
+        max_output_chars: int = 4_000) -> RunResult:
+    """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics."""
+    if condition not in CONDITIONS:
+        raise ConfigError(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
+    if not isinstance(task, str) or not task.strip():
+        raise ConfigError("the task is empty; pass the question or instruction the agent should solve")
+    lm, factory = resolve_lm(lm, api_base), interpreter_factory(sandbox)
+    graph = load_graph(ontology) if ontology is not None else None
+    box = Toolbox(memory if condition == "A2" else None, prompt, graph, budget,
+                  blobs=memory.blobs if memory is not None else None)
+    injected = _inject(memory, task, graph, k) if condition == "A1" else []
+    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    from .trajectory import Trajectory
+
+    path = _trajectory_dir(trajectory_dir, memory) / f"{run_id}.jsonl"
+    with Trajectory(path, run_id) as traj:
+        box.observer = traj.observe
+        return _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_calls, max_output_chars,
+                    memory, graph)
+
+
+def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_calls, max_output_chars, memory,
+         graph) -> RunResult:
+    """The run proper, once the toolbox and trajectory exist."""
+    task_text = _task_text(task, injected)
+    inputs = {"task": task_text, "prompt": box.prompt.to_dict() if box.prompt else {},
+              "ontology": _ontology_info(graph)}
+    traj.write("run_start", task=task, prompt=box.prompt.to_dict() if box.prompt else None,
+               ontology=inputs["ontology"] or None, memory_ids_injected=[i["id"] for i in injected],
+               config={"condition": condition, "lm": str(getattr(lm, "model", type(lm).__name__)),
+                       "max_iters": max_iters, "max_llm_calls": max_llm_calls, "interpreter": factory.__name__,
+                       "max_read": box.budget.max_read, "read_budget": box.budget.total_chars,
+                       "tools": [f.__name__ for f in box.functions()]})
+    stdout = [0]
+
+    def on_iteration(i, entry, cap):
+        seen = REPLEntry.format_output(entry.get("output", ""), cap).split("\n", 1)[1]
+        stdout[0] += len(seen)
+        traj.iteration = i + 1
+        traj.write("iteration", iteration=i, reasoning=entry.get("reasoning", ""), code=entry.get("code", ""),
+                   output=seen, output_chars=len(entry.get("output", "")))
+
+    sig = dspy.Signature("task: str, prompt: dict, ontology: dict -> answer: str", INSTRUCTIONS)
+    rlm = _TracedRLM(sig, max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars,
+                     tools=box.functions(), interpreter_factory=factory, on_iteration=on_iteration)
+    before, t0 = _seen(lm), time.monotonic()
+    try:
+        with dspy.context(lm=lm, disable_history=False):
+            pred = rlm(**inputs)
+    except Exception as e:
+        calls = _new_calls(lm, before)
+        metrics = _metrics(box, calls, stdout[0], task_text, time.monotonic() - t0, traj.iteration)
+        traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
+                   **_counts(calls, traj.iteration), metrics=metrics, memory_ids_used=box.memory_ids_used)
+        raise
+    calls = _new_calls(lm, before)
+    iterations = len(pred.trajectory)
+    metrics = _metrics(box, calls, stdout[0], task_text, time.monotonic() - t0, iterations)
+    extracted = pred.final_reasoning == "Extract forced final output"
+    used = list(dict.fromkeys([i["id"] for i in injected] + box.memory_ids_used))
+    traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
+               **_counts(calls, iterations), metrics=metrics, memory_ids_used=used)
+    trace_ref = memory.blobs.put(traj.path.read_text(encoding="utf-8"), "trace").key if memory is not None else None
+    return RunResult(str(pred.answer), traj.path, used, metrics, traj.run_id, trace_ref)
+
+
+def _seen(lm) -> set:
+    """Identities of the LM history entries that exist before the run."""
+    return {id(e) for e in getattr(lm, "history", None) or []}
+
+
+def _new_calls(lm, before: set) -> list[dict]:
+    """The LM history entries this run added (dspy keeps a bounded list, so compare identities, not indexes)."""
+    return [e for e in getattr(lm, "history", None) or [] if id(e) not in before]
+
+
+def _metrics(box: Toolbox, calls: list[dict], stdout_chars: int, task_text: str, elapsed: float,
+             iterations: int) -> dict:
+    """Run metrics: counts, tokens and leakage measured on the LM calls of this run."""
+    payloads = [(ref.kind, box.load(ref)) for ref in box.payloads]
+    leak = measure(calls, payloads, allowed=[task_text, *sorted(box.vocabulary)])
+    return {**_counts(calls, iterations), **leak, "large_returns": box.stats["large_returns"],
+            "max_window": box.stats["max_window"], "max_return": box.stats["max_return"], "stdout_chars": stdout_chars,
+            "tool_calls": box.stats["tool_calls"], "tool_errors": box.stats["tool_errors"],
+            "read_chars": box.budget.spent, "seconds": round(elapsed, 3)}
+
+
+def _counts(calls: list[dict], iterations: int) -> dict:
+    """Iterations, LM calls and prompt/completion tokens from LM history entries."""
+    def tokens(key):
+        return sum(int((c.get("usage") or {}).get(key) or 0) for c in calls)
+
+    return {"iterations": iterations, "lm_calls": len(calls), "prompt_tokens": tokens("prompt_tokens"),
+            "completion_tokens": tokens("completion_tokens")}
+
+
+def _inject(memory, task: str, graph, k: int) -> list[dict]:
+    """A1: the top-k applicable items for the task (title and summary only)."""
+    if memory is None:
+        return []
+    iris = [str(s) for s in graph.subjects(RDF.type, OWL.Ontology)] if graph is not None else []
+    hits = memory.search(text=task, ontology=iris[0], k=k) if iris else []
+    return hits or memory.search(text=task, k=k)
+
+
+def _task_text(task: str, injected: list[dict]) -> str:
+    """The task as the model gets it: A1 appends one line (kind, title, summary) per injected item."""
+    if not injected:
+        return task
+    lines = [f"- [{i['kind']}] {i['title']}: {i['summary']} (id {i['id']})" for i in injected]
+    return task + "\n\nRelevant memory (title and summary only):\n" + "\n".join(lines)
+
+
+def _ontology_info(graph) -> dict:
+    """What the model is told about the ontology up front: its IRI and size, never its text."""
+    if graph is None:
+        return {}
+    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology))
+    return {"ontology": iris[:3], "triples": len(graph)}
+
+
+def _trajectory_dir(where, memory) -> Path:
+    """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
+    if where is not None:
+        return Path(where)
+    return (Path(memory.path) if memory is not None else Path(".owl-memory")) / "runs"

@@ -1,0 +1,176 @@
+"""The strict-RLM runner: real dspy.RLM, real interpreter, real tools, scripted LM; trajectories validate."""
+
+import json
+
+import dspy
+import pytest
+from click.testing import CliRunner
+from dspy.utils import DummyLM
+
+from owl_memory.cli import main
+from owl_memory.errors import ConfigError
+from owl_memory.runner import CONDITIONS, interpreter_factory, resolve_lm, run
+from owl_memory.trajectory import read_trajectory
+
+SUBCLASSES = ["http://www.w3.org/ns/prov#Bundle", "http://www.w3.org/ns/prov#Collection",
+              "http://www.w3.org/ns/prov#Plan"]
+TASK = "What are the direct subclasses of prov:Entity?"
+PROMPT = "Answer with full IRIs, sorted, comma-separated. " + "Context the agent must not see in bulk. " * 300
+
+
+def steps(*codes, answer=None):
+    """Scripted RLM actions (reasoning + fenced code) for DummyLM, plus an extract answer when given."""
+    out = [{"reasoning": f"step {i + 1}", "code": f"```python\n{c}\n```"} for i, c in enumerate(codes)]
+    return out + ([{"answer": answer}] if answer is not None else [])
+
+
+SUBCLASS_AGENT = steps(
+    "print(prompt_stats()['size'])\nrule = prompt_window(0, 48)['text']\nprint(rule)",  # positional call
+    "d = ontology_describe(iri='prov:Entity', limit=10)\nsubs = sorted(d['subclasses'])\nprint(subs)",  # keyword
+    "q = ontology_query('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX prov: "
+    "<http://www.w3.org/ns/prov#> SELECT ?c WHERE { ?c rdfs:subClassOf prov:Entity } ORDER BY ?c')\n"
+    "rows = results_peek(q['handle'], 10)['rows']\nprint(q['rows'], [r['c'] for r in rows] == subs)",
+    "SUBMIT(answer=', '.join(subs))",
+)
+
+
+@pytest.fixture
+def prov(shared_data):
+    """Path of the real PROV-O ontology."""
+    return shared_data / "ontologies" / "prov-o.ttl"
+
+
+def test_agent_answers_prov_entity_subclasses_through_the_tools(prov, memory, tmp_path):
+    lm = DummyLM(SUBCLASS_AGENT)
+    r = run(TASK, memory=memory, prompt=PROMPT, ontology=prov, lm=lm, trajectory_dir=tmp_path)
+    assert r.answer.split(", ") == SUBCLASSES
+    events = read_trajectory(r.trajectory_path)  # every line validates against the schema
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "run_start" and kinds[-1] == "run_complete" and kinds.count("iteration") == 4
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    outputs = [e["output"] for e in events if e["event"] == "iteration"]
+    assert outputs[0] == f"{len(PROMPT)}\nAnswer with full IRIs, sorted, comma-separated. " and \
+        outputs[2] == "3 True"
+    calls = [e for e in events if e["event"] == "tool_call"]
+    assert [c["tool"] for c in calls] == ["prompt_stats", "prompt_window", "ontology_describe", "ontology_query",
+                                          "results_peek"]
+    code = [e["code"] for e in events if e["event"] == "iteration"]
+    assert "prompt_window(0, 48)" in code[0] and "ontology_describe(iri='prov:Entity', limit=10)" in code[1]
+    assert calls[1]["args"]["keyword"] == {"start": 0, "length": 48} and calls[2]["args"]["keyword"]["limit"] == 10
+    done = events[-1]
+    assert done["status"] == "ok" and done["iterations"] == 4 and done["lm_calls"] == 4
+    m = r.metrics
+    assert m["tool_calls"] == 5 and m["tool_errors"] == 0 and m["large_returns"] == 0 and m["max_window"] == 48
+    assert m["payload_chars_by_source"]["prompt"] == 48  # the one printed window, exactly
+    assert m["stdout_chars"] == sum(len(o) for o in outputs)
+    assert r.trace_ref and memory.blobs.ref(r.trace_ref).kind == "trace"
+
+
+def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
+    lm = DummyLM(steps("SUBMIT(answer=str(prompt['size']))"))
+    r = run(TASK, prompt=PROMPT, ontology=prov, lm=lm, condition="A0", trajectory_dir=tmp_path)
+    assert r.answer == str(len(PROMPT))
+    sent = json.dumps(lm.history[0]["messages"])
+    assert "must not see" not in sent and "Answer with full IRIs" not in sent
+    assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["payload_chars_sent"] == 0
+    start = read_trajectory(r.trajectory_path)[0]
+    assert start["prompt"]["size"] == len(PROMPT) and start["config"]["condition"] == "A0"
+    assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "ToolInterpreter"
+
+
+def test_a1_injects_title_and_summary_but_never_content(memory, tmp_path):
+    i = memory.add("Procedure", "Describe the class to list subclasses", "Use when asked for direct subclasses.",
+                   "PAYLOAD-BODY: call ontology_describe and read subclasses.", task_types=["subclass-query"])
+    lm = DummyLM(steps("SUBMIT(answer='ok')"))
+    r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", trajectory_dir=tmp_path)
+    user = lm.history[0]["messages"][-1]["content"]
+    assert "Describe the class to list subclasses" in user and "Use when asked for direct subclasses." in user
+    assert "PAYLOAD-BODY" not in json.dumps(lm.history[0]["messages"])
+    assert r.memory_ids_used == [i]
+    assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == [i]
+
+
+def test_a2_memory_is_reached_through_tools_only(memory, tmp_path):
+    i = memory.add("Principle", "Bind values never paste", "Use when a query takes user text.",
+                   "Use initBindings. " * 100)
+    lm = DummyLM(steps("hits = memory_search('query user text')\nprint([h['id'] for h in hits['items']])",
+                       "g = memory_get(hits['items'][0]['id'])\nw = memory_window(g['id'], 0, 17)\n"
+                       "print(g['title'], len(w['text']))",
+                       "SUBMIT(answer=g['title'])"))
+    r = run("how should a query take user text?", memory=memory, lm=lm, trajectory_dir=tmp_path)
+    assert r.answer == "Bind values never paste" and r.memory_ids_used == [i]
+    assert "Use initBindings" not in json.dumps(lm.history[0]["messages"])
+    assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["read_chars"] == 17
+
+
+def test_max_iters_falls_back_to_extract(tmp_path):
+    lm = DummyLM(steps("x = 1", "x += 1", answer="two"))
+    r = run("count", lm=lm, max_iters=2, trajectory_dir=tmp_path)
+    done = read_trajectory(r.trajectory_path)[-1]
+    assert r.answer == "two" and done["status"] == "extracted" and done["lm_calls"] == 3
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_an_lm_failure_is_recorded_then_raised(tmp_path):
+    class Broken(DummyLM):
+        def forward(self, *a, **kw):
+            raise RuntimeError("provider down")
+
+    with pytest.raises(Exception, match="provider down"):
+        run("t", lm=Broken([]), trajectory_dir=tmp_path)
+    (path,) = tmp_path.glob("*.jsonl")
+    done = read_trajectory(path)[-1]
+    assert done["status"] == "error" and "provider down" in done["error"]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"condition": "A9"}, "not one of A0, A1, A2"),
+    ({"task": "  "}, "the task is empty"),
+])
+def test_bad_run_input_is_a_config_error(kwargs, match, tmp_path):
+    args = {"task": "t", "lm": DummyLM([]), "trajectory_dir": tmp_path} | kwargs
+    with pytest.raises(ConfigError, match=match):
+        run(**args)
+
+
+def test_no_lm_names_both_the_option_and_the_variable(monkeypatch):
+    monkeypatch.delenv("OWL_MEMORY_LM", raising=False)
+    with pytest.raises(ConfigError, match="--lm.*OWL_MEMORY_LM"):
+        resolve_lm(None)
+
+
+def test_lm_strings_and_the_environment_variable(monkeypatch):
+    monkeypatch.setenv("OWL_MEMORY_LM", "openai/from-env")
+    assert resolve_lm(None).model == "openai/from-env"
+    lm = resolve_lm("ollama_chat/llama3", api_base="http://127.0.0.1:9/v1")
+    assert isinstance(lm, dspy.LM) and lm.kwargs["api_base"] == "http://127.0.0.1:9/v1"
+    with pytest.raises(ConfigError, match="provider/model"):
+        resolve_lm("openai/")
+
+
+def test_sandbox_without_deno_is_a_clear_error(monkeypatch):
+    import shutil
+
+    if shutil.which("deno"):
+        pytest.skip("Deno is installed here")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ConfigError, match="needs Deno"):
+        interpreter_factory(sandbox=True)
+    assert interpreter_factory().__name__ == "ToolInterpreter"
+
+
+def test_conditions_are_the_documented_ones():
+    assert CONDITIONS == ("A0", "A1", "A2")
+
+
+def test_cli_run_without_lm_exits_2_naming_both(monkeypatch, tmp_path):
+    monkeypatch.delenv("OWL_MEMORY_LM", raising=False)
+    res = CliRunner().invoke(main, ["run", "a task", "--memory", str(tmp_path / "m")])
+    assert res.exit_code == 2
+    assert "--lm" in res.output and "OWL_MEMORY_LM" in res.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_cli_run_help_has_an_example():
+    res = CliRunner().invoke(main, ["run", "-h"])
+    assert res.exit_code == 0 and "Example:" in res.output and "not a sandbox" in res.output

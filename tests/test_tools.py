@@ -1,0 +1,258 @@
+"""The DSPy tool surface: caps whatever the arguments, [Error] observations, both call styles through dspy.RLM."""
+
+import json
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from owl_memory.blobs import BlobStore, ReadBudget
+from owl_memory.tools import LARGE_RETURN, MAX_RETURN, Toolbox, ToolInterpreter, dumps, tools
+
+TTL = """@prefix ex: <http://example.org/zoo#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex: a owl:Ontology .
+ex:Animal a owl:Class ; rdfs:label "Animal"@en ; rdfs:comment "Anything alive that moves." .
+ex:Cat a owl:Class ; rdfs:subClassOf ex:Animal ; rdfs:label "Cat" .
+ex:Dog a owl:Class ; rdfs:subClassOf ex:Animal ; rdfs:label "Dog" .
+ex:Kitten a owl:Class ; rdfs:subClassOf ex:Cat .
+ex:eats a owl:ObjectProperty ; rdfs:domain ex:Animal ; rdfs:range ex:Animal .
+ex:name a owl:DatatypeProperty ; rdfs:domain ex:Animal .
+"""
+PROMPT = "".join(f"line {i:05d} of the hidden prompt; " for i in range(2000))  # ~66 KB
+
+
+def box(**kw):
+    """A toolbox over PROMPT and the zoo ontology, tools by name."""
+    tb = Toolbox(None, kw.pop("prompt", PROMPT), kw.pop("ontology", TTL), **kw)
+    return tb, {f.__name__: f for f in tb.functions()}
+
+
+def test_tool_functions_are_plain_typed_dspy_tools():
+    _, fns = box()
+    for name, fn in fns.items():
+        tool = dspy.Tool(fn)
+        assert tool.name == name and fn.__doc__ and len(fn.__doc__) < 200
+        assert "return" in fn.__annotations__
+    assert set(fns) == {"prompt_stats", "prompt_window", "prompt_find", "handle_window", "ontology_stats",
+                        "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query",
+                        "results_peek"}
+
+
+def test_public_tools_function_includes_memory_tools(memory):
+    names = [f.__name__ for f in tools(memory, prompt="abc", ontology=TTL)]
+    assert {"memory_search", "memory_get", "memory_window"} <= set(names)
+
+
+def test_prompt_window_positional_and_keyword_agree_and_are_capped():
+    tb, f = box()
+    a, b = f["prompt_window"](10, 20), f["prompt_window"](start=10, length=20)
+    assert (a["budget_left"], b["budget_left"]) == (19980, 19960) and a | {"budget_left": 19960} == b
+    w = f["prompt_window"](0, 10**9)
+    assert len(w["text"]) == 512 and w["end"] == 512 and w["size"] == len(PROMPT)
+    assert PROMPT[:512] == w["text"]
+
+
+def test_prompt_find_returns_offsets_never_text():
+    _, f = box()
+    out = f["prompt_find"]("line 01234 ")
+    assert out["offsets"] == [PROMPT.index("line 01234 ")]
+    assert "hidden" not in dumps(out)
+    many = f["prompt_find"]("hidden", 10**6)
+    assert many["count"] == 50 and many["more"] is True
+
+
+def test_budget_runs_out_with_an_error_string():
+    _, f = box(budget=ReadBudget(total_chars=1000))
+    got = [f["prompt_window"](i * 512, 512) for i in range(4)]
+    assert [len(g["text"]) for g in got[:2]] == [512, 488]
+    assert isinstance(got[3], str) and got[3].startswith("[Error] prompt_window:") and "budget" in got[3]
+
+
+def test_reads_per_handle_cap():
+    _, f = box(budget=ReadBudget(reads_per_handle=3))
+    outs = [f["prompt_window"](i, 1) for i in range(4)]
+    assert outs[3].startswith("[Error]") and "search for what you need" in outs[3]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("prompt_window", (0, 10**12)), ("prompt_window", (-5, -5)), ("prompt_find", ("line", 10**9)),
+    ("ontology_classes", (10**9, 0)), ("ontology_properties", (10**9, -3)), ("ontology_describe", ("ex:Animal", 10**9)),
+    ("results_peek", (None, 10**9, 0)), ("handle_window", (None, 0, 10**9)), ("prompt_stats", ()),
+    ("ontology_stats", ()),
+])
+def test_every_return_is_capped_whatever_the_arguments(name, args):
+    tb, f = box()
+    handle = f["ontology_query"]("SELECT ?s ?p ?o WHERE { ?s ?p ?o }")["handle"]
+    args = tuple(handle if a is None else a for a in args)
+    out = f[name](*args)
+    assert len(dumps(out)) <= MAX_RETURN
+    json.loads(dumps(out))  # JSON-compatible
+
+
+def test_fit_trims_window_text_that_escapes_beyond_the_cap():
+    tb, f = box(prompt="\x01" * 2000)
+    out = f["prompt_window"](0, 512)
+    assert len(dumps(out)) <= MAX_RETURN and out["truncated"] is True and out["end"] == len(out["text"])
+
+
+@pytest.mark.parametrize("call,expect", [
+    (lambda f: f["prompt_window"]("x"), "start must be an integer"),
+    (lambda f: f["prompt_window"](1, 2, 3), "too many positional arguments"),
+    (lambda f: f["prompt_find"](""), "pattern is empty"),
+    (lambda f: f["ontology_describe"]("ex:Unicorn"), "is not in the ontology"),
+    (lambda f: f["ontology_describe"]("http://nowhere.example/x"), "ontology_classes()"),
+    (lambda f: f["ontology_query"]("SELECT ?x WHERE { ?x"), "fix the SPARQL"),
+    (lambda f: f["ontology_query"]("SELECT * WHERE { SERVICE <http://x.org/> { ?s ?p ?o } }"), "SERVICE is not"),
+    (lambda f: f["ontology_query"]("INSERT DATA { <a:b> <a:c> <a:d> }"), "not allowed"),
+    (lambda f: f["results_peek"]("sha256:nope"), "unknown results handle"),
+    (lambda f: f["handle_window"]("sha256:" + "0" * 64), "use a handle a tool returned"),
+    (lambda f: f["prompt_find"]("x" * 10_000), "the limit is"),
+])
+def test_recoverable_failures_are_error_strings_that_say_what_to_do(call, expect):
+    _, f = box()
+    out = call(f)
+    assert isinstance(out, str) and out.startswith("[Error]") and expect in out
+
+
+def test_error_messages_never_echo_long_arguments():
+    _, f = box()
+    secret = "SECRET-" + "q" * 60
+    out = f["ontology_describe"](secret)
+    assert out.startswith("[Error]") and "qqqqqqqqqqqqqqqq" not in out and "<argument>" in out
+
+
+def test_no_prompt_and_no_ontology_are_error_strings():
+    tb = Toolbox(None, None, None)
+    f = {fn.__name__: fn for fn in tb.functions()}
+    assert "no prompt" in f["prompt_window"](0, 5)
+    assert "no ontology" in f["ontology_classes"]()
+
+
+def test_ontology_tools_on_a_small_graph():
+    _, f = box()
+    stats = f["ontology_stats"]()
+    assert stats["classes"] == 4 and stats["properties"] == 2 and stats["ontology"] == ["http://example.org/zoo#"]
+    assert [c["iri"].split("#")[1] for c in f["ontology_classes"](2, 1)["classes"]] == ["Cat", "Dog"]
+    d = f["ontology_describe"]("ex:Animal")
+    assert d["subclasses"] == ["http://example.org/zoo#Cat", "http://example.org/zoo#Dog"]
+    assert d["label"] == "Animal" and d["comment"] == "Anything alive that moves."
+    assert set(d["properties_with_domain"]) == {"http://example.org/zoo#eats", "http://example.org/zoo#name"}
+    kinds = {p["iri"].split("#")[1]: p["kind"] for p in f["ontology_properties"]()["properties"]}
+    assert kinds == {"eats": "object", "name": "datatype"}
+
+
+def test_query_returns_handle_and_count_and_peek_pages_rows():
+    tb, f = box()
+    q = f["ontology_query"]("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+                            "SELECT ?c WHERE { ?c rdfs:subClassOf+ <http://example.org/zoo#Animal> } ORDER BY ?c")
+    assert q["rows"] == 3 and q["columns"] == ["c"] and "Cat" not in dumps(q)
+    first = f["results_peek"](q["handle"], 2)
+    assert [r["c"][-3:] for r in first["rows"]] == ["Cat", "Dog"] and first["next"] == 2
+    rest = f["results_peek"](handle=q["handle"], n=5, offset=first["next"])
+    assert [r["c"][-6:] for r in rest["rows"]] == ["Kitten"] and rest["next"] is None
+    assert f["ontology_query"]("ASK { <http://example.org/zoo#Cat> ?p ?o }") == {"ask": True}
+
+
+def test_results_peek_shows_a_partial_row_when_one_row_exceeds_a_read():
+    long = "x" * 3000
+    tb, f = box(ontology=TTL + f'ex:Cat rdfs:seeAlso "{long}" .\n')
+    q = f["ontology_query"]("SELECT ?v WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#seeAlso> ?v }")
+    out = f["results_peek"](q["handle"], 1)
+    assert out["rows"] == [] and len(out["partial_row"]) == 512 and out["next"] is None
+
+
+def test_stats_and_observer_record_sizes_and_handles_not_payload():
+    events = []
+    tb, f = box(observer=events.append)
+    q = f["ontology_query"]("SELECT ?s WHERE { ?s a <http://www.w3.org/2002/07/owl#Class> }")
+    f["prompt_window"](0, 512)
+    f["prompt_window"]("bad")
+    assert [e["event"] for e in events] == ["tool_call", "tool_result"] * 3
+    assert events[1]["handles"] == [q["handle"]]
+    assert "hidden prompt" not in json.dumps(events)
+    assert tb.stats["tool_calls"] == 3 and tb.stats["tool_errors"] == 1 and tb.stats["max_window"] == 512
+    assert tb.stats["large_returns"] == 0 and tb.stats["max_return"] <= LARGE_RETURN
+
+
+def test_memory_tools_wrap_search_get_window_under_the_budget(memory):
+    i = memory.add("Procedure", "List subclasses through describe", "Use when asked for direct subclasses.",
+                   "Call ontology_describe(iri) and read 'subclasses'. " * 40, task_types=["subclass-query"])
+    tb = Toolbox(memory, "p", TTL, ReadBudget(total_chars=600))
+    f = {fn.__name__: fn for fn in tb.functions()}
+    hits = f["memory_search"]("subclasses", k=100)
+    assert hits["items"][0]["id"] == i and "Call ontology_describe" not in dumps(hits)
+    got = f["memory_get"](i)
+    assert got["title"] == "List subclasses through describe" and "Call ontology_describe" not in dumps(got)
+    w = f["memory_window"](i, 0, 10**6)
+    assert w["text"].startswith("Call ontology_describe") and len(w["text"]) == 512
+    assert len(f["memory_window"](i, 512, 512)["text"]) == 88
+    assert f["memory_window"](i, 600, 5).startswith("[Error] memory_window: read budget")
+    assert f["memory_get"]("0123456789abcdef").startswith("[Error] memory_get:")
+    assert tb.memory_ids_used == [i] and any(r.kind == "content" for r in tb.payloads)
+
+
+def test_handle_window_reads_any_returned_handle_capped():
+    store = BlobStore(":memory:")
+    ref = store.put("z" * 5000, "report")
+    tb = Toolbox(None, "p", None, blobs=store)
+    f = {fn.__name__: fn for fn in tb.functions()}
+    assert len(f["handle_window"](ref.key, 0, 10**6)["text"]) == 512
+    assert f["handle_window"](ref=ref.key, start=4990)["text"] == "z" * 10
+
+
+def _rlm_run(code_steps, tb):
+    """Drive the real dspy.RLM with the ToolInterpreter through scripted steps; returns the prediction."""
+    lm = DummyLM([{"reasoning": f"step {i}", "code": f"```python\n{c}\n```"} for i, c in enumerate(code_steps)])
+    rlm = dspy.RLM("task -> answer", tools=tb.functions(), interpreter_factory=ToolInterpreter, max_iters=4)
+    with dspy.context(lm=lm):
+        return rlm(task="read the prompt")
+
+
+def test_both_call_styles_work_through_a_real_rlm_run():
+    tb, _ = box()
+    pred = _rlm_run([
+        "a = prompt_window(0, 11)\nb = prompt_window(start=0, length=11)\nc = results_peek(ontology_query("
+        "'SELECT ?c WHERE { ?c <http://www.w3.org/2000/01/rdf-schema#subClassOf> ?x } ORDER BY ?c')['handle'], 2)\n"
+        "print(a['text'] == b['text'], a['text'], len(c['rows']))",
+        "SUBMIT(answer=a['text'])"], tb)
+    assert pred.answer == "line 00000 "
+    assert pred.trajectory[0]["output"] == "True line 00000  2"
+
+
+def test_bad_arguments_through_rlm_are_error_strings_without_the_value():
+    tb, _ = box()
+    pred = _rlm_run(["print(prompt_window(start='" + "v" * 40 + "'))\nprint(prompt_window(1, 2, 3))\n"
+                     "print(ontology_describe())", "SUBMIT(answer='done')"], tb)
+    out = pred.trajectory[0]["output"].splitlines()
+    assert out[0].startswith("[Error] prompt_window(start: int = 0, length: int = 512): argument 'start'")
+    assert "vvvv" not in pred.trajectory[0]["output"]
+    assert "too many positional arguments" in out[1] and "missing a required argument: 'iri'" in out[2]
+
+
+def test_plain_local_interpreter_fails_positional_calls_which_is_why_tool_interpreter_exists():
+    from dspy.primitives.local_interpreter import LocalInterpreter
+
+    tb, _ = box()
+    lm = DummyLM([{"reasoning": "r", "code": "print(prompt_window(0, 5))"}, {"reasoning": "r", "code": "SUBMIT('x')"}])
+    rlm = dspy.RLM("task -> answer", tools=tb.functions(), interpreter_factory=LocalInterpreter, max_iters=2)
+    with dspy.context(lm=lm):
+        pred = rlm(task="t")
+    assert "TypeError" in pred.trajectory[0]["output"]
+
+
+def test_tool_call_cap_per_run():
+    _, f = box(max_calls=3)
+    outs = [f["prompt_stats"]() for _ in range(4)]
+    assert isinstance(outs[2], dict) and outs[3].startswith("[Error]") and "limit of 3 tool calls" in outs[3]
+
+
+def test_concurrent_tool_calls_from_agent_threads_share_one_budget():
+    tb, _ = box(budget=ReadBudget(total_chars=3000))
+    pred = _rlm_run([
+        "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(8) as ex:\n"
+        "    got = list(ex.map(lambda i: prompt_window(i * 512, 512), range(8)))\n"
+        "print(sum(len(g['text']) for g in got if isinstance(g, dict)), sum(isinstance(g, str) for g in got))",
+        "SUBMIT(answer='ok')"], tb)
+    assert pred.trajectory[0]["output"] == "3000 2" and tb.budget.spent == 3000
