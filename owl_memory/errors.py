@@ -31,3 +31,7 @@ class CapExceeded(OwlMemoryError):
 
 class ConfigError(OwlMemoryError, ValueError):
     """A required setting (an LM, a data directory, an interpreter) is missing or wrong."""
+
+
+class ToolError(OwlMemoryError):
+    """A recoverable tool failure; its message becomes the "[Error] …" observation."""

@@ -1,4 +1,4 @@
-"""Files the package ships: the memory ontology, the memory shapes and the JSON schemas."""
+"""Files the package ships: the memory ontology, the memory shapes, the JSON schemas and sprint 1."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ def shipped(package: str, name: str) -> Path:
     """Path of a shipped file, e.g. shipped("ontology", "owl-memory.ttl")."""
     spec = find_spec(f"owl_memory.{package}")  # installed: a data-only package mapped from the top-level folder
     if spec is None:  # imported from a source checkout without installing
-        return Path(__file__).resolve().parents[1] / package / name
+        return Path(__file__).resolve().parents[1] / _FOLDERS.get(package, package) / name
     return Path(next(iter(spec.submodule_search_locations))) / name
+
+
+_FOLDERS = {"sprint1": "experiments/sprint1"}  # packages whose top-level folder has another name
 
 
 @cache

@@ -3,6 +3,7 @@
 The prompt never enters the model's context: the RLM's inputs carry only its handle (ref, kind, size, sha).
 By default generated code runs in dspy's LocalInterpreter, a local Python subprocess that is NOT a sandbox
 (it has your files, network and credentials); `sandbox=True` uses dspy's Deno/Pyodide interpreter instead.
+Tools take positional or keyword arguments under both: see RLM for why dspy.RLM needs help on LocalInterpreter.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dspy
+from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.repl_types import REPLEntry, REPLHistory
 
 from .blobs import ReadBudget
 from .errors import ConfigError
 from .leakage import measure
 from .rdfio import load_graph
-from .tools import Toolbox, ToolInterpreter
+from .tools import OwlTool, Toolbox
 from .vocab import OWL, RDF
 
 CONDITIONS = ("A0", "A1", "A2")
@@ -73,9 +75,9 @@ def resolve_lm(lm=None, api_base: str | None = None):
 
 
 def interpreter_factory(sandbox: bool = False):
-    """ToolInterpreter (local, not a sandbox), or dspy's Deno/Pyodide PythonInterpreter when sandbox=True."""
+    """dspy's LocalInterpreter (not a sandbox), or dspy's Deno/Pyodide PythonInterpreter when sandbox=True."""
     if not sandbox:
-        return ToolInterpreter
+        return LocalInterpreter
     from dspy.primitives.python_interpreter import PythonInterpreter, _find_deno_executable
 
     deno = _find_deno_executable()
@@ -85,8 +87,21 @@ def interpreter_factory(sandbox: bool = False):
     return PythonInterpreter
 
 
-class _TracedRLM(dspy.RLM):
-    """dspy.RLM that reports each iteration (reasoning, code, output as the model saw it) to a callback."""
+class RLM(dspy.RLM):
+    """dspy.RLM whose interpreter passes positional arguments on to OwlTool tools (any interpreter).
+
+    dspy 3.4.1 wraps each tool as `invoke(**kwargs)` before LocalInterpreter sees it, so `prompt_window(0, 50)`
+    fails there whatever the tool accepts; Deno's PythonInterpreter binds positional arguments in its sandbox
+    stubs, so plain dspy.RLM already takes both call styles on its default interpreter.
+    """
+
+    def _make_interpreter_tool(self, tool):
+        """OwlTool objects as they are (callable by position or name); other tools as dspy wraps them."""
+        return tool if isinstance(tool, OwlTool) else super()._make_interpreter_tool(tool)
+
+
+class _TracedRLM(RLM):
+    """RLM that reports each iteration (reasoning, code, output as the model saw it) to a callback."""
 
     def __init__(self, *args, on_iteration=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -7,7 +7,6 @@ returns a string starting "[Error]" that says what to do instead.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import re
@@ -15,12 +14,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from dspy.primitives.local_interpreter import LocalInterpreter
+import dspy
+from dspy.utils.callback import with_callbacks
+from pydantic import PrivateAttr
 from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from .blobs import BlobStore, ReadBudget, Ref
-from .errors import CapExceeded, OwlMemoryError, UnknownItem
+from .errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
 from .rdfio import load_graph
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take
@@ -32,12 +33,10 @@ LARGE_RETURN = 1_000  # a return above this many serialized characters counts as
 
 _FORBIDDEN = re.compile(r"\b(SERVICE|LOAD|FROM|INSERT|DELETE|CLEAR|DROP|CREATE)\b", re.I)
 _CLASS_TYPES = (OWL.Class, RDFS.Class)
+_KIND = {"integer": "an integer", "string": "a string", "number": "a number", "boolean": "true or false",
+         "array": "a list", "object": "a dict"}  # JSON-schema types as the fix-it message names them
 _PROPERTY_TYPES = {OWL.ObjectProperty: "object", OWL.DatatypeProperty: "datatype",
                    OWL.AnnotationProperty: "annotation", RDF.Property: "rdf"}
-
-
-class ToolError(OwlMemoryError):
-    """A recoverable tool failure; its message becomes the "[Error] …" observation."""
 
 
 def dumps(value) -> str:
@@ -82,39 +81,44 @@ class Toolbox:
 
     # ---- exposure -------------------------------------------------------------------------------------------
 
-    def functions(self) -> list[Callable]:
-        """The tools as plain, type-hinted functions, ready for dspy.RLM(sig, tools=...)."""
+    def functions(self) -> list[OwlTool]:
+        """The tools as OwlTool objects (dspy.Tool), ready for dspy.RLM(sig, tools=...) or direct calls."""
         names = ["prompt_stats", "prompt_window", "prompt_find", "handle_window"]
         if self.memory is not None:
             names += ["memory_search", "memory_get", "memory_window"]
         names += ["ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe",
                   "ontology_query", "results_peek"]
-        return [self._expose(getattr(self, n)) for n in names]
+        return [OwlTool(getattr(self, n), self) for n in names]
 
-    def _expose(self, method: Callable) -> Callable:
-        """A function with the method's name, signature and docstring that logs, guards and caps each call."""
-        @functools.wraps(method)
-        def tool(*args, **kwargs):
-            with self._lock:
-                return self._call(method, args, kwargs)
+    def _call(self, tool: OwlTool, args: tuple, kwargs: dict):
+        """Run one tool call: bind and check arguments, enforce caps, turn recoverable failures into "[Error] …"."""
+        with self._lock:  # interpreters call tools from worker threads; one call at a time
+            self.stats["tool_calls"] += 1
+            try:
+                bound, problem = _bind(tool.func, args, kwargs), None
+                args, kwargs = (), dict(bound.arguments)  # the trajectory shows every argument by name
+            except ToolError as e:
+                bound, problem = None, e
+            self._emit({"event": "tool_call", "tool": tool.name, "args": _describe_args(args, kwargs)})
+            value = self._guarded(tool, bound, problem, args, kwargs)
+            self._record(tool.name, value)
+            return value
 
-        tool.owl_tool = True
-        return tool
-
-    def _call(self, method: Callable, args: tuple, kwargs: dict):
-        """Run one tool call: bind arguments, enforce caps, turn recoverable failures into "[Error] …"."""
-        name = method.__name__
-        self.stats["tool_calls"] += 1
-        self._emit({"event": "tool_call", "tool": name, "args": _describe_args(args, kwargs)})
+    def _guarded(self, tool: OwlTool, bound, problem: ToolError | None, args: tuple, kwargs: dict):
+        """The tool's capped return, or an "[Error] …" string that never echoes an argument value."""
+        name = tool.name
+        if problem is None and self.stats["tool_calls"] > self.max_calls:
+            problem = ToolError(f"this run's limit of {self.max_calls} tool calls is reached; SUBMIT what you have")
+        if problem is not None:
+            return f"[Error] {name}: {clip(_scrub(str(problem), args, kwargs), 300)}"
         try:
-            bound = _bind(method, args, kwargs)
-            if self.stats["tool_calls"] > self.max_calls:
-                raise ToolError(f"this run's limit of {self.max_calls} tool calls is reached; SUBMIT what you have")
-            value = _fit(method(*bound.args, **bound.kwargs))
+            parsed = tool._validate_and_parse_args(**bound.arguments)  # dspy.Tool's JSON-schema and pydantic check
+        except ValueError as e:  # its messages echo argument values; say what to pass instead
+            return f"[Error] {name}{_signature(tool.func)}: {_argument_problem(e, tool.args)}"
+        try:
+            return _fit(tool.func(**parsed))
         except (OwlMemoryError, ValueError, KeyError) as e:
-            value = f"[Error] {name}: {clip(_scrub(_message(e), args, kwargs), 300)}"
-        self._record(name, value)
-        return value
+            return f"[Error] {name}: {clip(_scrub(_message(e), args, kwargs), 300)}"
 
     def _record(self, name: str, value) -> None:
         """Update the counters and emit the tool_result event for one return."""
@@ -370,31 +374,47 @@ class Toolbox:
 
 
 def tools(memory=None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
-          budget: ReadBudget | None = None) -> list[Callable]:
-    """The capped tool functions for dspy.RLM(sig, tools=...) over a memory, a hidden prompt and an ontology."""
+          budget: ReadBudget | None = None) -> list[OwlTool]:
+    """The capped tools (OwlTool objects) for dspy.RLM(sig, tools=...) over a memory, a hidden prompt, an ontology."""
     return Toolbox(memory, prompt, ontology, budget).functions()
 
 
-class ToolInterpreter(LocalInterpreter):
-    """dspy's LocalInterpreter that also takes positional tool arguments. Not a sandbox: code runs as you.
+class OwlTool(dspy.Tool):
+    """A dspy.Tool over one Toolbox method: positional or keyword arguments, bad calls become "[Error] …" strings.
 
-    dspy 3.4.1 routes interpreter tool calls through `dspy.Tool.__call__(**kwargs)`, so `prompt_window(0, 50)`
-    fails there; this binds positional arguments to their names first and turns bad calls into "[Error] …".
+    dspy.Tool.__call__ takes keywords only; this binds positional arguments to the method's parameter names,
+    runs dspy's own argument check, then the method under the toolbox's lock, caps and call log. It keeps the
+    method's name, docstring and signature, so dspy.RLM's prompt, Deno's sandbox stubs (which bind
+    positional arguments) and
+    inspect.signature all show them.
     """
 
-    def invoke_tool(self, tool_name: str, args: list, kwargs: dict):
-        """Bind positional arguments by name, then call the tool; bad arguments give an "[Error] …" string."""
-        fn = self.tools.get(tool_name)
-        if fn is None or not (args or getattr(fn, "owl_tool", False)) or not _named_only(fn):
-            return super().invoke_tool(tool_name, args, kwargs)
-        try:
-            return super().invoke_tool(tool_name, [], dict(_bind(fn, args, kwargs).arguments))
-        except Exception as e:  # dspy.Tool validation echoes argument values; say what to pass instead
-            if not getattr(fn, "owl_tool", False):
-                raise
-            if isinstance(e, ToolError):
-                return f"[Error] {tool_name}: {e}"
-            return f"[Error] {tool_name}{_signature(fn)}: {_argument_problem(e)}"
+    _box: Toolbox = PrivateAttr()
+
+    def __init__(self, method: Callable, box: Toolbox):
+        """Wrap `method` (a bound Toolbox method) so calls go through `box`'s guard, caps and log."""
+        super().__init__(method)
+        self._box = box
+        for attr, value in (("__name__", self.name), ("__qualname__", self.name), ("__doc__", self.desc),
+                            ("__wrapped__", method), ("__annotations__", dict(method.__annotations__))):
+            object.__setattr__(self, attr, value)  # plain-function metadata for Python callers
+
+    @with_callbacks  # dspy's on_tool_start / on_tool_end, as dspy.Tool.__call__ has
+    def __call__(self, *args, **kwargs):
+        """Call the tool by position or by name; always returns a capped value or an "[Error] …" string."""
+        return self._box._call(self, args, kwargs)
+
+    async def acall(self, *args, **kwargs):
+        """The async form dspy's ReAct and sub-agents use; the tools themselves are synchronous."""
+        return self(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        """The same tool: a copied program must share its run's toolbox, handles and read budget."""
+        return self
+
+    def __repr__(self):
+        """The tool as dspy shows it."""
+        return f"OwlTool(name={self.name}, args={list(self.args)})"
 
 
 def _bind(fn: Callable, args, kwargs) -> inspect.BoundArguments:
@@ -407,12 +427,6 @@ def _bind(fn: Callable, args, kwargs) -> inspect.BoundArguments:
     return bound
 
 
-def _named_only(fn) -> bool:
-    """True when fn has no *args/**kwargs, so positional arguments can be bound to names."""
-    kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
-    return not kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
-
-
 def _signature(fn) -> str:
     """The parameter list of a tool, as the model should call it: (start: int = 0, length: int = 512)."""
     def show(p):
@@ -423,11 +437,13 @@ def _signature(fn) -> str:
     return "(" + ", ".join(show(p) for p in inspect.signature(fn).parameters.values()) + ")"
 
 
-def _argument_problem(e: Exception) -> str:
+def _argument_problem(e: Exception, schema: dict) -> str:
     """What was wrong with the arguments, without echoing their values."""
     m = re.search(r"Arg (\w+) is invalid", str(e))
     if m:
-        return f"argument {m.group(1)!r} has the wrong type; pass the types shown"
+        name = m.group(1)
+        want = _KIND.get((schema.get(name) or {}).get("type"), "of the type shown")
+        return f"argument {name!r} has the wrong type: {name} must be {want}"
     return f"bad arguments ({type(e).__name__}); pass the arguments shown, by position or by name"
 
 

@@ -75,7 +75,7 @@ def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
     assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["payload_chars_sent"] == 0
     start = read_trajectory(r.trajectory_path)[0]
     assert start["prompt"]["size"] == len(PROMPT) and start["config"]["condition"] == "A0"
-    assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "ToolInterpreter"
+    assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "LocalInterpreter"
 
 
 def test_a1_injects_title_and_summary_but_never_content(memory, tmp_path):
@@ -156,7 +156,7 @@ def test_sandbox_without_deno_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(ConfigError, match="needs Deno"):
         interpreter_factory(sandbox=True)
-    assert interpreter_factory().__name__ == "ToolInterpreter"
+    assert interpreter_factory().__name__ == "LocalInterpreter"
 
 
 def test_conditions_are_the_documented_ones():

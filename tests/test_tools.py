@@ -1,13 +1,26 @@
 """The DSPy tool surface: caps whatever the arguments, [Error] observations, both call styles through dspy.RLM."""
 
+import copy
+import inspect
 import json
+import re
+import shutil
+import subprocess
+import sys
+import types
+import typing
+from pathlib import Path
 
 import dspy
 import pytest
+from dspy.primitives.local_interpreter import LocalInterpreter
+from dspy.primitives.python_interpreter import PythonInterpreter
 from dspy.utils import DummyLM
 
 from owl_memory.blobs import BlobStore, ReadBudget
-from owl_memory.tools import LARGE_RETURN, MAX_RETURN, Toolbox, ToolInterpreter, dumps, tools
+from owl_memory.errors import OwlMemoryError, ToolError
+from owl_memory.runner import RLM
+from owl_memory.tools import LARGE_RETURN, MAX_RETURN, OwlTool, Toolbox, dumps, tools
 
 TTL = """@prefix ex: <http://example.org/zoo#> .
 @prefix owl: <http://www.w3.org/2002/07/owl#> .
@@ -29,12 +42,20 @@ def box(**kw):
     return tb, {f.__name__: f for f in tb.functions()}
 
 
-def test_tool_functions_are_plain_typed_dspy_tools():
+def test_tools_are_dspy_tools_that_keep_name_docstring_and_type_hints():
     _, fns = box()
     for name, fn in fns.items():
-        tool = dspy.Tool(fn)
-        assert tool.name == name and fn.__doc__ and len(fn.__doc__) < 200
-        assert "return" in fn.__annotations__
+        assert isinstance(fn, OwlTool) and isinstance(fn, dspy.Tool) and callable(fn)
+        assert fn.name == name and fn.__doc__ == fn.desc and fn.desc and len(fn.__doc__) < 200
+        assert "return" in fn.__annotations__ and typing.get_type_hints(fn)["return"] == dict | str
+        assert list(inspect.signature(fn).parameters) == list(fn.args)
+    assert str(inspect.signature(fns["prompt_window"])) == "(start: 'int' = 0, length: 'int' = 512) -> 'dict | str'"
+    assert fns["prompt_window"].args == {"start": {"type": "integer", "default": 0},
+                                         "length": {"type": "integer", "default": 512}}
+    assert issubclass(ToolError, OwlMemoryError)
+    rlm = dspy.RLM("task -> answer", tools=list(fns.values()))
+    assert rlm.tools["prompt_window"] is fns["prompt_window"]  # dspy keeps Tool objects as they are
+    assert copy.deepcopy(fns["prompt_window"]) is fns["prompt_window"]  # copies share one run's toolbox
     assert set(fns) == {"prompt_stats", "prompt_window", "prompt_find", "handle_window", "ontology_stats",
                         "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query",
                         "results_peek"}
@@ -202,23 +223,25 @@ def test_handle_window_reads_any_returned_handle_capped():
     assert f["handle_window"](ref=ref.key, start=4990)["text"] == "z" * 10
 
 
-def _rlm_run(code_steps, tb):
-    """Drive the real dspy.RLM with the ToolInterpreter through scripted steps; returns the prediction."""
+def _rlm_run(code_steps, tb, rlm_class=RLM):
+    """Drive a real RLM (no interpreter_factory argument) on dspy's LocalInterpreter through scripted steps."""
     lm = DummyLM([{"reasoning": f"step {i}", "code": f"```python\n{c}\n```"} for i, c in enumerate(code_steps)])
-    rlm = dspy.RLM("task -> answer", tools=tb.functions(), interpreter_factory=ToolInterpreter, max_iters=4)
-    with dspy.context(lm=lm):
+    rlm = rlm_class("task -> answer", tools=tb.functions(), max_iters=4)
+    with dspy.context(lm=lm, interpreter_factory=LocalInterpreter):  # dspy's configured default interpreter
         return rlm(task="read the prompt")
+
+
+BOTH_STYLES = ("a = prompt_window(0, 11)\nb = prompt_window(start=0, length=11)\nc = results_peek(ontology_query("
+               "'SELECT ?c WHERE { ?c <http://www.w3.org/2000/01/rdf-schema#subClassOf> ?x } ORDER BY ?c')"
+               "['handle'], 2)\nprint(a['text'] == b['text'], a['text'], len(c['rows']))")
 
 
 def test_both_call_styles_work_through_a_real_rlm_run():
     tb, _ = box()
-    pred = _rlm_run([
-        "a = prompt_window(0, 11)\nb = prompt_window(start=0, length=11)\nc = results_peek(ontology_query("
-        "'SELECT ?c WHERE { ?c <http://www.w3.org/2000/01/rdf-schema#subClassOf> ?x } ORDER BY ?c')['handle'], 2)\n"
-        "print(a['text'] == b['text'], a['text'], len(c['rows']))",
-        "SUBMIT(answer=a['text'])"], tb)
+    pred = _rlm_run([BOTH_STYLES, "SUBMIT(answer=a['text'])"], tb)
     assert pred.answer == "line 00000 "
     assert pred.trajectory[0]["output"] == "True line 00000  2"
+    assert tb.stats["tool_calls"] == 4 and tb.stats["tool_errors"] == 0
 
 
 def test_bad_arguments_through_rlm_are_error_strings_without_the_value():
@@ -227,19 +250,51 @@ def test_bad_arguments_through_rlm_are_error_strings_without_the_value():
                      "print(ontology_describe())", "SUBMIT(answer='done')"], tb)
     out = pred.trajectory[0]["output"].splitlines()
     assert out[0].startswith("[Error] prompt_window(start: int = 0, length: int = 512): argument 'start'")
+    assert "start must be an integer" in out[0]
     assert "vvvv" not in pred.trajectory[0]["output"]
     assert "too many positional arguments" in out[1] and "missing a required argument: 'iri'" in out[2]
+    assert tb.stats["tool_calls"] == 3 and tb.stats["tool_errors"] == 3  # bad calls are logged and counted too
 
 
-def test_plain_local_interpreter_fails_positional_calls_which_is_why_tool_interpreter_exists():
-    from dspy.primitives.local_interpreter import LocalInterpreter
-
+def test_plain_dspy_rlm_takes_keywords_and_owl_errors_but_drops_positionals_on_local_interpreter():
+    """dspy 3.4.1 wraps RLM tools as invoke(**kwargs) for LocalInterpreter: why owl_memory's RLM exists."""
     tb, _ = box()
-    lm = DummyLM([{"reasoning": "r", "code": "print(prompt_window(0, 5))"}, {"reasoning": "r", "code": "SUBMIT('x')"}])
-    rlm = dspy.RLM("task -> answer", tools=tb.functions(), interpreter_factory=LocalInterpreter, max_iters=2)
-    with dspy.context(lm=lm):
-        pred = rlm(task="t")
-    assert "TypeError" in pred.trajectory[0]["output"]
+    pred = _rlm_run(["print(prompt_window(start=0, length=11)['text'])\nprint(prompt_window(start='x' * 40))",
+                     "print(prompt_window(0, 11))", "SUBMIT(answer='x')"], tb, rlm_class=dspy.RLM)
+    first, second = pred.trajectory[0]["output"], pred.trajectory[1]["output"]
+    assert first.startswith("line 00000 \n[Error] prompt_window(start: int = 0, length: int = 512): argument 'start'")
+    assert "TypeError" in second and "prompt_window() takes 0 positional arguments" in second
+    assert tb.stats["tool_calls"] == 2  # the positional call never reached the tool
+
+
+def _deno_stub_source(name: str, parameters: list[dict]) -> str:
+    """The Python stub dspy's runner.js defines in the Deno sandbox for one tool, generated by its own JavaScript."""
+    runner = (Path(inspect.getfile(PythonInterpreter)).parent / "runner.js").read_text(encoding="utf-8")
+    start, end = runner.find("const toPythonLiteral"), runner.find("// Generate SUBMIT function")
+    key = re.search(r"const TOOL_BRIDGE_ERROR_KEY = .*;", runner)
+    assert start > 0 and end > start and key, "dspy's runner.js changed: update this test's extraction"
+    js = (key.group(0) + runner[start:end] +
+          f"process.stdout.write(makeToolWrapper({json.dumps(name)}, {json.dumps(parameters)}));")
+    return subprocess.run(["node", "-e", js], capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run dspy's runner.js stub generator")
+@pytest.mark.parametrize("rlm_class", [dspy.RLM, RLM])
+def test_deno_sandbox_stubs_bind_both_call_styles_and_reach_owl_tools(rlm_class, monkeypatch):
+    tb, _ = box()
+    rlm = rlm_class("task -> answer", tools=tb.functions())  # the default interpreter is Deno's PythonInterpreter
+    host = PythonInterpreter(tools=rlm._prepare_execution_tools())  # not started: Deno is not needed here
+    params = host._extract_parameters(host.tools["prompt_window"])
+    assert [(p["name"], p["default"]) for p in params] == [("start", 0), ("length", 512)]
+    ffi = types.ModuleType("pyodide.ffi")
+    ffi.run_sync, ffi.JsProxy = (lambda value: value), type("JsProxy", (), {})
+    monkeypatch.setitem(sys.modules, "pyodide", types.ModuleType("pyodide"))
+    monkeypatch.setitem(sys.modules, "pyodide.ffi", ffi)
+    sandbox = {"_js_tool_call": lambda name, payload: host.invoke_tool(name, json.loads(payload)["kwargs"])}
+    exec(_deno_stub_source("prompt_window", params), sandbox)  # noqa: S102 (dspy's own generated stub)
+    a, b = sandbox["prompt_window"](0, 11), sandbox["prompt_window"](start=0, length=11)
+    assert a["text"] == b["text"] == "line 00000 " and tb.stats["tool_calls"] == 2
+    assert sandbox["prompt_window"]("x").startswith("[Error] prompt_window(start: int = 0, length: int = 512)")
 
 
 def test_tool_call_cap_per_run():

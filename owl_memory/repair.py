@@ -1,0 +1,385 @@
+"""The repair loop: verify, patch each violation (compiled operators from memory first), re-verify, compile."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from rdflib import BNode, Graph, URIRef
+
+from .errors import OwlMemoryError
+from .operators import (
+    Context,
+    Patch,
+    candidates,
+    is_fixed_term,
+    iter_candidates,
+    run_strategy,
+    steps,
+    strategies_for,
+)
+from .rdfio import load_graph
+from .verify import delta_focus, verify
+from .vocab import RDF, RDFS, SH
+
+TASK_TYPE = "shacl-repair"
+_PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # their choice (a branch) fits one node, not a signature
+_DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
+             SH.ClosedConstraintComponent, SH.DisjointConstraintComponent}  # may make other violations moot: first
+FIXED_TERM = "the focus node is a fixed term named by the shapes"
+
+
+@dataclass
+class RepairResult:
+    """What a repair did and where it ended.
+
+    Args:
+        graph: the repaired data graph (a copy; the input is never modified).
+        added: triples the repair added.
+        removed: triples the repair removed.
+        conforms: True when the last verification conformed.
+        verify_iterations: whole-graph or focus-scoped verifications run (nested shape checks not counted).
+        compiled_reused: patches applied from compiled operators found in memory.
+        compiled_new: ids of RepairOperators compiled into memory by this run.
+        operators_applied: one dict per applied patch that fixed its violation.
+        unrepaired: signatures still violated at the end.
+        reasons: signature -> why it is left (no operator, fixed term, rules forbid, rounds exhausted).
+        initial_violations: violations before the repair.
+        nested_checks: nested (single node, single shape) validations run by operators.
+        scopes: the scope of each verification ("full" or "focus").
+    """
+
+    graph: Graph
+    added: set = field(default_factory=set)
+    removed: set = field(default_factory=set)
+    conforms: bool = False
+    verify_iterations: int = 0
+    compiled_reused: int = 0
+    compiled_new: list = field(default_factory=list)
+    operators_applied: list = field(default_factory=list)
+    unrepaired: list = field(default_factory=list)
+    reasons: dict = field(default_factory=dict)
+    initial_violations: int = 0
+    nested_checks: int = 0
+    scopes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-compatible summary (counts, operators and signatures; no graph)."""
+        return {"conforms": self.conforms, "added": len(self.added), "removed": len(self.removed),
+                "verify_iterations": self.verify_iterations, "compiled_reused": self.compiled_reused,
+                "compiled_new": self.compiled_new, "operators_applied": self.operators_applied,
+                "unrepaired": self.unrepaired, "reasons": self.reasons,
+                "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
+                "scopes": self.scopes}
+
+
+def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None) -> RepairResult:
+    """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`."""
+    original, shapes = load_graph(data), load_graph(shapes)
+    loop = _Loop(original, shapes, memory, protected, run_id)
+    loop.run(max_rounds)
+    return loop.result()
+
+
+def target_nodes(data: Graph, shapes: Graph) -> set:
+    """Every node some shape targets (targetNode, targetClass with subclasses, implicit class, subjects/objects of)."""
+    out = set(shapes.objects(None, SH.targetNode))
+    classes = set(shapes.objects(None, SH.targetClass))
+    classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class)
+                if (s, RDF.type, SH.NodeShape) in shapes or (s, RDF.type, SH.PropertyShape) in shapes}
+    for c in classes:
+        for sub in set(data.transitive_subjects(RDFS.subClassOf, c)) | {c}:
+            out |= set(data.subjects(RDF.type, sub))
+    for p in shapes.objects(None, SH.targetSubjectsOf):
+        out |= set(data.subjects(p, None))
+    for p in shapes.objects(None, SH.targetObjectsOf):
+        out |= set(data.objects(None, p))
+    return out
+
+
+def shape_triples(shapes: Graph) -> set:
+    """Triples that describe shapes: sh: predicates, triples of shape nodes and of blank nodes they reach."""
+    sh = str(SH)
+    nodes = {s for s, p, _ in shapes if str(p).startswith(sh)}
+    nodes |= {s for s, _, o in shapes.triples((None, RDF.type, None)) if str(o).startswith(sh)}
+    todo = [o for n in nodes for o in shapes.objects(n, None) if isinstance(o, BNode)]
+    while todo:
+        b = todo.pop()
+        if b not in nodes:
+            nodes.add(b)
+            todo += [o for o in shapes.objects(b, None) if isinstance(o, BNode)]
+    return {t for t in shapes if t[0] in nodes or str(t[1]).startswith(sh)}
+
+
+def _key(v: dict) -> tuple:
+    """Identity of one violation across verifications: focus, signature, value."""
+    return (v["focus"].n3(), v["signature"], v["value"].n3() if v["value"] is not None else "")
+
+
+def _fingerprint(p: Patch) -> tuple:
+    """A patch's identity: its strategy and its triples."""
+    return (p.operator, tuple(sorted(" ".join(n.n3() for n in t) for t in p.added)),
+            tuple(sorted(" ".join(n.n3() for n in t) for t in p.removed)))
+
+
+class _Loop:
+    """State of one repair run: working graph, guards, failures, memory bookkeeping."""
+
+    def __init__(self, original: Graph, shapes: Graph, memory, protected, run_id):
+        """Copy the data, compute targets and protected triples (shapes, target types, caller's)."""
+        self.original, self.shapes, self.memory = original, shapes, memory
+        self.run_id = run_id or "repair"
+        self.g = Graph()
+        for t in original:
+            self.g.add(t)
+        self.targets = target_nodes(original, shapes)
+        self.protected = set(protected) | shape_triples(shapes) | self._target_types()
+        self.present = {n for t in original for n in (t[0], t[2])}
+        self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
+        self.failed: dict = {}
+        self.worked: dict = {}
+        self.ctx = Context(self.g, shapes)
+        self.res = RepairResult(graph=self.g)
+        self.last, self.report_ref = None, None
+
+    def _target_types(self) -> set:
+        """rdf:type triples that make a node a target of some shape: never removed."""
+        classes = set(self.shapes.objects(None, SH.targetClass)) | set(self.shapes.subjects(RDF.type, RDFS.Class))
+        sub = {s for c in classes for s in self.original.transitive_subjects(RDFS.subClassOf, c)}
+        return {t for t in self.original.triples((None, RDF.type, None)) if t[2] in sub | classes}
+
+    # ---- loop ----
+    def run(self, max_rounds: int) -> None:
+        """Verify, patch, re-verify until the graph conforms, nothing applies or the rounds run out."""
+        self.last = self._verify(None)
+        self.res.initial_violations = self.last.violation_count
+        for _ in range(max_rounds):
+            if self.last.conforms:
+                break
+            chosen = self._choose(self.last.violations)
+            if not chosen:
+                break
+            focus = self._apply(chosen)
+            new = self._verify(focus)
+            if self._settle(chosen, new):
+                new = self._verify(None)
+            self.last = new
+
+    def _verify(self, focus):
+        """One counted verification, merged with the previous result when focus-scoped."""
+        first = self.last is None and self.memory is not None
+        r = verify(self.g, self.shapes, focus=focus, blobs=self.memory.blobs if first else None)
+        self.report_ref = r.report_ref if first else self.report_ref
+        self.res.verify_iterations += 1
+        self.res.scopes.append(r.scope)
+        if r.scope == "focus":
+            keep = [v for v in self.last.violations if v["focus"] not in focus]
+            r.violations = sorted(keep + r.violations, key=lambda v: _key(v))
+            r.violation_count, r.conforms = len(r.violations), not r.violations
+        return r
+
+    def _choose(self, violations: list[dict]) -> list[tuple]:
+        """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
+        chosen, added, removed, focus = [], set(), set(), {v["focus"] for v in violations}
+        for v in sorted(violations, key=lambda v: v["component"] not in _DROPPERS):
+            compiled = self._compiled(v["signature"])
+            for p in self._ordered(v, compiled):
+                p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
+                          frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
+                if _fingerprint(p) in self.failed.get(_key(v), set()) or not self._allowed(p, focus):
+                    continue
+                if p.removed & (added | removed) or p.added & removed:
+                    break  # its best patch clashes with one chosen this round: retry after the re-verify
+                item = next((c["id"] for c in compiled if c["action_schema"].get("operator") == p.operator), None)
+                chosen.append((v, p, item))
+                added, removed = added | p.added, removed | p.removed
+                break
+        return chosen
+
+    def _ordered(self, v: dict, compiled: list[dict]):
+        """Candidates lazily: compiled strategies first (recorded choice first), then the library order."""
+        rank = {(c["action_schema"].get("operator"), c["action_schema"].get("choice")): i
+                for i, c in enumerate(compiled)}
+        seen = set()
+        for c in compiled:
+            schema = c["action_schema"]
+            if schema.get("operator") not in strategies_for(v["component"]):
+                continue
+            self.ctx.hint = schema.get("choice")
+            try:
+                found = run_strategy(schema.get("operator"), self.ctx, v)
+            finally:
+                self.ctx.hint = None
+            for p in sorted(found, key=lambda p: rank.get((p.operator, p.choice), len(rank))):
+                seen.add(_fingerprint(p))
+                yield p
+        for p in iter_candidates(self.ctx, v):
+            if _fingerprint(p) not in seen:
+                yield p
+
+    def _compiled(self, signature: str) -> list[dict]:
+        """Compiled operators for a signature from memory, best first ([] without memory)."""
+        if self.memory is None:
+            return []
+        return [c for c in self.memory.by_signature(signature) if isinstance(c.get("action_schema"), dict)]
+
+    def _allowed(self, p: Patch, focus: set) -> bool:
+        """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
+        if not p.added and not p.removed:
+            return False
+        if p.removed & self.protected:
+            return False
+        near = focus | p.touches
+        if any(s not in near and o not in near for s, _, o in p.removed):
+            return False
+        if not p.removed:
+            return True
+        if any(t[1] in self.watched for t in p.removed) and not self.targets <= target_nodes(self._after(p),
+                                                                                              self.shapes):
+            return False
+        keep = (focus | self.targets) & self.present
+        return all(self._still_appears(n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+
+    def _still_appears(self, node, removed) -> bool:
+        """True when `node` keeps a triple in the working graph once `removed` is gone."""
+        for t in self.g.triples((node, None, None)):
+            if t not in removed:
+                return True
+        return any(t not in removed for t in self.g.triples((None, None, node)))
+
+    def _after(self, p: Patch) -> Graph:
+        """The working graph as it would be after `p` (a copy)."""
+        out = Graph()
+        for t in self.g:
+            if t not in p.removed:
+                out.add(t)
+        for t in p.added:
+            out.add(t)
+        return out
+
+    def _apply(self, chosen: list[tuple]) -> set | None:
+        """Apply the chosen patches; returns the nodes to re-verify (None: the whole graph)."""
+        added, removed = set(), set()
+        for _, p, _ in chosen:
+            for t in p.removed:
+                self.g.remove(t)
+            for t in p.added:
+                self.g.add(t)
+            added |= p.added
+            removed |= p.removed
+        near = delta_focus(self.g, added, removed)
+        return None if near is None else near | {v["focus"] for v, _, _ in chosen}
+
+    def _settle(self, chosen: list[tuple], new) -> bool:
+        """Record which patches fixed their violation; undo the others. True when something was undone."""
+        still, undone = {_key(v) for v in new.violations}, False
+        keep = {t for v, p, _ in chosen if _key(v) not in still for t in p.added}
+        for v, p, item in chosen:
+            ok = _key(v) not in still
+            if item is not None and self.memory is not None:
+                self.memory.record_use(item, ok)
+                self.res.compiled_reused += 1
+            if ok:
+                self.worked.setdefault(v["signature"], (v, p, item))
+                self.res.operators_applied.append({"signature": v["signature"], "operator": p.operator,
+                                                   "choice": p.choice, "focus": str(v["focus"]),
+                                                   "from_memory": item is not None})
+                continue
+            self.failed.setdefault(_key(v), set()).add(_fingerprint(p))
+            for t in p.added - keep:
+                self.g.remove(t)
+            for t in p.removed:
+                self.g.add(t)
+            undone = True
+        return undone
+
+    # ---- result ----
+    def result(self) -> RepairResult:
+        """Fill in the delta, leftovers and compiled operators."""
+        r = self.res
+        r.added = {t for t in self.g if t not in self.original}
+        r.removed = {t for t in self.original if t not in self.g}
+        r.conforms = self.last.conforms
+        r.nested_checks = self.ctx.checks[0]
+        left = sorted({v["signature"] for v in self.last.violations})
+        r.unrepaired = left
+        r.reasons = {s: self._reason([v for v in self.last.violations if v["signature"] == s]) for s in left}
+        if self.memory is not None:
+            self._compile({v["signature"] for v in self.last.violations})
+        return r
+
+    def _reason(self, vs: list[dict]) -> str:
+        """Why a signature is left unrepaired, in words."""
+        v = vs[0]
+        if is_fixed_term(v, self.shapes):
+            return f"{FIXED_TERM} (sh:targetNode or its own IRI); only editing the shapes, which repair never does, " \
+                   "could change it"
+        if candidates(self.ctx, v):
+            return "every candidate patch failed verification or broke a minimal-change rule"
+        path = self.ctx.param(v["shape"], "path")
+        if path is not None and steps(self.shapes, path) is None:
+            return "the path is too complex for the library operators; hand it to the proposer"
+        return "no library operator derives a value for this constraint here; hand it to the proposer"
+
+    def _compile(self, still: set) -> None:
+        """Store each signature's verified patch as a RepairOperator plus an Episode (skipping reused ones)."""
+        for sig, (v, p, item) in sorted(self.worked.items()):
+            if item is not None or sig in still:
+                continue
+            try:
+                self.res.compiled_new += self._store(sig, v, p)
+            except OwlMemoryError:
+                continue
+
+    def _store(self, sig: str, v: dict, p: Patch) -> list[str]:
+        """Add the Episode and the RepairOperator of one verified patch; returns the id when it is new."""
+        comp = sig.split("|", 1)[0]
+        choice = None if p.operator in _PER_INSTANCE else p.choice
+        schema = {"operator": p.operator, "component": comp, "choice": choice,
+                  "bindings": _bindings(p.operator)}
+        report = self.report_ref
+        delta = {"signature": sig, "operator": p.operator, "focus": v["focus"].n3(),
+                 "added": sorted(" ".join(x.n3() for x in t) for t in p.added),
+                 "removed": sorted(" ".join(x.n3() for x in t) for t in p.removed), "run": self.run_id}
+        tags = (TASK_TYPE,)
+        ep = self.memory.add("Episode", f"Repaired {comp} violation", f"Patch {p.operator} fixed {sig[:120]}.",
+                             json.dumps(delta, sort_keys=True), task_types=tags, failure_modes=(comp,),
+                             provenance={"run": self.run_id, "derived_from": report.key})
+        content = json.dumps({"signature": sig, "action_schema": schema}, sort_keys=True)
+        title = f"Repair {comp} by {p.operator}"
+        known = self._known(title, content)
+        op = self.memory.add("RepairOperator", title, f"Use for violations with signature {sig[:160]}.", content,
+                             task_types=tags, failure_modes=(comp,), signature=sig, action_schema=schema,
+                             verification_hook=_hook(v, self.shapes), grounded_by=(ep,),
+                             provenance={"run": self.run_id, "derived_from": report.key})
+        return [] if known else [op]
+
+    def _known(self, title: str, content: str) -> bool:
+        """True when memory already holds the item these fields would create."""
+        from .memory import item_id
+
+        try:
+            self.memory.get(item_id(title, content, "general"))
+            return True
+        except KeyError:
+            return False
+
+
+def _bindings(operator: str) -> dict:
+    """The declarative parameter bindings of a strategy (where its values come from)."""
+    from .operators import STRATEGIES
+
+    return dict(STRATEGIES[operator][1]) if operator in STRATEGIES else {}
+
+
+def _hook(v: dict, shapes: Graph) -> str:
+    """Verification hook: the violated shape's IRI, else its nearest named parent shape, else the component IRI."""
+    shape = v["shape"]
+    for _ in range(4):
+        if isinstance(shape, URIRef):
+            return str(shape)
+        parent = next(iter(sorted(shapes.subjects(None, shape))), None) if isinstance(shape, BNode) else None
+        if parent is None:
+            break
+        shape = parent
+    return str(v["component"])

@@ -1,0 +1,188 @@
+"""Verify a graph against SHACL shapes with pySHACL and reduce the report to a compact, signature-keyed summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pyshacl
+from pyshacl.errors import ReportableRuntimeError
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.collection import Collection
+
+from .blobs import BlobStore, Ref
+from .errors import ConfigError, LoadError
+from .rdfio import load_graph
+from .vocab import OWL, RDF, RDFS, SH
+
+INFERENCE = ("none", "rdfs", "owlrl", "both")
+_NESTING = (SH.node, SH.qualifiedValueShape, SH["and"], SH["or"], SH.xone, SH["not"], SH.sparql)
+_PATH_KINDS = {SH.inversePath: "^", SH.zeroOrMorePath: "*", SH.oneOrMorePath: "+", SH.zeroOrOnePath: "?"}
+
+
+@dataclass
+class VerifyResult:
+    """The compact outcome of one SHACL validation.
+
+    Args:
+        conforms: True when the graph conforms to the shapes.
+        violation_count: number of validation results (every severity).
+        signatures: violation signature -> number of results with it.
+        focus_nodes: focus nodes of the results (N3 form), capped at max_focus.
+        report_ref: handle on the Turtle report in the blob store, when a store was given.
+        scope: "full" (whole graph validated) or "focus" (only the given focus nodes).
+        violations: one small dict per result: focus, path, component, shape, value, message, signature.
+    """
+
+    conforms: bool
+    violation_count: int
+    signatures: dict = field(default_factory=dict)
+    focus_nodes: list = field(default_factory=list)
+    report_ref: Ref | None = None
+    scope: str = "full"
+    violations: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-compatible summary (no violation details beyond signatures and capped focus nodes)."""
+        return {"conforms": self.conforms, "violation_count": self.violation_count, "signatures": self.signatures,
+                "focus_nodes": self.focus_nodes, "scope": self.scope,
+                "report_ref": self.report_ref.to_dict() if self.report_ref else None}
+
+
+def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | None = None,
+           max_focus: int = 20) -> VerifyResult:
+    """Validate `data` against `shapes` (pySHACL, advanced); only `focus` nodes when that is sound, else all."""
+    if inference not in INFERENCE:
+        raise ConfigError(f"inference {inference!r} is not one of {', '.join(INFERENCE)}; pick one of those")
+    data, shapes = load_graph(data), _copy(load_graph(shapes))  # pySHACL adds triples to the shapes graph
+    scope = "focus" if focus_is_sound(shapes, focus) else "full"
+    kwargs = {"focus_nodes": sorted(str(n) for n in focus)} if scope == "focus" else {}
+    report = _validate(data, shapes, inference=None if inference == "none" else inference, **kwargs)
+    violations = violations_of(report)
+    ref = blobs.put(report.serialize(format="turtle"), kind="report") if blobs is not None else None
+    focus_nodes = sorted({str(v["focus"]) for v in violations})
+    return VerifyResult(conforms=not violations, violation_count=len(violations),
+                        signatures=dict(sorted(Counter(v["signature"] for v in violations).items())),
+                        focus_nodes=focus_nodes[:max_focus], report_ref=ref, scope=scope, violations=violations)
+
+
+def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
+    """pySHACL (advanced mode) -> report graph; a malformed shapes graph becomes a LoadError."""
+    try:
+        return pyshacl.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
+    except ReportableRuntimeError as e:
+        raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
+
+
+def _copy(g: Graph) -> Graph:
+    """A plain in-memory copy of a graph."""
+    out = Graph()
+    out += g
+    return out
+
+
+def focus_is_sound(shapes: Graph, focus) -> bool:
+    """True when validating only `focus` finds every result: IRI focus nodes and shapes that look one hop deep."""
+    if not focus or not all(isinstance(n, URIRef) for n in focus):
+        return False
+    if any(True for p in _NESTING for _ in shapes.triples((None, p, None))):
+        return False
+    if any(True for _ in shapes.triples((None, SH.target, None))):
+        return False
+    return all(_is_shallow_path(shapes, p) for p in shapes.objects(None, SH.path))
+
+
+def _is_shallow_path(shapes: Graph, path) -> bool:
+    """A predicate path or the inverse of one."""
+    if isinstance(path, URIRef):
+        return True
+    inverse = shapes.value(path, SH.inversePath)
+    return isinstance(inverse, URIRef) and len(set(shapes.predicate_objects(path))) == 1
+
+
+def delta_focus(graph: Graph, added, removed) -> set | None:
+    """Nodes whose results a delta can change (its nodes and neighbours); None when only a full run is sound."""
+    delta = set(added) | set(removed)
+    if any(p in (RDFS.subClassOf, RDF.first, RDF.rest) or str(p).startswith(str(SH)) for _, p, _ in delta):
+        return None
+    nodes = {n for s, _, o in delta for n in (s, o) if not isinstance(n, Literal)}
+    near = {o for n in nodes for o in graph.objects(n, None)} | {s for n in nodes for s in graph.subjects(None, n)}
+    return {n for n in nodes | near if not isinstance(n, Literal)}
+
+
+def violations_of(report: Graph) -> list[dict]:
+    """One dict per sh:ValidationResult of a pySHACL report graph, sorted for determinism."""
+    out = []
+    for r in report.subjects(RDF.type, SH.ValidationResult):
+        v = {"focus": report.value(r, SH.focusNode), "path": report.value(r, SH.resultPath),
+             "component": report.value(r, SH.sourceConstraintComponent), "shape": report.value(r, SH.sourceShape),
+             "value": report.value(r, SH.value), "message": str(report.value(r, SH.resultMessage) or ""),
+             "severity": report.value(r, SH.resultSeverity)}
+        v["path_text"] = path_text(report, v["path"])
+        v["signature"] = signature(v["component"], v["shape"], v["path_text"], v["value"])
+        out.append(v)
+    return sorted(out, key=lambda v: (v["signature"], v["focus"].n3(), v["value"].n3() if v["value"] else ""))
+
+
+def path_text(graph: Graph, path) -> str:
+    """A SPARQL-like text of a SHACL path with no blank node ids ("-" when there is none)."""
+    if path is None:
+        return "-"
+    if isinstance(path, URIRef):
+        return f"<{path}>"
+    if graph.value(path, RDF.first) is not None or path == RDF.nil:
+        return "(" + "/".join(path_text(graph, p) for p in Collection(graph, path)) + ")"
+    for pred, mark in _PATH_KINDS.items():
+        inner = graph.value(path, pred)
+        if inner is not None:
+            return f"^{path_text(graph, inner)}" if mark == "^" else f"({path_text(graph, inner)}){mark}"
+    alt = graph.value(path, SH.alternativePath)
+    if alt is not None:
+        return "(" + "|".join(path_text(graph, p) for p in Collection(graph, alt)) + ")"
+    return "?"
+
+
+def value_kind(value) -> str:
+    """IRI, BlankNode, Literal:<datatype>, Literal@lang or none: the kind of a result's value."""
+    if value is None:
+        return "none"
+    if isinstance(value, Literal):
+        return f"Literal@{value.language}" if value.language else f"Literal:{value.datatype or 'plain'}"
+    return "BlankNode" if isinstance(value, BNode) else "IRI"
+
+
+def signature(component, shape, path: str, value) -> str:
+    """Stable violation signature: component local name | shape IRI ("_" when blank) | path | value kind."""
+    comp = str(component).removeprefix(str(SH)) if component is not None else "?"
+    shape_id = str(shape) if isinstance(shape, URIRef) else "_"
+    return f"{comp}|{shape_id}|{path}|{value_kind(value)}"
+
+
+_TARGETS = (SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
+_UNTARGETED: dict = {}
+
+
+def nested_violations(data: Graph, shapes: Graph, node, shape) -> list[dict]:
+    """Violations of one node against one shape alone (every other target of the shapes graph ignored)."""
+    key = (id(shapes), len(shapes))
+    if key not in _UNTARGETED:
+        _UNTARGETED.clear()
+        _UNTARGETED[key] = _untargeted(shapes)
+    s = _UNTARGETED[key]
+    t = (shape, SH.targetNode, node)
+    s.add(t)
+    try:
+        report = _validate(data, s)
+    finally:
+        s.remove(t)
+    return violations_of(report)
+
+
+def _untargeted(shapes: Graph) -> Graph:
+    """A copy of a shapes graph without targets (explicit, and implicit class targets)."""
+    out = Graph()
+    for t in shapes:
+        if t[1] in _TARGETS or (t[1] == RDF.type and t[2] in (RDFS.Class, OWL.Class)):
+            continue
+        out.add(t)
+    return out

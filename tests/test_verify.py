@@ -1,0 +1,123 @@
+"""verify(): compact summaries, stable signatures, capped focus nodes, report handles, focus-scoped re-verify."""
+
+import pytest
+from rdflib import BNode, Graph, Namespace
+from rdflib.namespace import RDFS
+
+from owl_memory.blobs import BlobStore
+from owl_memory.errors import ConfigError, LoadError
+from owl_memory.verify import delta_focus, focus_is_sound, path_text, verify
+
+EX = Namespace("http://ex.org/")
+HEAD = """@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+"""
+SHAPES = HEAD + """ex:PersonShape a sh:NodeShape ; sh:targetClass ex:Person ;
+    sh:property [ sh:path ex:age ; sh:datatype xsd:integer ; sh:maxCount 1 ] ;
+    sh:property [ sh:path ex:name ; sh:minCount 1 ] .
+"""
+DATA = HEAD + """ex:p1 a ex:Person ; ex:name "Ann" ; ex:age 30 .
+ex:p2 a ex:Person ; ex:age "old" .
+ex:p3 a ex:Person ; ex:name "Bo" ; ex:age 1, 2 .
+"""
+
+
+def test_summary_counts_and_signatures():
+    r = verify(DATA, SHAPES)
+    assert not r.conforms and r.violation_count == 3 and r.scope == "full"
+    assert r.signatures == {
+        "DatatypeConstraintComponent|_|<http://ex.org/age>|Literal:plain": 1,
+        "MaxCountConstraintComponent|_|<http://ex.org/age>|none": 1,
+        "MinCountConstraintComponent|_|<http://ex.org/name>|none": 1,
+    }
+    assert r.focus_nodes == ["http://ex.org/p2", "http://ex.org/p3"]
+    assert {v["message"] != "" for v in r.violations} == {True}
+    assert r.to_dict()["report_ref"] is None
+
+
+def test_conforming_graph():
+    r = verify(HEAD + 'ex:p1 a ex:Person ; ex:name "Ann" .', SHAPES)
+    assert r.conforms and r.violation_count == 0 and r.signatures == {} and r.focus_nodes == []
+
+
+def test_signatures_have_no_blank_node_ids_and_are_stable():
+    a = verify(DATA, SHAPES).signatures
+    b = verify(Graph().parse(data=DATA, format="turtle"), Graph().parse(data=SHAPES, format="turtle")).signatures
+    assert a == b
+    assert not any("_:" in s or "/.well-known/genid" in s for s in a)
+
+
+def test_focus_nodes_are_capped():
+    data = HEAD + "\n".join(f"ex:x{i} a ex:Person ." for i in range(30))
+    r = verify(data, SHAPES, max_focus=5)
+    assert r.violation_count == 30 and len(r.focus_nodes) == 5
+
+
+def test_report_goes_to_blob_store(tmp_path):
+    store = BlobStore(tmp_path / "blobs.sqlite3", max_read=64)
+    r = verify(DATA, SHAPES, blobs=store)
+    assert r.report_ref.kind == "report" and r.report_ref.size > 64
+    assert len(store.read(r.report_ref)["text"]) == 64
+    assert "ValidationReport" in store.load(r.report_ref)
+    assert "ValidationReport" not in repr(r.report_ref)
+    store.close()
+
+
+def test_focus_scope_when_sound_full_otherwise():
+    r = verify(DATA, SHAPES, focus={EX.p2})
+    assert r.scope == "focus" and r.focus_nodes == ["http://ex.org/p2"]
+    nested = SHAPES + "ex:PersonShape sh:property [ sh:path ex:knows ; sh:node ex:PersonShape ] ."
+    assert verify(DATA, nested, focus={EX.p2}).scope == "full"
+    assert verify(DATA, SHAPES, focus={BNode()}).scope == "full"
+    assert verify(DATA, SHAPES, focus=set()).scope == "full"
+
+
+def test_focus_verify_agrees_with_full_after_a_delta():
+    g = Graph().parse(data=DATA, format="turtle")
+    shapes = Graph().parse(data=SHAPES, format="turtle")
+    before = verify(g, shapes)
+    added = {(EX.p2, EX.name, EX.someName)}
+    for t in added:
+        g.add(t)
+    near = delta_focus(g, added, set()) | {EX.p2}
+    scoped, full = verify(g, shapes, focus=near), verify(g, shapes)
+    kept = [v for v in before.violations if v["focus"] not in near]
+    assert scoped.scope == "focus"
+    assert sorted(v["signature"] for v in kept + scoped.violations) == sorted(v["signature"] for v in full.violations)
+
+
+def test_delta_touching_class_hierarchy_needs_full_run():
+    g = Graph()
+    assert delta_focus(g, {(EX.A, RDFS.subClassOf, EX.B)}, set()) is None
+    assert focus_is_sound(Graph(), {EX.a}) is True
+
+
+def test_shapes_graph_is_not_modified():
+    shapes = Graph().parse(data=SHAPES, format="turtle")
+    n = len(shapes)
+    verify(DATA, shapes)
+    assert len(shapes) == n
+
+
+def test_path_text():
+    g = Graph().parse(data=HEAD + """ex:s sh:path ( ex:a [ sh:inversePath ex:b ] [ sh:zeroOrMorePath ex:c ] ) .
+        ex:t sh:path [ sh:alternativePath ( ex:a ex:b ) ] .""", format="turtle")
+    assert path_text(g, g.value(EX.s, g.namespace_manager.expand_curie("sh:path"))) == \
+        "(<http://ex.org/a>/^<http://ex.org/b>/(<http://ex.org/c>)*)"
+    assert path_text(g, g.value(EX.t, g.namespace_manager.expand_curie("sh:path"))) == \
+        "(<http://ex.org/a>|<http://ex.org/b>)"
+
+
+def test_bad_inputs_raise_typed_errors():
+    with pytest.raises(ConfigError, match="inference"):
+        verify(DATA, SHAPES, inference="magic")
+    with pytest.raises(LoadError, match=":2: cannot parse"):
+        verify("@prefix ex: <http://ex.org/> .\nex:a ex:b .\n", SHAPES)
+    with pytest.raises(LoadError, match="not valid SHACL"):
+        verify(DATA, HEAD + 'ex:S a sh:NodeShape ; sh:targetNode ex:a ; sh:minCount "x" .')
+
+
+def test_inference_rdfs_sees_subclasses():
+    data = HEAD + "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n" \
+                  "ex:Student rdfs:subClassOf ex:Person . ex:s1 a ex:Student ."
+    assert verify(data, SHAPES, inference="rdfs").violation_count == 1
