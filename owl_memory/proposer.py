@@ -431,11 +431,12 @@ class LLMProposer:
         """Run the RLM once and return its Turtle answer; counts the LM calls it made."""
         import dspy
 
-        from .tools import ToolInterpreter, tools
+        from .runner import RLM, interpreter_factory
+        from .tools import tools
 
         sig = dspy.Signature("competency_question: dict, ontology: dict -> turtle: str", LLM_INSTRUCTIONS)
-        rlm = dspy.RLM(sig, max_iters=self.max_iters, max_llm_calls=self.max_llm_calls,
-                       tools=tools(memory, ontology=graph), interpreter_factory=ToolInterpreter)
+        rlm = RLM(sig, max_iters=self.max_iters, max_llm_calls=self.max_llm_calls,
+                  tools=tools(memory, ontology=graph), interpreter_factory=interpreter_factory())
         before = {id(e) for e in getattr(self.lm, "history", None) or []}
         question = {"id": cq.id, "question": cq.question, "query": cq.query, "prefixes": cq.prefixes}
         try:

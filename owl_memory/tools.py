@@ -384,9 +384,8 @@ class OwlTool(dspy.Tool):
 
     dspy.Tool.__call__ takes keywords only; this binds positional arguments to the method's parameter names,
     runs dspy's own argument check, then the method under the toolbox's lock, caps and call log. It keeps the
-    method's name, docstring and signature, so dspy.RLM's prompt, Deno's sandbox stubs (which bind
-    positional arguments) and
-    inspect.signature all show them.
+    method's name, docstring and signature, so dspy.RLM's prompt, Deno's sandbox stubs (which bind positional
+    arguments) and inspect.signature all show them.
     """
 
     _box: Toolbox = PrivateAttr()
