@@ -30,6 +30,13 @@ def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")(f)
 
 
+def lm_options(f):
+    """Shared `--lm MODEL` and `--api-base URL` options."""
+    f = click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")(f)
+    return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini "
+                                     "(run: default $OWL_MEMORY_LM; sprint: default none, symbolic only).")(f)
+
+
 def library_errors(f):
     """Turn library errors into a one-line message and exit code 2."""
     @functools.wraps(f)
@@ -217,8 +224,7 @@ def _demo_report(result: dict) -> None:
 @click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),
               help="Hidden prompt: the agent reads it only through capped windows.")
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
-@click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini (default: $OWL_MEMORY_LM).")
-@click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")
+@lm_options
 @click.option("--condition", type=click.Choice(["A0", "A1", "A2"]), default="A2", show_default=True,
               help="A0 no memory, A1 titles+summaries injected, A2 memory through tools.")
 @click.option("--max-iters", type=int, default=12, show_default=True)
@@ -257,8 +263,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
 
 @main.command("sprint")
 @click.argument("sprint_file", required=False, type=click.Path(dir_okay=False))
-@click.option("--lm", help="Add the LLM proposer: any DSPy/litellm model string (default: no LM, symbolic only).")
-@click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")
+@lm_options
 @memory_option
 @json_option
 @library_errors
