@@ -64,7 +64,7 @@ class Context:
         shapes: the shapes graph (never modified).
         depth: nesting depth of sh:node / logical descents.
         checks: counter of nested conformance checks run.
-        hint: a compiled operator's recorded choice (e.g. an sh:or branch) to try first.
+        hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
     """
 
     graph: Graph
@@ -96,11 +96,6 @@ class Context:
     def deeper(self, graph: Graph | None = None) -> Context:
         """A context one descent deeper, optionally over another graph."""
         return Context(self.graph if graph is None else graph, self.shapes, self.depth + 1, self.checks)
-
-    def members(self, shape, name) -> list[tuple]:
-        """(index, member) of a list parameter, the member a compiled choice names first."""
-        out = list(enumerate(self.listed(shape, name)))
-        return sorted(out, key=lambda x: x[0] != self.hint)
 
 
 # ---------- paths and values ----------
@@ -627,63 +622,129 @@ def closed_drop(ctx: Context, v: dict) -> list[Patch]:
 def node_descend(ctx: Context, v: dict) -> list[Patch]:
     """sh:node: repair the value node against the referenced shape (its own violations, recursively)."""
     shape = ctx.param(v["shape"], "node")
+    if isinstance(ctx.hint, dict):
+        return _replay("node.descend", ctx, v, shape, ctx.hint)
     return _descend_all("node.descend", ctx, v["value"], [shape], v["focus"]) or _swap_term("node.descend", ctx, v,
                                                                                              shape)
 
 
 def and_descend(ctx: Context, v: dict) -> list[Patch]:
     """sh:and: repair the value node against every member shape."""
-    return _descend_all("and.descend", ctx, v["value"], ctx.listed(v["shape"], "and"), v["focus"])
+    members = ctx.listed(v["shape"], "and")
+    if isinstance(ctx.hint, dict):
+        return _replay_descend("and.descend", ctx, v["value"], members, ctx.hint, v["focus"])
+    return _descend_all("and.descend", ctx, v["value"], members, v["focus"])
 
 
 def or_branch(ctx: Context, v: dict) -> list[Patch]:
     """sh:or: make the value conform to one member shape (or swap a literal for one that does); smallest first."""
+    members = ctx.listed(v["shape"], "or")
+    if isinstance(ctx.hint, dict):
+        return _replay_branch("or.satisfy_branch", ctx, v, members)
     out = []
-    for i, member in ctx.members(v["shape"], "or"):
+    for i, member in enumerate(members):
         found = _descend_all("or.satisfy_branch", ctx, v["value"], [member], v["focus"])
         found = found or _swap_term("or.satisfy_branch", ctx, v, member)
-        out += [Patch(p.operator, p.added, p.removed, p.touches, i) for p in found]
-    return sorted(out, key=lambda p: (p.size, p.choice))
+        out += [Patch(p.operator, p.added, p.removed, p.touches, _branch(i, p.choice)) for p in found]
+    return sorted(out, key=lambda p: p.size)
 
 
-def _swap_term(name: str, ctx: Context, v: dict, shape) -> list[Patch]:
-    """Replace a literal value by one derived from `shape` (converted, listed, default) that conforms to it."""
+def _branch(i: int, plan) -> dict | None:
+    """The compiled choice of an sh:or branch: its position plus the plan that repaired it (None: no plan)."""
+    return {"branch": i, "plan": plan} if isinstance(plan, dict) else None
+
+
+def _replay_branch(name: str, ctx: Context, v: dict, members: list) -> list[Patch]:
+    """Apply a compiled branch choice (ctx.hint) with no trial checks; [] when it does not fit these shapes."""
+    i, plan = ctx.hint.get("branch"), ctx.hint.get("plan")
+    if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(plan, dict):
+        return []
+    return [Patch(p.operator, p.added, p.removed, p.touches, ctx.hint) for p in _replay(name, ctx, v, members[i], plan)]
+
+
+def _replay(name: str, ctx: Context, v: dict, member, plan: dict) -> list[Patch]:
+    """Apply a compiled plan (a swap option or descent steps) for `member` without trial checks."""
+    if plan.get("kind") == "swap" and plan.get("shape") == shape_key(ctx.shapes, member):
+        return _swap_term(name, ctx, v, member, only=plan.get("option"))
+    if plan.get("kind") == "descend":
+        return _replay_descend(name, ctx, v["value"], [member], plan, v["focus"])
+    return []
+
+
+def _swap_options(ctx: Context, val: Literal, shape) -> list[tuple]:
+    """(rule, value) pairs a literal may be swapped for: hasValue, first listed, converted, default, instance."""
+    d, listed, cls = ctx.param(shape, "datatype"), ctx.listed(shape, "in"), ctx.param(shape, "class")
+    out = [("hasValue", ctx.param(shape, "hasValue")), ("in", (listed or [None])[0])]
+    out += [("convert", _convert(val, d)), ("default", default_literal(d))] if d is not None else []
+    return out + [("instance", (instances(ctx.graph, cls) or [None])[0])] if cls is not None else out
+
+
+def _swap_term(name: str, ctx: Context, v: dict, shape, only: str | None = None) -> list[Patch]:
+    """Swap a literal for one derived from `shape` that conforms to it (checked, unless `only` names the rule)."""
     val = v["value"]
     if not isinstance(val, Literal) or ctx.depth >= MAX_DEPTH:
         return []
-    d, listed, want = ctx.param(shape, "datatype"), ctx.listed(shape, "in"), ctx.param(shape, "hasValue")
-    options = [want] + listed[:1] + ([_convert(val, d), default_literal(d)] if d is not None else [])
-    options += [x for x in instances(ctx.graph, ctx.param(shape, "class"))[:1]] if ctx.param(shape, "class") else []
-    for new in options:
-        for p in _replace(name, ctx, v, new) if new is not None else []:
-            if not ctx.nested(new, shape, _applied(ctx.graph, p)):
+    for rule, new in _swap_options(ctx, val, shape):
+        if new is None or only not in (None, rule):
+            continue
+        plan = {"kind": "swap", "shape": shape_key(ctx.shapes, shape), "option": rule}
+        for p in _replace(name, ctx, v, new, plan):
+            if only is not None or not ctx.nested(new, shape, applied(ctx.graph, p)):
                 return [p]
     return []
 
 
 def xone_one(ctx: Context, v: dict) -> list[Patch]:
     """sh:xone: make the value conform to exactly one member shape (repair one, break the others)."""
-    members, node, out = ctx.listed(v["shape"], "xone"), v["value"], []
+    members, node, out, name = ctx.listed(v["shape"], "xone"), v["value"], [], "xone.satisfy_one"
+    if isinstance(ctx.hint, dict):
+        return _replay_xone(ctx, v, members)
     ok = [not ctx.nested(node, m) for m in members]
-    for i, m in ctx.members(v["shape"], "xone"):
-        base = [Patch("xone.satisfy_one")] if ok[i] else _descend_all("xone.satisfy_one", ctx, node, [m], v["focus"])
-        for p in base:
-            work = _applied(ctx.graph, p)
-            for j, other in enumerate(members):
-                if j != i and not ctx.nested(node, other, work):
-                    br = _break(ctx.deeper(work), node, other, v)
-                    if not br:
-                        p = None
-                        break
-                    work, p = _applied(work, br[0]), _merge("xone.satisfy_one", p, br[0])
-            if p is not None and p.size:
-                out.append(Patch(p.operator, p.added, p.removed, p.touches | {v["focus"]}, i))
-    return sorted(out, key=lambda p: (p.size, p.choice))
+    for i, m in enumerate(members):
+        base = [_planned(ctx, Patch(name), node, [m], [])] if ok[i] else _descend_all(name, ctx, node, [m], v["focus"])
+        out += [p for p in (_break_others(ctx, v, members, i, b) for b in base) if p is not None and p.size]
+    return sorted(out, key=lambda p: p.size)
+
+
+def _break_others(ctx: Context, v: dict, members: list, i: int, p: Patch) -> Patch | None:
+    """`p` plus a checked patch breaking each other member the value still conforms to; the choice records all."""
+    work, breaks, node, plan = applied(ctx.graph, p), [], v["value"], p.choice
+    for j, other in enumerate(members):
+        if j != i and not ctx.nested(node, other, work):
+            br = _break(ctx.deeper(work), node, other, v)
+            if not br:
+                return None
+            work, p = applied(work, br[0]), _merge(p.operator, p, br[0])
+            breaks.append([j, br[0].choice])
+    stable = isinstance(plan, dict) and all(isinstance(kind, str) for _, kind in breaks)
+    choice = {"branch": i, "plan": plan, "breaks": breaks} if stable else None
+    return Patch(p.operator, p.added, p.removed, p.touches | {v["focus"]}, choice)
+
+
+def _replay_xone(ctx: Context, v: dict, members: list) -> list[Patch]:
+    """Apply a compiled xone choice: satisfy the kept member by its plan, break the others by their rules, unchecked."""
+    h, name = ctx.hint, "xone.satisfy_one"
+    i = h.get("branch")
+    if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(h.get("plan"), dict):
+        return []
+    p = _run_steps(name, ctx, v["value"], [members[i]], h["plan"], v["focus"])
+    work = applied(ctx.graph, p) if p is not None else None
+    for j, kind in h.get("breaks", []) if p is not None else []:
+        if not isinstance(j, int) or not 0 <= j < len(members):
+            return []
+        br = [b for b, _ in _break_candidates(ctx.deeper(work), v["value"], members[j], v) if b.choice == kind]
+        if not br:
+            return []
+        work, p = applied(work, br[0]), _merge(name, p, br[0])
+    return [Patch(name, p.added, p.removed, p.touches | {v["focus"]}, h)] if p is not None and p.size else []
 
 
 def not_break(ctx: Context, v: dict) -> list[Patch]:
-    """sh:not: change the value so it no longer conforms to the negated shape."""
-    return _break(ctx, v["value"], ctx.param(v["shape"], "not"), v)
+    """sh:not: change the value so it no longer conforms to the negated shape (a compiled rule: no trial check)."""
+    shape = ctx.param(v["shape"], "not")
+    if isinstance(ctx.hint, str):
+        return [p for p, _ in _break_candidates(ctx, v["value"], shape, v) if p.choice == ctx.hint]
+    return _break(ctx, v["value"], shape, v)
 
 
 def qualified_min(ctx: Context, v: dict) -> list[Patch]:
@@ -701,7 +762,7 @@ def qualified_min(ctx: Context, v: dict) -> list[Patch]:
             return []
         added |= links
         if i >= len(pool):
-            fix = _descend_all("qualified.add_conforming", ctx.deeper(_applied(ctx.graph, Patch("", frozenset(added)))),
+            fix = _descend_all("qualified.add_conforming", ctx.deeper(applied(ctx.graph, Patch("", frozenset(added)))),
                                node, [q], f)
             added |= set(fix[0].added) if fix else set()
     return [Patch("qualified.add_conforming", frozenset(added), frozenset(), frozenset({f}))] if added else []
@@ -710,7 +771,7 @@ def qualified_min(ctx: Context, v: dict) -> list[Patch]:
 def qualified_max(ctx: Context, v: dict) -> list[Patch]:
     """sh:qualifiedMaxCount: drop surplus values that conform to the qualified shape."""
     q, path, f = ctx.param(v["shape"], "qualifiedValueShape"), path_of(ctx, v), v["focus"]
-    conforming = [x for x in values(ctx, f, path) if not ctx.nested(x, q)]
+    conforming = [x for x in values(ctx, f, path) if _conforms(ctx, x, q)]
     drop = [value_triple(ctx, f, path, x) for x in conforming[int(ctx.param(v["shape"], "qualifiedMaxCount")):]]
     if not drop or None in drop:
         return []
@@ -719,8 +780,8 @@ def qualified_max(ctx: Context, v: dict) -> list[Patch]:
 
 # ---------- helpers for nested shapes ----------
 
-def _applied(g: Graph, p: Patch) -> Graph:
-    """A copy of `g` with a patch applied."""
+def applied(g: Graph, p: Patch) -> Graph:
+    """A copy of `g` with a patch applied (`g` itself is not modified)."""
     out = Graph()
     for t in g:
         if t not in p.removed:
@@ -741,34 +802,148 @@ def _descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patc
     """One patch making `node` conform to every shape in the list, by repairing its nested violations."""
     if node is None or ctx.depth >= MAX_DEPTH or None in shapes_list:
         return []
-    total, work = Patch(name, touches=frozenset({focus})), ctx.graph
+    total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
     for _ in range(3):
         nested = [x for s in shapes_list for x in ctx.nested(node, s, work)]
         if not nested:
-            return [total]
-        step = _first_fixes(ctx.deeper(work), nested)
+            return [_planned(ctx, total, node, shapes_list, done)]
+        step = _first_fixes(ctx.deeper(work), nested, node, done)
         if step is None:
             return []
-        work, total = _applied(work, step), _merge(name, total, step)
-    return [total] if not any(ctx.nested(node, s, work) for s in shapes_list) else []
+        work, total = applied(work, step), _merge(name, total, step)
+    return [_planned(ctx, total, node, shapes_list, done)] if not any(ctx.nested(node, s, work)
+                                                                       for s in shapes_list) else []
 
 
-def _first_fixes(ctx: Context, nested: list[dict]) -> Patch | None:
-    """The first candidate of each nested violation, merged; None when one has no candidate."""
+def _first_fixes(ctx: Context, nested: list[dict], node, done: list) -> Patch | None:
+    """The first candidate of each nested violation, merged (each recorded in `done`); None when one has none."""
     total = Patch("nested")
     for v in nested:
         cands = candidates(ctx, v)
         if not cands:
             return None
-        total = _merge("nested", total, cands[0])
+        best = cands[0]
+        done.append([shape_key(ctx.shapes, v["shape"]), best.operator, _value_rule(v, node, best), best.choice])
+        total = _merge("nested", total, best)
     return total
+
+
+# Strategies that derive nothing when their constraint already holds: safe to replay on every value of a path.
+SELF_CHECKING = {"class.add_type", "minCount.add_values", "hasValue.add_value", "maxCount.drop_surplus",
+                 "range.clamp", "datatype.cast", "minLength.pad", "maxLength.truncate", "node.descend", "and.descend"}
+
+
+def _value_rule(v: dict, node, p: Patch) -> str | None:
+    """Where a nested violation's value comes from: "none", "node" (the node itself), "each" value, or None."""
+    if v["value"] is None:
+        return "none"
+    if v["value"] == node:
+        return "node"
+    swaps = isinstance(p.choice, dict) and p.choice.get("kind") == "swap"
+    return "each" if p.operator in SELF_CHECKING and not swaps else None
+
+
+def _planned(ctx: Context, total: Patch, node, shapes_list, done: list) -> Patch:
+    """`total` carrying its compiled plan: the steps taken plus every count/value rule of the shapes (None: none)."""
+    if any(step[2] is None for step in done):
+        return total
+    steps = list(done)
+    for s in shapes_list:
+        for ps in [s, *ctx.params(s, "property")]:
+            steps += [[shape_key(ctx.shapes, ps), op, "none", None] for comp, op in _FILLERS
+                      if ctx.param(ps, comp) is not None and ctx.param(ps, "path") is not None]
+    plan = {"kind": "descend", "shape": _members_key(ctx, shapes_list), "steps": _unique(steps)}
+    return Patch(total.operator, total.added, total.removed, total.touches, plan)
+
+
+_FILLERS = (("minCount", "minCount.add_values"), ("hasValue", "hasValue.add_value"))
+
+
+def _unique(steps: list) -> list:
+    """Steps without repeats (first occurrence kept)."""
+    out = []
+    for s in steps:
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def _replay_descend(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> list[Patch]:
+    """Apply compiled descent steps to `node` with no trial checks; [] when the shapes differ or nothing changes."""
+    p = _run_steps(name, ctx, node, shapes_list, plan, focus)
+    return [p] if p is not None and p.size else []
+
+
+def _run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> Patch | None:
+    """The patch a compiled plan's steps derive for `node` (maybe empty); None when the plan does not fit."""
+    if node is None or plan.get("shape") != _members_key(ctx, shapes_list) or ctx.depth >= MAX_DEPTH:
+        return None
+    total, work = Patch(name, touches=frozenset({focus})), ctx.graph
+    for key, op, rule, choice in plan.get("steps", []):
+        shape = find_shape(ctx.shapes, shapes_list, key)
+        if shape is None:
+            return None
+        for v in _synthetic(Context(work, ctx.shapes), node, shape, rule, op):
+            got = run_strategy(op, Context(work, ctx.shapes, ctx.depth + 1, ctx.checks, choice), v)
+            if got:
+                work, total = applied(work, got[0]), _merge(name, total, got[0])
+    return Patch(name, total.added, total.removed, total.touches, plan)
+
+
+def _synthetic(ctx: Context, node, shape, rule: str, operator: str) -> list[dict]:
+    """The violations a compiled step stands for, built from the shape (no validation run)."""
+    path = ctx.param(shape, "path")
+    base = {"focus": node, "shape": shape, "component": STRATEGIES[operator][0] if operator in STRATEGIES else None,
+            "path": path, "signature": "", "message": "", "severity": None}
+    if rule == "none":
+        return [base | {"value": None}]
+    if rule == "node":
+        return [base | {"value": node}]
+    return [base | {"value": x} for x in values(ctx, node, path)] if rule == "each" else []
+
+
+def _members_key(ctx: Context, shapes_list) -> str:
+    """The fingerprint of a list of member shapes."""
+    return "+".join(shape_key(ctx.shapes, s) for s in shapes_list)
+
+
+def shape_key(shapes: Graph, shape) -> str:
+    """A stable fingerprint of a shape: its IRI (or "_") and its constraints, blank nodes described by content."""
+    head = shape.n3() if isinstance(shape, URIRef) else "_"
+    body = sorted(f"{p.n3()} {_describe(shapes, o, 1)}" for p, o in shapes.predicate_objects(shape))
+    return sha256(head + "[" + "; ".join(body) + "]")[:16]
+
+
+def _describe(shapes: Graph, node, depth: int) -> str:
+    """Canonical text of a term: IRIs and literals as N3, lists and blank nodes by their content."""
+    if not isinstance(node, BNode) or depth > 8:
+        return node.n3() if not isinstance(node, BNode) else "[...]"
+    if shapes.value(node, RDF.first) is not None:
+        return "(" + " ".join(_describe(shapes, m, depth + 1) for m in Collection(shapes, node)) + ")"
+    return "[" + "; ".join(sorted(f"{p.n3()} {_describe(shapes, o, depth + 1)}"
+                                  for p, o in shapes.predicate_objects(node))) + "]"
+
+
+def find_shape(shapes: Graph, roots, key: str):
+    """The shape with fingerprint `key` among `roots` and the shapes they reach (a few hops), or None."""
+    seen, todo = set(), [(r, 0) for r in roots]
+    while todo:
+        node, depth = todo.pop(0)
+        if node in seen or isinstance(node, Literal):
+            continue
+        seen.add(node)
+        if shape_key(shapes, node) == key:
+            return node
+        if depth < 4:
+            todo += [(o, depth + 1) for _, o in sorted(shapes.predicate_objects(node)) if isinstance(o, BNode | URIRef)]
+    return None
 
 
 def _break(ctx: Context, node, shape, v: dict) -> list[Patch]:
     """Patches after which `node` (or the value replacing it) no longer conforms to `shape`, each checked."""
     out = []
     for p, check in _break_candidates(ctx, node, shape, v):
-        if check is None or ctx.nested(check, shape, _applied(ctx.graph, p)):
+        if check is None or ctx.nested(check, shape, applied(ctx.graph, p)):
             out.append(p)
     return out
 
@@ -780,11 +955,12 @@ def _break_candidates(ctx: Context, node, shape, v: dict) -> list[tuple]:
     if cls is not None:
         types = {(node, RDF.type, t) for t in g.objects(node, RDF.type)
                  if cls in set(g.transitive_objects(t, RDFS.subClassOf))}
-        out.append((Patch(name, frozenset(), frozenset(types), frozenset({node})), node))
+        out.append((Patch(name, frozenset(), frozenset(types), frozenset({node}), "drop-type"), node))
     for ps in ctx.params(shape, "property"):
         path = ctx.param(ps, "path")
         if isinstance(path, URIRef) and (ctx.param(ps, "minCount") or ctx.param(ps, "hasValue")) is not None:
-            out.append((Patch(name, frozenset(), frozenset(g.triples((node, path, None))), frozenset({node})), node))
+            drop = frozenset(g.triples((node, path, None)))
+            out.append((Patch(name, frozenset(), drop, frozenset({node}), f"drop-values:{path}"), node))
     if isinstance(node, Literal) and ctx.param(shape, "datatype") is not None:
         new = Literal(str(node)) if ctx.param(shape, "datatype") != XSD.string else Literal(str(node), lang="und")
         out += [(p, new) for p in _replace(name, ctx, v, new, "retype")]
@@ -802,7 +978,16 @@ def _conforming_count(ctx: Context, v: dict) -> int:
 
 def _fits(ctx: Context, node, q, siblings) -> bool:
     """True when `node` conforms to `q` and to none of the sibling qualified shapes."""
-    return not ctx.nested(node, q) and all(ctx.nested(node, s) for s in siblings)
+    return _conforms(ctx, node, q) and not any(_conforms(ctx, node, s) for s in siblings)
+
+
+def _conforms(ctx: Context, node, shape) -> bool:
+    """Does `node` conform to `shape`? Read off the data for a shape of sh:class only, else one nested check."""
+    sh = str(SH)
+    own = {p for p in ctx.shapes.predicates(shape, None) if str(p).startswith(sh)}
+    if own == {SH["class"]} and not isinstance(node, Literal):
+        return all(is_instance(ctx.graph, node, c) for c in ctx.params(shape, "class"))
+    return not ctx.nested(node, shape)
 
 
 def _siblings(ctx: Context, prop_shape) -> list:

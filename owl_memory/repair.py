@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 
 from .errors import OwlMemoryError
 from .operators import (
     Context,
     Patch,
+    applied,
     candidates,
     is_fixed_term,
     iter_candidates,
@@ -23,9 +24,12 @@ from .verify import delta_focus, verify
 from .vocab import RDF, RDFS, SH
 
 TASK_TYPE = "shacl-repair"
-_PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # their choice (a branch) fits one node, not a signature
+_PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # a choice without a plan (a bare index) fits one node
 _DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
              SH.ClosedConstraintComponent, SH.DisjointConstraintComponent}  # may make other violations moot: first
+_NESTED = {SH.NodeConstraintComponent, SH.AndConstraintComponent, SH.OrConstraintComponent, SH.XoneConstraintComponent,
+           SH.NotConstraintComponent, SH.QualifiedMinCountConstraintComponent,
+           SH.QualifiedMaxCountConstraintComponent}  # their operators run trial checks: last, skipped when moot
 FIXED_TERM = "the focus node is a fixed term named by the shapes"
 
 
@@ -38,15 +42,16 @@ class RepairResult:
         added: triples the repair added.
         removed: triples the repair removed.
         conforms: True when the last verification conformed.
-        verify_iterations: whole-graph or focus-scoped verifications run (nested shape checks not counted).
+        verify_iterations: verification rounds (whole-graph or focus-scoped); nested trial checks are not in it.
         compiled_reused: patches applied from compiled operators found in memory.
         compiled_new: ids of RepairOperators compiled into memory by this run.
         operators_applied: one dict per applied patch that fixed its violation.
         unrepaired: signatures still violated at the end.
         reasons: signature -> why it is left (no operator, fixed term, rules forbid, rounds exhausted).
         initial_violations: violations before the repair.
-        nested_checks: nested (single node, single shape) validations run by operators.
+        nested_checks: nested (single node, single shape) trial validations run by operators.
         scopes: the scope of each verification ("full" or "focus").
+        validations: every pySHACL validation run: verify_iterations + nested_checks.
     """
 
     graph: Graph
@@ -63,6 +68,11 @@ class RepairResult:
     nested_checks: int = 0
     scopes: list = field(default_factory=list)
 
+    @property
+    def validations(self) -> int:
+        """Every pySHACL validation this repair ran (rounds plus nested trial checks)."""
+        return self.verify_iterations + self.nested_checks
+
     def to_dict(self) -> dict:
         """JSON-compatible summary (counts, operators and signatures; no graph)."""
         return {"conforms": self.conforms, "added": len(self.added), "removed": len(self.removed),
@@ -70,7 +80,7 @@ class RepairResult:
                 "compiled_new": self.compiled_new, "operators_applied": self.operators_applied,
                 "unrepaired": self.unrepaired, "reasons": self.reasons,
                 "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
-                "scopes": self.scopes}
+                "validations": self.validations, "scopes": self.scopes}
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None) -> RepairResult:
@@ -181,41 +191,45 @@ class _Loop:
     def _choose(self, violations: list[dict]) -> list[tuple]:
         """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
         chosen, added, removed, focus = [], set(), set(), {v["focus"] for v in violations}
-        for v in sorted(violations, key=lambda v: v["component"] not in _DROPPERS):
-            compiled = self._compiled(v["signature"])
-            for p in self._ordered(v, compiled):
+        for v in sorted(violations, key=lambda v: (v["component"] not in _DROPPERS, v["component"] in _NESTED)):
+            if v["component"] in _NESTED and _touched(v["value"], added | removed):
+                continue  # a patch chosen this round changes its value node: judge it after the re-verify
+            for p, item in self._ordered(v, self._compiled(v["signature"])):
                 p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
                           frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
                 if _fingerprint(p) in self.failed.get(_key(v), set()) or not self._allowed(p, focus):
                     continue
                 if p.removed & (added | removed) or p.added & removed:
                     break  # its best patch clashes with one chosen this round: retry after the re-verify
-                item = next((c["id"] for c in compiled if c["action_schema"].get("operator") == p.operator), None)
                 chosen.append((v, p, item))
                 added, removed = added | p.added, removed | p.removed
                 break
         return chosen
 
     def _ordered(self, v: dict, compiled: list[dict]):
-        """Candidates lazily: compiled strategies first (recorded choice first), then the library order."""
-        rank = {(c["action_schema"].get("operator"), c["action_schema"].get("choice")): i
-                for i, c in enumerate(compiled)}
-        seen = set()
-        for c in compiled:
-            schema = c["action_schema"]
-            if schema.get("operator") not in strategies_for(v["component"]):
-                continue
-            self.ctx.hint = schema.get("choice")
-            try:
-                found = run_strategy(schema.get("operator"), self.ctx, v)
-            finally:
-                self.ctx.hint = None
-            for p in sorted(found, key=lambda p: rank.get((p.operator, p.choice), len(rank))):
-                seen.add(_fingerprint(p))
-                yield p
+        """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first), then library."""
+        found, seen = [], set()
+        for rank, c in enumerate(compiled):
+            for i, p in enumerate(self._replayed(v, c["action_schema"])):
+                if _fingerprint(p) not in seen:
+                    seen.add(_fingerprint(p))
+                    recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
+                    found.append(((not recorded, _demoted(c), p.size, rank, i), p, c["id"]))
+        for _, p, item in sorted(found, key=lambda x: x[0]):
+            yield p, item
         for p in iter_candidates(self.ctx, v):
             if _fingerprint(p) not in seen:
-                yield p
+                yield p, None
+
+    def _replayed(self, v: dict, schema: dict) -> list[Patch]:
+        """Patches of a compiled strategy with its recorded choice as the hint (a compiled plan runs no checks)."""
+        if schema.get("operator") not in strategies_for(v["component"]):
+            return []
+        self.ctx.hint = schema.get("choice")
+        try:
+            return run_strategy(schema.get("operator"), self.ctx, v)
+        finally:
+            self.ctx.hint = None
 
     def _compiled(self, signature: str) -> list[dict]:
         """Compiled operators for a signature from memory, best first ([] without memory)."""
@@ -234,10 +248,10 @@ class _Loop:
             return False
         if not p.removed:
             return True
-        if any(t[1] in self.watched for t in p.removed) and not self.targets <= target_nodes(self._after(p),
-                                                                                              self.shapes):
+        watched = any(t[1] in self.watched for t in p.removed)
+        if watched and not self.targets <= target_nodes(applied(self.g, p), self.shapes):
             return False
-        keep = (focus | self.targets) & self.present
+        keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
         return all(self._still_appears(n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
 
     def _still_appears(self, node, removed) -> bool:
@@ -246,16 +260,6 @@ class _Loop:
             if t not in removed:
                 return True
         return any(t not in removed for t in self.g.triples((None, None, node)))
-
-    def _after(self, p: Patch) -> Graph:
-        """The working graph as it would be after `p` (a copy)."""
-        out = Graph()
-        for t in self.g:
-            if t not in p.removed:
-                out.add(t)
-        for t in p.added:
-            out.add(t)
-        return out
 
     def _apply(self, chosen: list[tuple]) -> set | None:
         """Apply the chosen patches; returns the nodes to re-verify (None: the whole graph)."""
@@ -280,7 +284,7 @@ class _Loop:
                 self.memory.record_use(item, ok)
                 self.res.compiled_reused += 1
             if ok:
-                self.worked.setdefault(v["signature"], (v, p, item))
+                self.worked.setdefault(v["signature"], []).append((v, p, item))
                 self.res.operators_applied.append({"signature": v["signature"], "operator": p.operator,
                                                    "choice": p.choice, "focus": str(v["focus"]),
                                                    "from_memory": item is not None})
@@ -322,20 +326,23 @@ class _Loop:
         return "no library operator derives a value for this constraint here; hand it to the proposer"
 
     def _compile(self, still: set) -> None:
-        """Store each signature's verified patch as a RepairOperator plus an Episode (skipping reused ones)."""
-        for sig, (v, p, item) in sorted(self.worked.items()):
-            if item is not None or sig in still:
-                continue
-            try:
-                self.res.compiled_new += self._store(sig, v, p)
-            except OwlMemoryError:
-                continue
+        """Store each distinct verified decision per signature as a RepairOperator plus an Episode (not reused ones)."""
+        for sig, worked in sorted(self.worked.items()):
+            done = set()
+            for v, p, item in worked:
+                key = (p.operator, _dumps(_stored_choice(p)))
+                if item is not None or sig in still or key in done:
+                    continue
+                done.add(key)
+                try:
+                    self.res.compiled_new += self._store(sig, v, p)
+                except OwlMemoryError:
+                    continue
 
     def _store(self, sig: str, v: dict, p: Patch) -> list[str]:
         """Add the Episode and the RepairOperator of one verified patch; returns the id when it is new."""
         comp = sig.split("|", 1)[0]
-        choice = None if p.operator in _PER_INSTANCE else p.choice
-        schema = {"operator": p.operator, "component": comp, "choice": choice,
+        schema = {"operator": p.operator, "component": comp, "choice": _stored_choice(p),
                   "bindings": _bindings(p.operator)}
         report = self.report_ref
         delta = {"signature": sig, "operator": p.operator, "focus": v["focus"].n3(),
@@ -363,6 +370,26 @@ class _Loop:
             return True
         except KeyError:
             return False
+
+
+def _demoted(item: dict) -> bool:
+    """True when a compiled operator has failed more often than it has succeeded."""
+    return item.get("failure_count", 0) > item.get("success_count", 0)
+
+
+def _touched(node, delta: set) -> bool:
+    """True when `node` is the subject or object of a triple in `delta`."""
+    return node is not None and any(node in (t[0], t[2]) for t in delta)
+
+
+def _stored_choice(p: Patch):
+    """The choice a compiled operator records: the patch's choice, None when it only fits one node."""
+    return None if p.operator in _PER_INSTANCE and not isinstance(p.choice, dict) else p.choice
+
+
+def _dumps(x) -> str:
+    """Canonical JSON of a choice (choices may be dicts, which do not hash)."""
+    return json.dumps(x, sort_keys=True, default=str)
 
 
 def _bindings(operator: str) -> dict:

@@ -64,9 +64,12 @@ CASES = [
      {(EX.a, EX.p, Literal(3))}, {(EX.a, EX.p, Literal(5))}),
     ("closed", "ex:a ex:p 1 ; ex:z 2 .\nex:S a sh:NodeShape ; sh:targetNode ex:a ; sh:closed true ; "
                "sh:property [ sh:path ex:p ] .", "closed.drop_property", set(), {(EX.a, EX.z, Literal(2))}),
+    # pySHACL reports the sh:node failure's sh:detail too: repairing it directly makes the sh:node result moot
     ("node", "ex:a ex:p ex:b . ex:b ex:q 1 ." + PROP.format("sh:node ex:N") +
      "ex:N a sh:NodeShape ; sh:property [ sh:path ex:name ; sh:minCount 1 ; sh:datatype xsd:string ] .",
-     "node.descend", {(EX.b, EX.name, Literal(""))}, set()),
+     "minCount.add_values", {(EX.b, EX.name, Literal(""))}, set()),
+    ("node-literal", 'ex:a ex:p "7" .' + PROP.format("sh:node [ sh:datatype xsd:integer ]"), "node.descend",
+     {(EX.a, EX.p, Literal(7))}, {(EX.a, EX.p, Literal("7"))}),
     ("and", "ex:a ex:r 1 .\nex:S a sh:NodeShape ; sh:targetNode ex:a ; sh:and ( "
             "[ sh:property [ sh:path ex:p ; sh:minCount 1 ; sh:in ( ex:x ) ] ] "
             "[ sh:property [ sh:path ex:q ; sh:minCount 1 ; sh:in ( ex:y ) ] ] ) .", "and.descend",

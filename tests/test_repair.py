@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from rdflib import Graph, Literal, Namespace
+from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
 from owl_memory.cli import main
-from owl_memory.operators import REGISTRY, STRATEGIES, Patch
+from owl_memory.operators import REGISTRY, STRATEGIES, Patch, shape_key
 from owl_memory.repair import repair, shape_triples
 from owl_memory.vocab import SH
 
@@ -164,6 +165,9 @@ def test_w3c_core_cases(shared_data, memory):
     warm = bench.run_all(shared_data / "shacl-w3c-core", memory)["summary"]
     assert warm["repaired"] == s["repaired"] and warm["reused_operators"] > s["reused_operators"]
     assert warm["compiled"] == 0 and warm["verify_iterations"] <= s["verify_iterations"]
+    assert warm["mean_delta"] <= s["mean_delta"] and warm["target_deletions"] == 0
+    assert warm["validations"] < s["validations"], "compiled decisions must cut pySHACL runs on reuse"
+    assert s["validations"] == s["verify_iterations"] + s["nested_validations"]
 
 
 def test_deleting_the_data_a_shape_targets_is_not_a_repair():
@@ -172,3 +176,62 @@ def test_deleting_the_data_a_shape_targets_is_not_a_repair():
     g = _graph(text)
     res = repair(g, g)
     assert not res.conforms and (EX.a, EX.p, Literal(1)) in res.graph and not res.removed
+
+
+RECT = HEAD + """ex:RectShape a sh:NodeShape ; sh:targetClass ex:Rect ; sh:or (
+    [ sh:property [ sh:path ex:height ; sh:minCount 1 ] ; sh:property [ sh:path ex:width ; sh:minCount 1 ] ]
+    [ sh:property [ sh:path ex:area ; sh:minCount 1 ] ] ) .
+"""
+OR_SIG = "OrConstraintComponent|http://ex.org/RectShape|-|IRI"
+
+
+def test_compiled_or_branch_replays_without_trial_checks(memory):
+    first = repair(_graph("ex:r1 a ex:Rect ; ex:height 3 ."), RECT, memory=memory, run_id="r1")
+    assert first.conforms and first.nested_checks > 0 and [(t[0], t[1]) for t in first.added] == [(EX.r1, EX.width)]
+    assert first.validations == first.verify_iterations + first.nested_checks
+    choice = memory.get(first.compiled_new[0])["action_schema"]["choice"]
+    assert choice["branch"] == 0 and choice["plan"]["kind"] == "descend"
+    assert "_:" not in json.dumps(choice) and "genid" not in json.dumps(choice), "no blank node ids in a plan"
+    second = repair(_graph("ex:r2 a ex:Rect ; ex:height 5 ."), RECT, memory=memory, run_id="r2")
+    assert second.conforms and second.nested_checks == 0 and second.compiled_reused >= 1
+    assert [(t[0], t[1]) for t in second.added] == [(EX.r2, EX.width)]
+    assert second.to_dict()["validations"] == second.verify_iterations == 2
+
+
+def test_compiled_choices_per_node_keep_deltas_minimal(memory):
+    data = "ex:r1 a ex:Rect ; ex:height 3 . ex:r2 a ex:Rect ."
+    first = repair(_graph(data), RECT, memory=memory)
+    assert first.conforms and len(first.compiled_new) == 2  # r1 takes branch 0 (width), r2 branch 1 (area)
+    second = repair(_graph(data.replace("r1", "r3").replace("r2", "r4")), RECT, memory=memory)
+    assert second.conforms and second.nested_checks == 0 and len(second.added) == len(first.added) == 2
+    assert {t[1] for t in second.added} == {EX.width, EX.area}
+
+
+def test_failing_compiled_plan_is_demoted_then_the_library_repairs(memory):
+    shapes = _graph(RECT.replace(HEAD, ""))
+    branch0 = list(Collection(shapes, shapes.value(EX.RectShape, SH["or"])))[0]
+    width = next(ps for ps in shapes.objects(branch0, SH.property) if (ps, SH.path, EX.width) in shapes)
+    plan = {"kind": "descend", "shape": shape_key(shapes, branch0),
+            "steps": [[shape_key(shapes, width), "minCount.add_values", "none", None]]}  # forgets ex:height
+    bad = memory.add("RepairOperator", "Fill only the width", "A plan that misses a constraint.", "width only",
+                     signature=OR_SIG, task_types=("shacl-repair",), verification_hook="http://ex.org/RectShape",
+                     action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}})
+    res = repair(_graph("ex:r a ex:Rect ."), shapes, memory=memory)
+    assert res.conforms and memory.get(bad)["failure_count"] == 1
+    assert {t[1] for t in res.added} == {EX.area}, "the failed patch is undone; the library picks the smallest branch"
+    assert res.nested_checks > 0
+
+
+def test_blank_shapes_sharing_a_signature_do_not_reuse_each_others_plans(memory):
+    shape = "[] a sh:NodeShape ; sh:targetNode ex:{n} ; sh:or ( [ sh:property [ sh:path ex:{a} ; sh:minCount 1 ] ] " \
+            "[ sh:property [ sh:path ex:{b} ; sh:minCount 1 ] ] ) ."
+    first = _graph("ex:x ex:z 1 .\n" + shape.format(n="x", a="p", b="q"))
+    res1 = repair(first, first, memory=memory)
+    assert res1.conforms and len(res1.compiled_new) == 1
+    second = _graph("ex:y ex:z 1 .\n" + shape.format(n="y", a="r", b="s"))
+    res2 = repair(second, second, memory=memory)
+    sig = res2.operators_applied[0]["signature"]
+    assert sig == memory.get(res1.compiled_new[0])["signature"] == "OrConstraintComponent|_|-|IRI"
+    assert res2.conforms and res2.compiled_reused == 0 and res2.nested_checks > 0, "a plan for other shapes is skipped"
+    assert {t[1] for t in res2.added} == {EX.r}
+    assert memory.get(res1.compiled_new[0])["failure_count"] == 0
