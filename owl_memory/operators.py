@@ -27,7 +27,8 @@ NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal"
 INTEGER = NUMERIC - {XSD.decimal, XSD.double, XSD.float}
 DEFAULT_LEXICAL = {XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00",
                    XSD.decimal: "0.0", XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1",
-                   XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00"}
+                   XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00",
+                   XSD.anyURI: "http://example.org/"}
 MAX_DEPTH = 3
 
 

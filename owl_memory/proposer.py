@@ -13,19 +13,10 @@ from rdflib.paths import InvPath, SequencePath
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from .cq import CompetencyQuestion, bound_values, evaluate, term
+from .operators import default_literal, generate
 from .workspace import copy_graph, nt_lines
 
-try:  # Python 3.11+
-    import re._parser as _sre
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre
-
 MAX_CANDIDATES = 8
-DEFAULT_VALUES = {XSD.dateTime: "2000-01-01T00:00:00", XSD.date: "2000-01-01", XSD.integer: "0", XSD.int: "0",
-                  XSD.decimal: "0.0", XSD.double: "0.0", XSD.boolean: "true", XSD.anyURI: "http://example.org/",
-                  XSD.gYear: "2000", XSD.nonNegativeInteger: "0", XSD.positiveInteger: "1"}
-_CATEGORY = {"CATEGORY_DIGIT": "0", "CATEGORY_WORD": "a", "CATEGORY_SPACE": " ", "CATEGORY_NOT_DIGIT": "a",
-             "CATEGORY_NOT_WORD": "-", "CATEGORY_NOT_SPACE": "a"}
 
 
 @dataclass
@@ -50,58 +41,6 @@ class Proposal:
         """JSON-compatible form: N-Triples lines, never more than the proposal itself."""
         return {"cq": self.cq_id, "added": nt_lines(self.added), "passes": self.passes, "source": self.source,
                 "note": self.note}
-
-
-# ---------------------------------------------------------------- regular expressions -> an example string
-
-def example_for_pattern(pattern: str, flags: str = "") -> str | None:
-    """A short deterministic string matching a regex (as sh:pattern / REGEX use it), or None."""
-    try:
-        parsed = _sre.parse(pattern)
-        text = _gen(parsed)
-    except (re.error, ValueError, TypeError, IndexError):
-        return None
-    return text if re.search(pattern, text, re.I if "i" in flags else 0) else None
-
-
-def _gen(items) -> str:
-    """The example text of a parsed regex sequence."""
-    return "".join(_gen_one(str(op), av) for op, av in items)
-
-
-def _gen_one(op: str, av) -> str:
-    """The example text of one regex node."""
-    if op == "LITERAL":
-        return chr(av)
-    if op == "IN":
-        return _pick(av)
-    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        return _gen(av[2]) * av[0]
-    if op == "SUBPATTERN":
-        return _gen(av[-1])
-    if op == "BRANCH":
-        return _gen(av[1][0])
-    if op in ("ANY", "NOT_LITERAL"):
-        return "a" if av != ord("a") else "b"
-    if op == "CATEGORY":
-        return _CATEGORY.get(str(av), "a")
-    if op in ("AT", "ASSERT", "ASSERT_NOT"):
-        return ""
-    raise ValueError(f"regex construct {op} has no example")
-
-
-def _pick(av) -> str:
-    """One character of a character class."""
-    if av and str(av[0][0]) == "NEGATE":
-        banned = re.compile("[" + "".join(re.escape(_pick([x])) for x in av[1:]) + "]")
-        return next(c for c in "axz0_-" if not banned.match(c))
-    op, val = av[0]
-    op = str(op)
-    if op == "LITERAL":
-        return chr(val)
-    if op == "RANGE":
-        return chr(val[0])
-    return _CATEGORY.get(str(val), "a")
 
 
 # ---------------------------------------------------------------- what shapes and vocabulary say about a property
@@ -200,7 +139,7 @@ def _hint(expr, hints: dict) -> None:
         return
     text = None
     if expr.name == "Builtin_REGEX" and isinstance(expr.pattern, Literal):
-        text, target = example_for_pattern(str(expr.pattern), str(expr.get("flags") or "")), expr.text
+        text, target = generate(str(expr.pattern), str(expr.get("flags") or "")), expr.text
     elif expr.name in ("Builtin_STRSTARTS", "Builtin_CONTAINS") and isinstance(expr.arg2, Literal):
         text, target = str(expr.arg2), expr.arg1
     elif expr.name == "RelationalExpression" and expr.op == "=" and not isinstance(expr.other, Variable):
@@ -326,7 +265,7 @@ class SymbolicProposer:
         found = list(islice(graph.objects(subject, predicate), MAX_CANDIDATES))
         found += c["hasValue"] + c["in"]
         for pat, flags in c["pattern"]:
-            text = example_for_pattern(pat, flags)
+            text = generate(pat, flags)
             found += [] if text is None else [URIRef(text) if iri else self._literal(text, c)]
         found += [h if isinstance(h, Literal | URIRef) else self._literal(str(h), c) for h in hints]
         found += [self._fresh(cq, subject, var)] if iri or not c["literal"] else []
@@ -341,8 +280,9 @@ class SymbolicProposer:
 
     def _default_text(self, subject, predicate, c: dict) -> str:
         """A readable default value: a datatype default, or `<property> of <subject>` padded to minLength."""
-        if c["datatype"] in DEFAULT_VALUES:
-            return DEFAULT_VALUES[c["datatype"]]
+        default = "" if c["datatype"] in (None, XSD.string) else str(default_literal(c["datatype"]))
+        if default:
+            return default
         text = f"{_local(predicate)} of {_local(subject)}"
         return text + "." * max(0, c["minLength"] - len(text))
 

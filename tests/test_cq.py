@@ -8,7 +8,8 @@ from rdflib.namespace import XSD
 
 from owl_memory.cq import evaluate, evaluate_all, load_cqs
 from owl_memory.errors import LoadError
-from owl_memory.proposer import SymbolicProposer, example_for_pattern, property_constraints
+from owl_memory.operators import generate
+from owl_memory.proposer import SymbolicProposer, property_constraints
 
 EX = Namespace("http://example.org/")
 SPRINT1 = Path(__file__).resolve().parents[1] / "experiments" / "sprint1"
@@ -103,7 +104,7 @@ def test_missing_file(tmp_path):
 def test_pattern_examples_match(pattern):
     import re
 
-    text = example_for_pattern(pattern)
+    text = generate(pattern)
     assert text is not None and re.search(pattern, text)
 
 
