@@ -12,7 +12,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import statistics
 import sys
@@ -25,12 +24,12 @@ from rdflib.plugins.sparql import prepareQuery
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from owl_memory import retrieval  # noqa: E402
 from owl_memory.memory import Memory, _item_graph, _slugify, item_id  # noqa: E402
-from owl_memory.retrieval import MAX_TOKENS  # noqa: E402
 from owl_memory.validation import check  # noqa: E402
 from owl_memory.vocab import ITEM, OM, TASK_TYPE  # noqa: E402
 
-FORMAT = 1  # bump when the generator changes: it is part of the cache key
+FORMAT = 2  # bump when the generator changes: it is part of the cache key
 SEED = 20261122
 VALIDATED_BUILD = 200  # items of every memory written through Memory.add (pyshacl) before the bulk path
 SUPERSEDED_SHARE = 100  # one item in this many is superseded (through Memory.supersede, validated)
@@ -60,7 +59,6 @@ WORDS = tuple(
 TAGS = ("sparql", "shacl", "owl", "rdf", "skos", "prov", "units", "time", "geo", "naming", "perf", "safety")
 SHAPES = ("ontology+task+text", "ontology+task", "ontology+kinds", "text")
 _WEIGHTS = tuple(1 / (r + 1) ** 0.8 for r in range(len(WORDS)))  # Zipf-like: a few common words, a long tail
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 # ---- generated items ----
@@ -125,14 +123,12 @@ def bulk_load(m: Memory, specs: list[dict], chunk: int = 5000) -> None:
 
 
 def bulk_item(m: Memory, s: dict) -> None:
-    """One item's blob, triples and FTS row, exactly as Memory.add writes them (no validation, no commit)."""
+    """One item's blob, triples and index row, exactly as Memory.add writes them (no validation, no commit)."""
     i = item_id(s["title"], s["content"])
     g = _item_graph(ITEM[i], s["kind"], s["title"], s["summary"], s["content"], s["applies_to"], s["task_types"],
                     (), s["tags"], s["priority"], s["confidence"], "general", None, None, None)
     m.blobs.put(s["content"], "content")
-    for triple in g:
-        m.graph.add(*triple)
-    m.graph.index_text(m.graph.storid(ITEM[i]), s["title"], s["summary"], " ".join(s["tags"]))
+    m._stage(g, i, s["title"], s["summary"], s["tags"], s["priority"], s["confidence"])
 
 
 def supersede_some(m: Memory, specs: list[dict], n: int) -> int:
@@ -188,8 +184,8 @@ def query_set(n: int, salt: str) -> list[tuple[str, dict]]:
 
 
 def tokens(text: str) -> list[str]:
-    """The words of a text as Memory's FTS expression uses them (lower case, unique, capped)."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))[:MAX_TOKENS]
+    """The words of a text as Memory's search uses them (lower case, unique, capped)."""
+    return list(retrieval.words(text))
 
 
 # ---- rdflib baseline ----
@@ -224,6 +220,7 @@ class Baseline:
     """Memory.search's semantics as prepared SPARQL on an in-memory rdflib Graph, values bound by initBindings."""
 
     def __init__(self, graph: Graph):
+        """Wrap an rdflib Graph; queries are prepared once per (shape, kinds, tokens) key."""
         self.graph, self.prepared = graph, {}
 
     def search(self, shape: str, kw: dict) -> list[str]:
@@ -345,6 +342,7 @@ def table(r: dict) -> str:
              f"{'metric':<34}{'owl-memory':>12}{'rdflib':>12}{'rdflib/mem':>12}"]
 
     def row(name, a, c=None):
+        """One table line: owl-memory value, rdflib value and their ratio."""
         ratio = f"{c / a:.1f}x" if c is not None and a else ""
         lines.append(f"{name:<34}{a:>12.3f}{'' if c is None else f'{c:>12.3f}':>12}{ratio:>12}")
 
@@ -369,8 +367,9 @@ def table(r: dict) -> str:
 def targets(r: dict) -> str:
     """The design targets checked against one size's results."""
     mem, base = r["memory"], r["rdflib"]
-    p95, other = mem["search"]["all"]["p95"], base["search"]["all"]["p95"]
-    checks = [("search p95 <= 2 ms", p95 <= 2), (f"rdflib/mem p95 >= 20x ({other / p95:.1f}x)", other / p95 >= 20),
+    p95 = mem["search"]["all"]["p95"]
+    worst = min(base["search"][s]["p95"] / mem["search"][s]["p95"] for s in SHAPES if s in base["search"])
+    checks = [("search p95 <= 2 ms", p95 <= 2), (f"rdflib/mem p95 >= 20x in every shape ({worst:.1f}x)", worst >= 20),
               ("validated add p95 <= 10 ms", mem["add"]["p95"] <= 10), ("open <= 1 s", mem["open_ms"] <= 1000)]
     return "targets (set for 100k): " + ", ".join(f"{name}: {'ok' if ok else 'MISSED'}" for name, ok in checks)
 

@@ -14,7 +14,10 @@ from .resources import memory_ontology
 from .vocab import ITEM, KINDS, OM
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
-_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, tokenize='unicode61')"
+# The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
+# immutable ranking fields, so one FTS5 query filters, scores and orders (see retrieval.py).
+_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
+        "priority UNINDEXED, confidence UNINDEXED, tokenize='unicode61')")
 
 
 class MemoryGraph:
@@ -107,11 +110,12 @@ class MemoryGraph:
             g.add((self.iri(s), self.iri(p), _literal(self, o, d)))
         return g
 
-    def index_text(self, s: int, title: str, summary: str, tags: str) -> None:
-        """(Re)write the FTS5 row of item s; its rowid is the item's quadstore id."""
+    def index_item(self, s: int, item: str, title: str, summary: str, tags: str, keys: str, priority: int,
+                   confidence: float) -> None:
+        """(Re)write the retrieval index row of item s; its rowid is the item's quadstore id."""
         self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
-        self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags) VALUES (?, ?, ?, ?)",
-                        (s, title, summary, tags))
+        self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (s, title, summary, tags, keys, item, priority, confidence))
 
     def commit(self) -> None:
         """Make every write so far durable."""

@@ -73,7 +73,7 @@ class Memory:
         changed = [ITEM[i]] + ([ITEM[refines]] if scope == "exception" and refines is not None else [])
         require_valid(g + self._context(g, ITEM[i]), f"item {title!r}", focus=changed)
         self.blobs.put(content, "content")  # payload first: a crash before the graph commit leaves an orphan blob
-        self._write(g, i, title, summary, tags)
+        self._write(g, i, title, summary, tags, priority, confidence)
         return i
 
     def supersede(self, old_id: str, new_id: str) -> None:
@@ -221,16 +221,22 @@ class Memory:
                 ctx += self.graph.triples(sid, None if str(node).startswith(str(ITEM)) else RDF.type)
         return ctx
 
-    def _write(self, g: Graph, i: str, title: str, summary: str, tags) -> None:
-        """Write an item's triples and FTS row in one transaction."""
+    def _write(self, g: Graph, i: str, title: str, summary: str, tags, priority: int, confidence: float) -> None:
+        """Write an item's triples and index row in one transaction."""
         try:
-            for t in g:
-                self.graph.add(*t)
-            self.graph.index_text(self.graph.storid(ITEM[i]), title, summary, " ".join(tags))
+            self._stage(g, i, title, summary, tags, priority, confidence)
             self.graph.commit()
         except BaseException:
             self.graph.rollback()
             raise
+
+    def _stage(self, g: Graph, i: str, title: str, summary: str, tags, priority: int, confidence: float) -> None:
+        """Insert an item's triples and its retrieval index row, without committing."""
+        for t in g:
+            self.graph.add(*t)
+        keys = retrieval.item_keys(self.graph, g, ITEM[i])
+        self.graph.index_item(self.graph.storid(ITEM[i]), i, title, summary, " ".join(_strings(tags)), keys,
+                              int(priority), float(confidence))
 
     def _update(self, id: str, change) -> None:
         """Apply `change(item IRI)` to a stored item, re-validate that item, commit or roll back."""
@@ -257,7 +263,7 @@ class Memory:
                     return None
                 filters.append((self.graph.sid[p], oid))
         k = max(0, min(int(k), retrieval.MAX_K))
-        return retrieval.Query(tuple(filters), retrieval.kind_ids(self.graph, kinds), retrieval.fts_expression(text), k)
+        return retrieval.Query(tuple(filters), retrieval.kind_ids(self.graph, kinds), retrieval.words(text), k)
 
     def _hit(self, s: int, i: str, score: float) -> dict:
         """The search contract's dict for one ranked item."""

@@ -1,107 +1,129 @@
-"""Deterministic retrieval: applicability filter and ranking in SQL over the quadstore, ids and metadata out.
+"""Deterministic retrieval: one FTS5 query filters by applicability, scores the words and orders the items.
 
-User text never enters a query string: every value is a bound parameter, and free text reaches FTS5 only
-as quoted word tokens inside a bound MATCH argument.
+Each item has one row in the `om_fts` index: the words of its title, summary and tags; key tokens for its kind
+and applicability links (`k<property id>x<object id>`, quadstore ids); and its priority, confidence and id.
+A search is a single MATCH expression (keys AND words) passed as a bound parameter: user text reaches it only
+as quoted word tokens, filter values only as quadstore ids, so no user text is ever parsed as query syntax.
+
+Ranking: items containing all the query words first, then items containing some of them; within each, FTS5
+bm25 over title, summary and tags, then priority, confidence and id. Superseded items are excluded live (from
+the graph), and an exception is moved just above the rule it refines when that rule is in the results.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rdflib import URIRef
 from rdflib.namespace import RDF
 
 from .errors import InvalidItem
 from .graph import MemoryGraph
-from .vocab import ITEM, KINDS, OM
+from .vocab import KINDS, OM
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50
 MAX_TOKENS = 32
+KEYED = (RDF.type, OM.appliesToOntology, OM.appliesToTaskType, OM.preventsFailureMode)
+_TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
 
 @dataclass(frozen=True)
 class Query:
-    """A normalized search request: quadstore ids of the filters, FTS5 expression, result count."""
+    """A normalized search request: quadstore ids of the filters and kinds, query words, result count."""
 
-    filters: tuple  # ((property storid, object storid), ...)
-    kinds: tuple    # kind class storids
-    match: str | None
+    filters: tuple  # ((property storid, object storid), ...): every one must hold
+    kinds: tuple  # ((rdf:type storid, kind class storid), ...): any one must hold
+    words: tuple  # lower-case word tokens of the text
     k: int
+    all_words: bool = True
 
 
-def fts_expression(text: str | None) -> str | None:
-    """An FTS5 MATCH expression (OR of quoted word tokens) for free text; None when it has no words."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:MAX_TOKENS]
-    return " OR ".join(f'"{w}"' for w in words) or None
+def words(text: str | None) -> tuple:
+    """The distinct lower-case word tokens of a text (at most MAX_TOKENS)."""
+    return tuple(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:MAX_TOKENS]
+
+
+def key_token(p: int, o: int) -> str:
+    """The index token that stands for the link (item, p, o)."""
+    return f"k{p}x{o}"
+
+
+def item_keys(graph: MemoryGraph, triples, item: URIRef) -> str:
+    """Key tokens of an item's kind and applicability links, for its index row."""
+    keyed = {graph.sid[p] for p in KEYED}
+    return " ".join(sorted({key_token(graph.storid(p), graph.storid(o)) for s, p, o in triples
+                            if s == item and graph.storid(p) in keyed}))
+
+
+def match_expression(q: Query) -> str | None:
+    """The FTS5 MATCH text of a query: key tokens AND quoted words; None when there is neither."""
+    parts = [f'"{key_token(p, o)}"' for p, o in q.filters]
+    if q.kinds:
+        parts.append("(" + " OR ".join(f'"{key_token(p, o)}"' for p, o in q.kinds) + ")")
+    keys = f"keys : ({' AND '.join(parts)})" if parts else ""
+    text = (" AND " if q.all_words else " OR ").join(f'"{w}"' for w in q.words)
+    text = f"{{title summary tags}} : ({text})" if text else ""
+    return " AND ".join(x for x in (keys, text) if x) or None
 
 
 def rank(graph: MemoryGraph, q: Query) -> list[tuple[int, str, float]]:
-    """Up to q.k (item storid, id, score), applicability first, then score, priority, confidence, id.
-
-    An exception ranks just above the rule it refines whenever that rule is among the results.
-    """
-    rows = _ranked(graph, q, limit=q.k)
-    if rows:
-        rows = _exceptions_first(rows, _ranked(graph, q, exceptions_of=[r[0] for r in rows]))
-    return [(s, iri[len(str(ITEM)):], score) for s, iri, score, _ in rows[: q.k]]
-
-
-def _ranked(graph: MemoryGraph, q: Query, limit: int = -1, exceptions_of: list | None = None) -> list[tuple]:
-    """Ranked (storid, iri, score, rule) rows of applicable items; optionally only exceptions to given rules."""
-    cand, params = _candidates(graph, q)
-    score = "-bm25(om_fts)" if q.match else "0.0"
-    source = "om_fts WHERE om_fts MATCH ?" if q.match else "om_fts"
-    only = f"WHERE ex.s IN ({', '.join('?' * len(exceptions_of))})" if exceptions_of else ""
-    sql = f"""
-        WITH cand(s) AS ({cand}),
-             hit(s, score) AS (SELECT rowid, {score} FROM {source})
-        SELECT c.s, r.iri, round(h.score, 6) AS score, ex.s AS rule
-        FROM cand c JOIN hit h ON h.s = c.s
-        JOIN resources r ON r.storid = c.s
-        LEFT JOIN datas pr ON pr.s = c.s AND pr.p = ?
-        LEFT JOIN datas cf ON cf.s = c.s AND cf.p = ?
-        LEFT JOIN objs ex ON ex.o = c.s AND ex.p = ?
-        {only}
-        ORDER BY score DESC, coalesce(pr.o, 0) DESC, coalesce(cf.o, 0) DESC, r.iri ASC
-        LIMIT ?"""
-    sid = graph.sid
-    params += [q.match] if q.match else []
-    params += [sid[OM.priority], sid[OM.confidence], sid[OM.hasException], *(exceptions_of or []), limit]
-    return graph.db.execute(sql, params).fetchall()
+    """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
+    rows = _ranked(graph, q, q.k)
+    if len(q.words) > 1 and len(rows) < q.k:
+        some = _ranked(graph, replace(q, all_words=False), q.k + len(rows))
+        seen = {r[0] for r in rows}
+        rows += [r for r in some if r[0] not in seen][: q.k - len(rows)]
+    rules = _exceptions_of(graph, [r[0] for r in rows])
+    if rules:
+        found = _ranked(graph, replace(q, all_words=False), len(rules), only=sorted(rules))
+        rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
+    return rows[: q.k]
 
 
-def _candidates(graph: MemoryGraph, q: Query) -> tuple[str, list]:
-    """SQL (fixed text) and bound values selecting applicable, non-superseded items."""
-    parts, params = [], []
-    for p, o in q.filters:
-        parts.append("SELECT s FROM objs WHERE p = ? AND o = ?")
-        params += [p, o]
-    if q.kinds:
-        parts.append(f"SELECT s FROM objs WHERE p = ? AND o IN ({', '.join('?' * len(q.kinds))})")
-        params += [graph.sid[RDF.type], *q.kinds]
-    if not parts:
-        parts.append("SELECT rowid FROM om_fts")
-    sql = " INTERSECT ".join(parts) + " EXCEPT SELECT o FROM objs WHERE p = ?"
-    return sql, params + [graph.sid[OM.supersedes]]
+def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None) -> list[tuple]:
+    """Ranked (storid, id, score) rows of applicable, non-superseded items (only those in `only` when given)."""
+    expr = match_expression(q)
+    where, params = [], []
+    if expr:
+        where.append("om_fts MATCH ?"), params.append(expr)
+    if only:
+        where.append(f"rowid IN ({', '.join('?' * len(only))})"), params.extend(only)
+    where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
+    params.append(graph.sid[OM.supersedes])
+    score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if q.words else "0.0"
+    sql = (f"SELECT rowid, item, {score} AS score FROM om_fts WHERE {' AND '.join(where)} "
+           "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ?")
+    return graph.db.execute(sql, [*params, limit]).fetchall()
+
+
+def _exceptions_of(graph: MemoryGraph, items: list[int]) -> dict[int, int]:
+    """{exception storid: rule storid} for the exceptions of the given rules."""
+    if not items:
+        return {}
+    rows = graph.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND s IN ({', '.join('?' * len(items))})",
+                            [graph.sid[OM.hasException], *items]).fetchall()
+    return dict(rows)
 
 
 def _exceptions_first(rows: list, exceptions: list) -> list:
-    """Put each exception just above the rule it refines (rows and exceptions are ranked rows)."""
-    order = [r for r in rows if r[0] not in {e[0] for e in exceptions}]
+    """Put each exception (storid, id, score, rule) just above its rule in the ranked rows."""
+    moved = {e[0] for e in exceptions}
+    order = [r for r in rows if r[0] not in moved]
     for e in exceptions:
         at = next((i for i, r in enumerate(order) if r[0] == e[3]), None)
         if at is not None:
-            order.insert(at, e)
+            order.insert(at, e[:3])
     return order
 
 
 def kind_ids(graph: MemoryGraph, kinds) -> tuple:
-    """Quadstore ids of kind names (case-insensitive); ValueError names the valid kinds."""
+    """(rdf:type, kind class) quadstore id pairs of kind names (any case); InvalidItem names the valid kinds."""
     if kinds is None:
         return ()
     names = [kinds] if isinstance(kinds, str) else list(kinds)
-    return tuple(graph.sid[OM[normalize_kind(n)]] for n in names)
+    return tuple((graph.sid[RDF.type], graph.sid[OM[normalize_kind(n)]]) for n in names)
 
 
 def normalize_kind(name: str) -> str:

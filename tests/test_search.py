@@ -112,3 +112,18 @@ def test_hostile_text_is_harmless(memory, text):
     assert memory.search(ontology=text) == [] and memory.search(task_type=text) == []
     assert memory.search(failure_mode=text, kinds=["AntiPattern"]) == []
     assert len(memory) == 5 and memory.get(ids["prov_rule"])["title"]
+
+
+def test_items_with_all_the_words_rank_first_then_items_with_some(memory):
+    both = memory.add("Principle", "Close the shape", "Use when a node shape must be closed.", "a")
+    one = memory.add("Principle", "Shape shape shape", "Use when shape shape shape.", "b")
+    neither = memory.add("Principle", "Unrelated advice", "Use when nothing else applies.", "c")
+    ids = [h["id"] for h in memory.search("closed shape", k=10)]
+    assert ids[:2] == [both, one] and neither not in ids
+
+
+def test_filters_combine_with_text(memory):
+    ids = fill(memory)
+    hits = memory.search("lineage", ontology=SKOS, kinds=["Principle"])
+    assert [h["id"] for h in hits] == [ids["skos_rule"]]
+    assert memory.search("lineage", ontology=SKOS, kinds=["AntiPattern"]) == []
