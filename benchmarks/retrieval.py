@@ -147,7 +147,7 @@ def validate_sample(m: Memory, specs: list[dict], n: int) -> str:
     for s in rng.sample(specs, min(n, len(specs))):
         node = ITEM[item_id(s["title"], s["content"])]
         g = m.graph.triples(m.graph.storid(node))
-        ok += check(g + m._context(g, node), focus=[node])["conforms"]
+        ok += check(g, m._context(g, node), focus=[node])["conforms"]
     return f"{ok}/{min(n, len(specs))}"
 
 

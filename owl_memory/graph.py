@@ -90,7 +90,7 @@ class MemoryGraph:
 
     def triples(self, s: int, p: URIRef | None = None) -> Graph:
         """The triples with subject s (and predicate p when given), as an rdflib Graph."""
-        g, pid = Graph(), None if p is None else self.storid(p)
+        g, pid = Graph(bind_namespaces="none"), None if p is None else self.storid(p)
         for pi, o in self.db.execute("SELECT p, o FROM objs WHERE s = ?", (s,)):
             if pid in (None, pi):
                 g.add((self.iri(s), self.iri(pi), self.iri(o)))

@@ -71,7 +71,7 @@ class Memory:
         if scope == "exception" and refines is not None:
             g.add((ITEM[refines], OM.hasException, ITEM[i]))
         changed = [ITEM[i]] + ([ITEM[refines]] if scope == "exception" and refines is not None else [])
-        require_valid(g + self._context(g, ITEM[i]), f"item {title!r}", focus=changed)
+        require_valid(g, self._context(g, ITEM[i]), what=f"item {title!r}", focus=changed)
         self.blobs.put(content, "content")  # payload first: a crash before the graph commit leaves an orphan blob
         self._write(g, i, title, summary, tags, priority, confidence)
         return i
@@ -155,7 +155,7 @@ class Memory:
     def export(self, path: str | Path, format: str = "turtle") -> Path:
         """Write the memory (ontology and items) as RDF after validating it; nothing is written if it fails."""
         g = self.graph.to_rdflib()
-        require_valid(g, "the memory")
+        require_valid(g, what="the memory")
         g.serialize(destination=str(path), format=format)
         return Path(path)
 
@@ -195,7 +195,7 @@ class Memory:
 
     def _links(self, s: URIRef, refines, grounded_by, provenance) -> Graph:
         """Triples linking a new item to stored items and to its provenance; UnknownItem for missing ids."""
-        g = Graph()
+        g = Graph(bind_namespaces="none")
         if refines is not None:
             self._require(refines)
             g.add((s, OM.refines, ITEM[refines]))
@@ -214,7 +214,7 @@ class Memory:
 
     def _context(self, g: Graph, item: URIRef) -> Graph:
         """Stored triples of the other items `g` touches and the types of its other nodes, for sh:class checks."""
-        ctx = Graph()
+        ctx = Graph(bind_namespaces="none")
         for node in (set(g.objects()) | set(g.subjects())) - {item}:
             sid = self.graph.storid(node) if isinstance(node, URIRef) else None
             if sid is not None:
@@ -244,7 +244,7 @@ class Memory:
         try:
             change(s)
             g = self.graph.triples(self.graph.storid(s))
-            require_valid(g + self._context(g, s), f"item {id}", focus=[s])
+            require_valid(g, self._context(g, s), what=f"item {id}", focus=[s])
             self.graph.commit()
         except BaseException:
             self.graph.rollback()
@@ -278,7 +278,7 @@ class Memory:
 def _item_graph(s, kind, title, summary, content, applies_to, task_types, failure_modes, tags, priority,
                 confidence, scope, signature, action_schema, verification_hook) -> Graph:
     """The RDF of a new item (before validation); argument errors become InvalidItem."""
-    g = Graph()
+    g = Graph(bind_namespaces="none")
     try:
         g.add((s, RDF.type, OM[kind]))
         g.add((s, OM.title, Literal(str(title))))

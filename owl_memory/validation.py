@@ -15,23 +15,26 @@ from .resources import memory_ontology, memory_shapes
 @cache
 def _class_tree() -> Graph:
     """The subclass axioms of the memory ontology, so targetClass reaches every kind of item."""
-    g = Graph()
+    g = Graph(bind_namespaces="none")
     for t in memory_ontology().triples((None, RDFS.subClassOf, None)):
         g.add(t)
     return g
 
 
-def check(graph: Graph, focus: list | None = None) -> dict:
-    """Validate a graph (only the `focus` nodes when given) against the memory shapes."""
-    conforms, report, _ = pyshacl.validate(graph + _class_tree(), shacl_graph=memory_shapes(), inference="none",
-                                           focus_nodes=focus)
+def check(*graphs: Graph, focus: list | None = None) -> dict:
+    """Validate the union of `graphs` (only the `focus` nodes when given) against the memory shapes."""
+    data = Graph(bind_namespaces="none")
+    for g in (*graphs, _class_tree()):
+        for t in g:
+            data.add(t)
+    conforms, report, _ = pyshacl.validate(data, shacl_graph=memory_shapes(), inference="none", focus_nodes=focus)
     msgs = sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
     return {"conforms": bool(conforms), "violation_count": len(msgs), "messages": msgs}
 
 
-def require_valid(graph: Graph, what: str, focus: list | None = None) -> None:
-    """Raise InvalidItem with every SHACL message when `graph` (or its `focus` nodes) does not conform."""
-    result = check(graph, focus)
+def require_valid(*graphs: Graph, what: str, focus: list | None = None) -> None:
+    """Raise InvalidItem with every SHACL message when the union of `graphs` (or its `focus` nodes) fails."""
+    result = check(*graphs, focus=focus)
     if not result["conforms"]:
         raise InvalidItem(f"{what} fails the memory shapes: " + "; ".join(result["messages"]))
 
