@@ -5,15 +5,18 @@ and applicability links (`k<property id>x<object id>`, quadstore ids); and its p
 A search is a single MATCH expression (keys AND words) passed as a bound parameter: user text reaches it only
 as quoted word tokens, filter values only as quadstore ids, so no user text is ever parsed as query syntax.
 
-Ranking: items containing all the query words first, then items containing some of them; within each, FTS5
-bm25 over title, summary and tags, then priority, confidence and id. Superseded items are excluded live (from
-the graph), and an exception is moved just above the rule it refines when that rule is in the results.
+Ranking by coordination level: items containing all the query words first, then (for 3 to 6 words) items
+containing all but one, then items containing any; within a level, FTS5 bm25 over title, summary and tags,
+then priority, confidence and id. A lower level is only queried when the levels above give fewer than k
+items. Superseded items are excluded live (from the graph), and an exception is moved just above the rule it
+refines when that rule is in the results.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from itertools import combinations
 
 from rdflib import URIRef
 from rdflib.namespace import RDF
@@ -37,7 +40,7 @@ class Query:
     kinds: tuple  # ((rdf:type storid, kind class storid), ...): any one must hold
     words: tuple  # lower-case word tokens of the text
     k: int
-    all_words: bool = True
+    need: int = 0  # how many of the words an item must contain (0: all)
 
 
 def words(text: str | None) -> tuple:
@@ -63,23 +66,33 @@ def match_expression(q: Query) -> str | None:
     if q.kinds:
         parts.append("(" + " OR ".join(f'"{key_token(p, o)}"' for p, o in q.kinds) + ")")
     keys = f"keys : ({' AND '.join(parts)})" if parts else ""
-    text = (" AND " if q.all_words else " OR ").join(f'"{w}"' for w in q.words)
-    text = f"{{title summary tags}} : ({text})" if text else ""
+    need = q.need or len(q.words)
+    groups = [" AND ".join(f'"{w}"' for w in c) for c in combinations(q.words, need)] if q.words else []
+    text = f"{{title summary tags}} : ({' OR '.join(f'({g})' for g in groups)})" if groups else ""
     return " AND ".join(x for x in (keys, text) if x) or None
 
 
 def rank(graph: MemoryGraph, q: Query) -> list[tuple[int, str, float]]:
     """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
-    rows = _ranked(graph, q, q.k)
-    if len(q.words) > 1 and len(rows) < q.k:
-        some = _ranked(graph, replace(q, all_words=False), q.k + len(rows))
+    rows: list = []
+    for need in _levels(len(q.words)):
+        if len(rows) >= q.k:
+            break
         seen = {r[0] for r in rows}
-        rows += [r for r in some if r[0] not in seen][: q.k - len(rows)]
+        rows += [r for r in _ranked(graph, replace(q, need=need), q.k + len(rows)) if r[0] not in seen]
+    rows = rows[: q.k]
     rules = _exceptions_of(graph, [r[0] for r in rows])
     if rules:
-        found = _ranked(graph, replace(q, all_words=False), len(rules), only=sorted(rules))
+        found = _ranked(graph, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
         rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
     return rows[: q.k]
+
+
+def _levels(n: int) -> list[int]:
+    """Coordination levels to query for n words: all, all but one (3 to 6 words), any."""
+    if n <= 1:
+        return [0]
+    return [n] + ([n - 1] if 3 <= n <= 6 else []) + [1]
 
 
 def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None) -> list[tuple]:
