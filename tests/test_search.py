@@ -131,6 +131,6 @@ def test_filters_combine_with_text(memory):
 
 def test_coordination_levels_all_then_all_but_one_then_any(memory):
     three = memory.add("Procedure", "Repair closed node shapes", "Use when repairing.", "a")
-    two = memory.add("Procedure", "Repair node patterns", "Use when repairing.", "b")
-    one = memory.add("Procedure", "Shapes overview", "Use when reading.", "c")
+    two = memory.add("Procedure", "Node shapes overview", "Use when reading.", "b")
+    one = memory.add("Procedure", "Closed world notes", "Use when reading.", "c")
     assert [h["id"] for h in memory.search("closed node shapes", k=10)] == [three, two, one]
