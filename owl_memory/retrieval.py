@@ -74,18 +74,38 @@ def match_expression(q: Query) -> str | None:
 
 def rank(graph: MemoryGraph, q: Query) -> list[tuple[int, str, float]]:
     """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
+    rows = _by_level_in_python(graph, q) if q.words and (q.filters or q.kinds) else _by_level_in_fts(graph, q)
+    rules = _exceptions_of(graph, [r[0] for r in rows])
+    if rules:
+        found = _ranked(graph, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
+        rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
+    return rows[: q.k]
+
+
+def _by_level_in_fts(graph: MemoryGraph, q: Query) -> list[tuple]:
+    """Top q.k rows, one FTS5 query per coordination level until k are found (large candidate sets)."""
     rows: list = []
     for need in _levels(len(q.words)):
         if len(rows) >= q.k:
             break
         seen = {r[0] for r in rows}
         rows += [r for r in _ranked(graph, replace(q, need=need), q.k + len(rows)) if r[0] not in seen]
-    rows = rows[: q.k]
-    rules = _exceptions_of(graph, [r[0] for r in rows])
-    if rules:
-        found = _ranked(graph, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
-        rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
     return rows[: q.k]
+
+
+def _by_level_in_python(graph: MemoryGraph, q: Query) -> list[tuple]:
+    """Top q.k rows for small, filtered candidate sets: one cheap keys-AND-word query per word.
+
+    FTS5 bm25 is a sum over the query's phrases, so the per-word scores add up to the score of the whole query;
+    the number of words an item matched is its coordination level.
+    """
+    hits: dict[int, list] = {}
+    for w in q.words:
+        for s, item, score, prio, conf in _ranked(graph, replace(q, words=(w,)), -1, ranks=True):
+            h = hits.setdefault(s, [0, 0.0, item, prio, conf])
+            h[0], h[1] = h[0] + 1, h[1] + score
+    best = sorted(hits.items(), key=lambda x: (-x[1][0], -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
+    return [(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
 
 
 def _levels(n: int) -> list[int]:
@@ -95,8 +115,8 @@ def _levels(n: int) -> list[int]:
     return [n] + ([n - 1] if 3 <= n <= 6 else []) + [1]
 
 
-def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None) -> list[tuple]:
-    """Ranked (storid, id, score) rows of applicable, non-superseded items (only those in `only` when given)."""
+def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None, ranks: bool = False) -> list[tuple]:
+    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, non-superseded items."""
     expr = match_expression(q)
     where, params = [], []
     if expr:
@@ -106,7 +126,8 @@ def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None) 
     where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
     params.append(graph.sid[OM.supersedes])
     score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if q.words else "0.0"
-    sql = (f"SELECT rowid, item, {score} AS score FROM om_fts WHERE {' AND '.join(where)} "
+    columns = ", priority, confidence" if ranks else ""
+    sql = (f"SELECT rowid, item, {score} AS score{columns} FROM om_fts WHERE {' AND '.join(where)} "
            "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ?")
     return graph.db.execute(sql, [*params, limit]).fetchall()
 
