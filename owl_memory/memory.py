@@ -145,7 +145,8 @@ class Memory:
         return sorted(items, key=lambda it: (-(it["success_count"] + 1) / (it["use_count"] + 2), it["id"]))
 
     def __len__(self) -> int:
-        return self.graph.db.execute("SELECT count(*) FROM om_fts").fetchone()[0]
+        """Number of stored items (superseded ones included), counted on the index's row-size table."""
+        return self.graph.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- whole memory ----
     def validate(self) -> dict:
