@@ -253,7 +253,7 @@ class Memory:
 
     def _query(self, text, ontology, task_type, failure_mode, kinds, k) -> retrieval.Query | None:
         """Bind a search's filters to quadstore ids; None when a filter names something never stored."""
-        wanted = [(OM.appliesToOntology, ontology and URIRef(str(ontology))),
+        wanted = [(OM.appliesToOntology, ontology and str(ontology)),
                   (OM.appliesToTaskType, task_type and TASK_TYPE[_slugify(task_type)]),
                   (OM.preventsFailureMode, failure_mode and FAILURE_MODE[_slugify(failure_mode)])]
         filters = []

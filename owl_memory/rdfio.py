@@ -44,4 +44,5 @@ def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
 def _reason(e: Exception) -> str:
     """The informative part of a parser message, one line, at most 200 characters."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("at line")]
-    return (lines[0] if lines else type(e).__name__)[:200]
+    reason = lines[0] if lines else type(e).__name__
+    return reason.removesuffix(" at ^ in:").removesuffix(":")[:200]
