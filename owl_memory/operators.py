@@ -251,6 +251,11 @@ def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
         return p("hasValue"), set()
     if p("in") is not None:
         return list(Collection(ctx.shapes, p("in")))[0], set()
+    if p("pattern") is not None and p("datatype") is None and p("nodeKind") in (SH.IRI, SH.BlankNodeOrIRI):
+        name = "-".join(re.split(r"[/#:]", str(x).rstrip("/#"))[-1] for x in (focus, p("path")))
+        text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
+        if text is not None:
+            return URIRef(text), set()
     if p("datatype") is not None or p("nodeKind") == SH.Literal or p("pattern") is not None:
         return _literal_for(p), set()
     cls = p("class")
@@ -311,6 +316,16 @@ def generate(pattern: str, flags: str = "") -> str | None:
         return None
     fl = re.IGNORECASE if "i" in flags else 0
     return text if text is not None and re.search(pattern, text, fl) else None
+
+
+def generate_iri(pattern: str, flags: str, name: str) -> str | None:
+    """An IRI matching a pattern: its shortest match, completed with `name` (and a host after a bare scheme)
+    when the pattern leaves the end open, so ^https?:// gives http://example.org/<name>, not http://."""
+    text = generate(pattern, flags)
+    if text is None:
+        return None
+    longer = text + ("example.org/" if text.endswith("://") else "") + name
+    return longer if re.search(pattern, longer, re.IGNORECASE if "i" in flags else 0) else text
 
 
 def _gen(tree, sp) -> str | None:

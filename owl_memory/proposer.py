@@ -13,7 +13,7 @@ from rdflib.paths import InvPath, SequencePath
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from .cq import CompetencyQuestion, bound_values, evaluate, term
-from .operators import default_literal, generate
+from .operators import default_literal, generate, generate_iri
 from .workspace import copy_graph, nt_lines
 
 MAX_CANDIDATES = 8
@@ -265,7 +265,7 @@ class SymbolicProposer:
         found = list(islice(graph.objects(subject, predicate), MAX_CANDIDATES))
         found += c["hasValue"] + c["in"]
         for pat, flags in c["pattern"]:
-            text = generate(pat, flags)
+            text = generate_iri(pat, flags, _local(self._fresh(cq, subject, var))) if iri else generate(pat, flags)
             found += [] if text is None else [URIRef(text) if iri else self._literal(text, c)]
         found += [h if isinstance(h, Literal | URIRef) else self._literal(str(h), c) for h in hints]
         found += [self._fresh(cq, subject, var)] if iri or not c["literal"] else []

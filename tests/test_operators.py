@@ -137,3 +137,14 @@ def test_fresh_values_are_deterministic():
     a, b = repair(g, g), repair(g, g)
     assert a.added == b.added and a.conforms
     assert any(isinstance(o, URIRef) and str(o).startswith("urn:owl-memory:new:") for _, _, o in a.added)
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("^https?://", "http://example.org/svc1-endpoint"),
+    ("^https?://(creativecommons\\.org|opensource\\.org)/", "http://creativecommons.org/svc1-endpoint"),
+    ("^urn:x:[0-9]+$", "urn:x:0"),
+])
+def test_iris_from_patterns_are_completed_only_where_the_pattern_allows(pattern, expected):
+    from owl_memory.operators import generate_iri
+
+    assert generate_iri(pattern, "", "svc1-endpoint") == expected
