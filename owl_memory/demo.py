@@ -10,6 +10,7 @@ from rdflib.namespace import RDFS, SKOS
 
 from .memory import Memory
 from .rdfio import load_graph
+from .vocab import local_name
 
 DCTERMS = "http://purl.org/dc/terms/"
 TASK = "metadata-annotation"
@@ -44,7 +45,7 @@ def run_demo(path: Path) -> dict:
 
 def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:
     """One Constraint item per DC Terms property with a range: what its values must be."""
-    name, rng = _local(prop), _local(g.value(prop, RDFS.range))
+    name, rng = local_name(prop), local_name(g.value(prop, RDFS.range))
     comment = " ".join(str(g.value(prop, RDFS.comment) or g.value(prop, SKOS.definition) or "").split())
     label = str(g.value(prop, RDFS.label) or name)
     content = (f"dcterms:{name} ({label}). Range: {g.value(prop, RDFS.range)}.\n"
@@ -53,7 +54,3 @@ def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:
                  f"Use when stating dcterms:{name}; its value should be a {rng}.", content,
                  applies_to=[DCTERMS], task_types=[TASK], tags=[name, rng], confidence=0.9)
 
-
-def _local(iri) -> str:
-    """The local name of an IRI."""
-    return str(iri).rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]

@@ -18,7 +18,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from .blobs import sha256
-from .vocab import RDF, RDFS, SH, XSD
+from .vocab import RDF, RDFS, SH, XSD, local_name
 
 NEW = "urn:owl-memory:new:"
 NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
@@ -252,7 +252,7 @@ def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
     if p("in") is not None:
         return list(Collection(ctx.shapes, p("in")))[0], set()
     if p("pattern") is not None and p("datatype") is None and p("nodeKind") in (SH.IRI, SH.BlankNodeOrIRI):
-        name = "-".join(re.split(r"[/#:]", str(x).rstrip("/#"))[-1] for x in (focus, p("path")))
+        name = f"{local_name(focus)}-{local_name(p('path'))}"
         text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
         if text is not None:
             return URIRef(text), set()

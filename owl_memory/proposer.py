@@ -14,6 +14,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 
 from .cq import CompetencyQuestion, bound_values, evaluate, term
 from .operators import default_literal, generate, generate_iri
+from .vocab import local_name
 from .workspace import copy_graph, nt_lines
 
 MAX_CANDIDATES = 8
@@ -201,7 +202,7 @@ class SymbolicProposer:
         need = int(shapes.value(v["shape"], SH.minCount) or 1) - len(have)
         c = property_constraints(shapes, graph, path)
         cq = CompetencyQuestion("violation", "", "ASK {}")
-        pool = [x for x in self._values(cq, graph, shapes, focus, path, Variable(_local(path)), [])
+        pool = [x for x in self._values(cq, graph, shapes, focus, path, Variable(local_name(path)), [])
                 if x not in have and not str(x).startswith(self.namespace)]
         if c["literal"] and not c["iri"]:
             text = self._default_text(focus, path, c)
@@ -209,7 +210,7 @@ class SymbolicProposer:
         else:
             named = set(c["in"]) | set(c["hasValue"])
             pool = [x for x in pool if not isinstance(x, Literal) or x in named]
-            pool += [URIRef(f"{self.namespace}{_local(focus)}-{_local(path)}-{i}") for i in range(1, need + 1)]
+            pool += [URIRef(f"{self.namespace}{local_name(focus)}-{local_name(path)}-{i}") for i in range(1, need + 1)]
         return {(focus, path, x) for x in pool[:max(0, need)]}
 
     def _row_bindings(self, cq: CompetencyQuestion) -> dict:
@@ -265,7 +266,7 @@ class SymbolicProposer:
         found = list(islice(graph.objects(subject, predicate), MAX_CANDIDATES))
         found += c["hasValue"] + c["in"]
         for pat, flags in c["pattern"]:
-            text = generate_iri(pat, flags, _local(self._fresh(cq, subject, var))) if iri else generate(pat, flags)
+            text = generate_iri(pat, flags, local_name(self._fresh(cq, subject, var))) if iri else generate(pat, flags)
             found += [] if text is None else [URIRef(text) if iri else self._literal(text, c)]
         found += [h if isinstance(h, Literal | URIRef) else self._literal(str(h), c) for h in hints]
         found += [self._fresh(cq, subject, var)] if iri or not c["literal"] else []
@@ -283,12 +284,12 @@ class SymbolicProposer:
         default = "" if c["datatype"] in (None, XSD.string) else str(default_literal(c["datatype"]))
         if default:
             return default
-        text = f"{_local(predicate)} of {_local(subject)}"
+        text = f"{local_name(predicate)} of {local_name(subject)}"
         return text + "." * max(0, c["minLength"] - len(text))
 
     def _fresh(self, cq, subject, var) -> URIRef:
         """A deterministic fresh IRI: namespace + subject name (or CQ id) + variable name."""
-        anchor = _local(subject) if isinstance(subject, URIRef) else cq.id
+        anchor = local_name(subject) if isinstance(subject, URIRef) else cq.id
         return URIRef(f"{self.namespace}{anchor}-{var}")
 
 
@@ -316,10 +317,6 @@ def _variable_order(triples) -> list:
     subjects = {s for s, _, _ in triples}
     return sorted(order, key=lambda v: (v not in subjects, order.index(v)))
 
-
-def _local(iri) -> str:
-    """The last segment of an IRI (after # or /)."""
-    return re.split(r"[#/]", str(iri).rstrip("/#"))[-1] or "node"
 
 
 # ---------------------------------------------------------------- the LLM proposer (strict RLM over capped tools)

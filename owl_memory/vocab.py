@@ -1,5 +1,7 @@
 """Vocabulary constants: the RDF namespaces and the IRIs owl-memory mints."""
 
+import re
+
 from rdflib import Namespace
 from rdflib.namespace import OWL, PROV, RDF, RDFS, SH, XSD
 
@@ -10,6 +12,11 @@ FAILURE_MODE = Namespace("http://w3id.org/owl-memory/failure-mode/")
 RUN = Namespace("http://w3id.org/owl-memory/run/")
 BLOB = Namespace("http://w3id.org/owl-memory/blob/")
 
+def local_name(iri) -> str:
+    """The last segment of an IRI (after #, / or :), "node" when there is none."""
+    return re.split(r"[#/:]", str(iri).rstrip("/#:"))[-1] or "node"
+
+
 KINDS = (
     "Principle", "Procedure", "AntiPattern", "Constraint", "JudgeRule",
     "RepairOperator", "EndpointProfile", "Episode",
@@ -18,5 +25,5 @@ SCOPES = ("general", "exception")
 
 __all__ = [
     "BLOB", "FAILURE_MODE", "ITEM", "KINDS", "OM", "OWL", "PROV", "RDF", "RDFS", "RUN", "SCOPES", "SH",
-    "TASK_TYPE", "XSD",
+    "TASK_TYPE", "XSD", "local_name",
 ]
