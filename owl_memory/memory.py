@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -14,7 +13,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from . import retrieval
-from .blobs import MAX_READ, BlobStore
+from .blobs import MAX_READ, BlobStore, sha256
 from .errors import InvalidItem, UnknownItem
 from .graph import MemoryGraph
 from .validation import check, require_valid
@@ -30,7 +29,7 @@ def item_id(title: str, content: str, scope: str = "general") -> str:
     norm_title = " ".join(unicodedata.normalize("NFC", title).split()).casefold()
     norm_content = "\n".join(ln.rstrip() for ln in unicodedata.normalize("NFC", content).strip().splitlines())
     raw = "\x1f".join((norm_title, norm_content, scope.strip().lower()))
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+    return sha256(raw)[:16]
 
 
 class Memory:
@@ -107,13 +106,11 @@ class Memory:
         sid, objs = self.graph.sid, (lambda p: [str(o) for o in self.graph.objects(s, self.graph.sid[p])])
         schema = one.get(sid[OM.actionSchema])
         return {
-            "id": id, "kind": self._kind(s), "title": one[sid[OM.title]], "summary": one[sid[OM.summary]],
-            "scope": one[sid[OM.scope]], "priority": int(one.get(sid[OM.priority], 0)),
-            "confidence": float(one[sid[OM.confidence]]), "applies_to": objs(OM.appliesToOntology),
+            "id": id, **self._card(s, one), "scope": one[sid[OM.scope]],
             "task_types": [_slug(t) for t in objs(OM.appliesToTaskType)],
             "failure_modes": [_slug(t) for t in objs(OM.preventsFailureMode)], "tags": sorted(v.get(sid[OM.tag], [])),
-            "refines": _local(objs(OM.refines)), "supersedes": _local(objs(OM.supersedes)),
-            "exceptions": _local(objs(OM.hasException)), "grounded_by": _local(objs(OM.groundedByEpisode)),
+            "refines": _ids(objs(OM.refines)), "supersedes": _ids(objs(OM.supersedes)),
+            "exceptions": _ids(objs(OM.hasException)), "grounded_by": _ids(objs(OM.groundedByEpisode)),
             "content_ref": one[sid[OM.contentRef]], "content_hash": one[sid[OM.contentHash]],
             "size": self.blobs.ref(one[sid[OM.contentRef]]).size, "created_at": str(one.get(sid[OM.createdAt], "")),
             **{k: int(one.get(sid[p], 0)) for k, p in _COUNTERS.items()},
@@ -210,7 +207,8 @@ class Memory:
         if prov.get("derived_from"):
             src = _source(str(prov["derived_from"]))
             g.add((s, PROV.wasDerivedFrom, src))
-            g.add((s, OM.derivedFromTrace, src)), g.add((src, RDF.type, OM.Trajectory))
+            g.add((s, OM.derivedFromTrace, src))
+            g.add((src, RDF.type, OM.Trajectory))
         return g
 
     def _context(self, g: Graph, item: URIRef) -> Graph:
@@ -269,11 +267,14 @@ class Memory:
     def _hit(self, s: int, i: str, score: float) -> dict:
         """The search contract's dict for one ranked item."""
         one = {p: vals[0] for p, vals in self.graph.values(s).items()}
+        return {"id": i, **self._card(s, one), "score": float(score)}
+
+    def _card(self, s: int, one: dict) -> dict:
+        """Kind, title, summary, applies_to, priority, confidence of a stored item (`one`: its data values)."""
         sid = self.graph.sid
-        return {"id": i, "kind": self._kind(s), "title": one[sid[OM.title]], "summary": one[sid[OM.summary]],
+        return {"kind": self._kind(s), "title": one[sid[OM.title]], "summary": one[sid[OM.summary]],
                 "applies_to": [str(o) for o in self.graph.objects(s, sid[OM.appliesToOntology])],
-                "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]]),
-                "score": float(score)}
+                "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]])}
 
 
 def _item_graph(s, kind, title, summary, content, applies_to, task_types, failure_modes, tags, priority,
@@ -289,7 +290,7 @@ def _item_graph(s, kind, title, summary, content, applies_to, task_types, failur
         g.add((s, OM.priority, Literal(int(priority), datatype=XSD.integer)))
     except (TypeError, ValueError) as e:
         raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
-    sha = hashlib.sha256(str(content).encode("utf-8")).hexdigest()
+    sha = sha256(str(content))
     g.add((s, OM.contentRef, Literal(f"sha256:{sha}")))
     g.add((s, OM.contentHash, Literal(sha)))
     g.add((s, OM.createdAt, Literal(datetime.now(timezone.utc).replace(microsecond=0), datatype=XSD.dateTime)))
@@ -300,11 +301,13 @@ def _item_graph(s, kind, title, summary, content, applies_to, task_types, failur
     for iri in _strings(applies_to):
         if not _IRI.match(iri):
             raise InvalidItem(f"applies_to needs ontology IRIs such as http://www.w3.org/ns/prov#, got {iri[:80]!r}")
-        g.add((s, OM.appliesToOntology, URIRef(iri))), g.add((URIRef(iri), RDF.type, OM.TargetOntology))
+        g.add((s, OM.appliesToOntology, URIRef(iri)))
+        g.add((URIRef(iri), RDF.type, OM.TargetOntology))
     for prop, ns, cls, values in ((OM.appliesToTaskType, TASK_TYPE, OM.TaskType, task_types),
                                   (OM.preventsFailureMode, FAILURE_MODE, OM.FailureMode, failure_modes)):
         for v in _strings(values):
-            g.add((s, prop, ns[_slugify(v)])), g.add((ns[_slugify(v)], RDF.type, cls))
+            g.add((s, prop, ns[_slugify(v)]))
+            g.add((ns[_slugify(v)], RDF.type, cls))
     for prop, value in ((OM.violationSignature, signature), (OM.verificationHook, verification_hook),
                         (OM.actionSchema, action_schema if action_schema is None else _json(action_schema))):
         if value is not None:
@@ -335,7 +338,7 @@ def _slug(iri: str) -> str:
     return unquote(iri.rsplit("/", 1)[-1])
 
 
-def _local(iris: list[str]) -> list[str]:
+def _ids(iris: list[str]) -> list[str]:
     """Item ids of item IRIs."""
     return [i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM))]
 

@@ -120,9 +120,11 @@ def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None, 
     expr = match_expression(q)
     where, params = [], []
     if expr:
-        where.append("om_fts MATCH ?"), params.append(expr)
+        where.append("om_fts MATCH ?")
+        params.append(expr)
     if only:
-        where.append(f"rowid IN ({', '.join('?' * len(only))})"), params.extend(only)
+        where.append(f"rowid IN ({', '.join('?' * len(only))})")
+        params.extend(only)
     where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
     params.append(graph.sid[OM.supersedes])
     score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if q.words else "0.0"
