@@ -241,7 +241,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
 
     Example: owl-memory run "Direct subclasses of prov:Entity?" --ontology prov-o.ttl --lm openai/gpt-4o-mini
     """
-    from .runner import interpreter_factory, resolve_lm, run
+    from .agent.runner import interpreter_factory, resolve_lm, run
 
     model, prompt = resolve_lm(lm, api_base), None
     interpreter_factory(sandbox)
@@ -281,7 +281,7 @@ def sprint(sprint_file, lm, api_base, memory_path, as_json):
     spec = load_sprint(sprint_file or default_sprint())
     model = None
     if lm:
-        from .runner import resolve_lm
+        from .agent.runner import resolve_lm
 
         model = resolve_lm(lm, api_base)
     with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,

@@ -368,8 +368,8 @@ class LLMProposer:
         """Run the RLM once and return its Turtle answer; counts the LM calls it made."""
         import dspy
 
-        from .runner import RLM, interpreter_factory
-        from .tools import tools
+        from .agent.runner import RLM, interpreter_factory
+        from .agent.tools import tools
 
         sig = dspy.Signature("competency_question: dict, ontology: dict -> turtle: str", LLM_INSTRUCTIONS)
         rlm = RLM(sig, max_iters=self.max_iters, max_llm_calls=self.max_llm_calls,

@@ -7,10 +7,10 @@ import string
 import pytest
 from dspy.utils import DummyLM
 
-from owl_memory.leakage import K, bait_hits, measure, payload_spans, union_length
-from owl_memory.runner import run
-from owl_memory.tools import MAX_RETURN
-from owl_memory.trajectory import read_trajectory
+from owl_memory.agent.leakage import K, bait_hits, measure, payload_spans, union_length
+from owl_memory.agent.runner import run
+from owl_memory.agent.tools import MAX_RETURN
+from owl_memory.agent.trajectory import read_trajectory
 
 BAIT = "BAIT-7f3a9c-OWL-MEMORY-SECRET"
 _rng = random.Random(4)

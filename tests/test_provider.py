@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E40
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
+from owl_memory.agent.trajectory import read_trajectory  # noqa: E402
 from owl_memory.cli import main  # noqa: E402
-from owl_memory.trajectory import read_trajectory  # noqa: E402
 
 SECRET = "Zq9-hidden-prompt-line that the model must only see in windows. "
 

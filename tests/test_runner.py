@@ -7,10 +7,10 @@ import pytest
 from click.testing import CliRunner
 from dspy.utils import DummyLM
 
+from owl_memory.agent.runner import CONDITIONS, interpreter_factory, resolve_lm, run
+from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError
-from owl_memory.runner import CONDITIONS, interpreter_factory, resolve_lm, run
-from owl_memory.trajectory import read_trajectory
 
 SUBCLASSES = ["http://www.w3.org/ns/prov#Bundle", "http://www.w3.org/ns/prov#Collection",
               "http://www.w3.org/ns/prov#Plan"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import jsonschema
 
-from .errors import InvalidItem, LoadError
-from .resources import shipped
+from ..errors import InvalidItem, LoadError
+from ..resources import shipped
 
 SCHEMA_NAME = "trajectory.schema.json"
 

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import dspy
-from dspy.utils.callback import with_callbacks
 from pydantic import PrivateAttr
 from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from .blobs import BlobStore, ReadBudget, Ref
-from .errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
-from .rdfio import load_graph
+from ..blobs import BlobStore, ReadBudget, Ref
+from ..errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
+from ..rdfio import load_graph
+from .dspy_compat import validate_tool_args, with_callbacks
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take
 MAX_LIST = 50  # entries one listing may return
@@ -112,7 +112,7 @@ class Toolbox:
         if problem is not None:
             return f"[Error] {name}: {clip(_scrub(str(problem), args, kwargs), 300)}"
         try:
-            parsed = tool._validate_and_parse_args(**bound.arguments)  # dspy.Tool's JSON-schema and pydantic check
+            parsed = validate_tool_args(tool, bound.arguments)  # dspy.Tool's JSON-schema and pydantic check
         except ValueError as e:  # its messages echo argument values; say what to pass instead
             return f"[Error] {name}{_signature(tool.func)}: {_argument_problem(e, tool.args)}"
         try:

@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dspy
-from dspy.primitives.local_interpreter import LocalInterpreter
-from dspy.primitives.repl_types import REPLEntry, REPLHistory
 
-from .blobs import ReadBudget
-from .errors import ConfigError
+from ..blobs import ReadBudget
+from ..errors import ConfigError
+from ..rdfio import load_graph
+from ..vocab import OWL, RDF
+from .dspy_compat import HookedRLM, LocalInterpreter, find_deno, format_output
 from .leakage import measure
-from .rdfio import load_graph
 from .tools import OwlTool, Toolbox
-from .vocab import OWL, RDF
 
 CONDITIONS = ("A0", "A1", "A2")
 LM_ENV = "OWL_MEMORY_LM"
@@ -78,16 +77,16 @@ def interpreter_factory(sandbox: bool = False):
     """dspy's LocalInterpreter (not a sandbox), or dspy's Deno/Pyodide PythonInterpreter when sandbox=True."""
     if not sandbox:
         return LocalInterpreter
-    from dspy.primitives.python_interpreter import PythonInterpreter, _find_deno_executable
+    from dspy.primitives.python_interpreter import PythonInterpreter
 
-    deno = _find_deno_executable()
+    deno = find_deno()
     if shutil.which(deno) is None and not Path(deno).is_file():
         raise ConfigError("sandbox=True needs Deno: install it (https://deno.com, or `pip install deno`) "
                           "or run without the sandbox (the local interpreter is not a sandbox)")
     return PythonInterpreter
 
 
-class RLM(dspy.RLM):
+class RLM(HookedRLM):
     """dspy.RLM whose interpreter passes positional arguments on to OwlTool tools (any interpreter).
 
     dspy 3.4.1 wraps each tool as `invoke(**kwargs)` before LocalInterpreter sees it, so `prompt_window(0, 50)`
@@ -95,9 +94,9 @@ class RLM(dspy.RLM):
     stubs, so plain dspy.RLM already takes both call styles on its default interpreter.
     """
 
-    def _make_interpreter_tool(self, tool):
+    def pass_through(self, tool) -> bool:
         """OwlTool objects as they are (callable by position or name); other tools as dspy wraps them."""
-        return tool if isinstance(tool, OwlTool) else super()._make_interpreter_tool(tool)
+        return isinstance(tool, OwlTool)
 
 
 class _TracedRLM(RLM):
@@ -107,14 +106,10 @@ class _TracedRLM(RLM):
         super().__init__(*args, **kwargs)
         self.on_iteration = on_iteration
 
-    def _execute_iteration(self, repl, variables, history, iteration, *args, **kwargs):
-        """Run one iteration as dspy does, then report its entry."""
-        result = super()._execute_iteration(repl, variables, history, iteration, *args, **kwargs)
+    def iteration_done(self, iteration: int, entry: dict) -> None:
+        """Report the iteration's entry to the callback."""
         if self.on_iteration is not None:
-            entry = result.entries[-1] if isinstance(result, REPLHistory) else result.trajectory[-1]
-            entry = entry if isinstance(entry, dict) else entry.model_dump()
             self.on_iteration(iteration, entry, self.max_output_chars)
-        return result
 
 
 def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=None, condition: str = "A2",
@@ -156,7 +151,7 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
     stdout = [0]
 
     def on_iteration(i, entry, cap):
-        seen = REPLEntry.format_output(entry.get("output", ""), cap).split("\n", 1)[1]
+        seen = format_output(entry.get("output", ""), cap).split("\n", 1)[1]
         stdout[0] += len(seen)
         traj.iteration = i + 1
         traj.write("iteration", iteration=i, reasoning=entry.get("reasoning", ""), code=entry.get("code", ""),
