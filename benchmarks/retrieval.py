@@ -24,9 +24,9 @@ from rdflib.plugins.sparql import prepareQuery
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from owl_memory import retrieval  # noqa: E402
-from owl_memory.memory import Memory, _item_graph, _slugify, item_id  # noqa: E402
-from owl_memory.validation import check  # noqa: E402
+from owl_memory.store import retrieval  # noqa: E402
+from owl_memory.store.memory import Memory, _item_graph, _slugify, item_id  # noqa: E402
+from owl_memory.store.validation import check  # noqa: E402
 from owl_memory.vocab import ITEM, OM, TASK_TYPE  # noqa: E402
 
 FORMAT = 2  # bump when the generator changes: it is part of the cache key

@@ -2,9 +2,9 @@
 
 from .agent.runner import RLM, RunResult, run
 from .agent.tools import OwlTool, tools
-from .blobs import BlobStore, ReadBudget, Ref
 from .errors import CapExceeded, ConfigError, InvalidItem, LoadError, OwlMemoryError, ToolError, UnknownItem
-from .memory import Memory
+from .store.blobs import BlobStore, ReadBudget, Ref
+from .store.memory import Memory
 
 __all__ = [
     "RLM", "BlobStore", "CapExceeded", "ConfigError", "InvalidItem", "LoadError", "Memory", "OwlMemoryError",

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import OwlMemoryError
-from .memory import Memory
+from .store.memory import Memory
 
 console = Console(stderr=True)
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -325,9 +325,9 @@ def repair_data(data, shapes, out, max_rounds, memory_path, as_json):
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
-    from .blobs import sha256
     from .rdfio import guess_format, load_graph
     from .repair import repair
+    from .store.blobs import sha256
 
     graph, shape_graph = load_graph(data), load_graph(shapes)
     run = "cli-repair-" + sha256(Path(data).read_text(encoding="utf-8") + Path(shapes).read_text(encoding="utf-8"))[:12]

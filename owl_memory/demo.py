@@ -8,8 +8,8 @@ import owlready2
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
 
-from .memory import Memory
 from .rdfio import load_graph
+from .store.memory import Memory
 from .vocab import local_name
 
 DCTERMS = "http://purl.org/dc/terms/"

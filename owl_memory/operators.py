@@ -17,7 +17,7 @@ from decimal import Decimal
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from .blobs import sha256
+from .store.blobs import sha256
 from .vocab import RDF, RDFS, SH, XSD, local_name
 
 NEW = "urn:owl-memory:new:"

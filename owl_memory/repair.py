@@ -363,7 +363,7 @@ class _Loop:
 
     def _known(self, title: str, content: str) -> bool:
         """True when memory already holds the item these fields would create."""
-        from .memory import item_id
+        from .store.memory import item_id
 
         try:
             self.memory.get(item_id(title, content, "general"))

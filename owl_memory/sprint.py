@@ -24,13 +24,13 @@ import yaml
 from rdflib import Graph
 from rdflib.namespace import OWL, RDF
 
-from .blobs import sha256
 from .cq import CompetencyQuestion, evaluate_all, load_cqs
 from .datadir import data_dir
 from .errors import ConfigError, LoadError, UnknownItem
 from .proposer import Proposal, SymbolicProposer
 from .rdfio import load_graph
 from .resources import shipped
+from .store.blobs import sha256
 from .verify import VerifyResult, verify
 from .workspace import Workspace, nt_lines, parse_lines
 

@@ -10,9 +10,9 @@ from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from .blobs import BlobStore, Ref
 from .errors import ConfigError, LoadError
 from .rdfio import load_graph
+from .store.blobs import BlobStore, Ref
 from .vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")

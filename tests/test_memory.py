@@ -11,8 +11,8 @@ import pytest
 from rdflib import Graph
 
 from owl_memory import InvalidItem, Memory, UnknownItem
-from owl_memory.memory import item_id
-from owl_memory.validation import check
+from owl_memory.store.memory import item_id
+from owl_memory.store.validation import check
 
 PROV_O = "http://www.w3.org/ns/prov#"
 BIG = "payload-" * 2000  # 16,000 characters

@@ -4,7 +4,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from owl_memory.validation import check
+from owl_memory.store.validation import check
 from owl_memory.vocab import ITEM, OM, PROV, RUN
 
 S = ITEM["0123456789abcdef"]

@@ -19,8 +19,8 @@ from dspy.utils import DummyLM
 
 from owl_memory.agent.runner import RLM
 from owl_memory.agent.tools import LARGE_RETURN, MAX_RETURN, OwlTool, Toolbox, dumps, tools
-from owl_memory.blobs import BlobStore, ReadBudget
 from owl_memory.errors import OwlMemoryError, ToolError
+from owl_memory.store.blobs import BlobStore, ReadBudget
 
 TTL = """@prefix ex: <http://example.org/zoo#> .
 @prefix owl: <http://www.w3.org/2002/07/owl#> .

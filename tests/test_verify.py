@@ -4,8 +4,8 @@ import pytest
 from rdflib import BNode, Graph, Namespace
 from rdflib.namespace import RDFS
 
-from owl_memory.blobs import BlobStore
 from owl_memory.errors import ConfigError, LoadError
+from owl_memory.store.blobs import BlobStore
 from owl_memory.verify import delta_focus, focus_is_sound, path_text, verify
 
 EX = Namespace("http://ex.org/")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import dspy
 
-from ..blobs import ReadBudget
 from ..errors import ConfigError
 from ..rdfio import load_graph
+from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from .dspy_compat import HookedRLM, LocalInterpreter, find_deno, format_output
 from .leakage import measure

@@ -19,9 +19,9 @@ from pydantic import PrivateAttr
 from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from ..blobs import BlobStore, ReadBudget, Ref
 from ..errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
 from ..rdfio import load_graph
+from ..store.blobs import BlobStore, ReadBudget, Ref
 from .dspy_compat import validate_tool_args, with_callbacks
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take

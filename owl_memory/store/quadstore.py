@@ -9,9 +9,9 @@ import owlready2
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, PROV, RDF, XSD
 
-from .errors import LoadError
-from .resources import memory_ontology
-from .vocab import ITEM, KINDS, OM
+from ..errors import LoadError
+from ..resources import memory_ontology
+from ..vocab import ITEM, KINDS, OM
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the

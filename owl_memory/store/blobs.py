@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CapExceeded, UnknownItem
+from ..errors import CapExceeded, UnknownItem
 
 MAX_READ = 512
 REF_KINDS = ("prompt", "ontology", "trace", "window", "report", "delta", "results", "content")

@@ -12,12 +12,12 @@ from urllib.parse import quote, unquote
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
+from ..errors import InvalidItem, UnknownItem
+from ..vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
 from . import retrieval
 from .blobs import MAX_READ, BlobStore, sha256
-from .errors import InvalidItem, UnknownItem
-from .graph import MemoryGraph
+from .quadstore import MemoryGraph
 from .validation import check, require_valid
-from .vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
 _IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")

@@ -8,8 +8,8 @@ import pyshacl
 from rdflib import Graph
 from rdflib.namespace import RDFS, SH
 
-from .errors import InvalidItem
-from .resources import memory_ontology, memory_shapes
+from ..errors import InvalidItem
+from ..resources import memory_ontology, memory_shapes
 
 
 @cache

@@ -21,9 +21,9 @@ from itertools import combinations
 from rdflib import URIRef
 from rdflib.namespace import RDF
 
-from .errors import InvalidItem
-from .graph import MemoryGraph
-from .vocab import KINDS, OM
+from ..errors import InvalidItem
+from ..vocab import KINDS, OM
+from .quadstore import MemoryGraph
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50
