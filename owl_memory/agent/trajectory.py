@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from functools import cache
@@ -14,6 +15,7 @@ from ..errors import InvalidItem, LoadError
 from ..resources import shipped
 
 SCHEMA_NAME = "trajectory.schema.json"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @cache
@@ -59,7 +61,7 @@ class Trajectory:
             if event in ("tool_call", "tool_result") and "iteration" not in line:
                 line["iteration"] = self.iteration
             validate_event(line)
-            self._file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            self._file.write(_json_line(line) + "\n")
             self._file.flush()
             self.seq += 1
             return line
@@ -78,6 +80,11 @@ class Trajectory:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _json_line(event: dict) -> str:
+    """One JSON line, UTF-8 safe: lone surrogates become \\u escapes, so json.loads gives the exact strings back."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(event, ensure_ascii=False, default=str))
 
 
 def read_trajectory(path: str | Path) -> list[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +11,32 @@ from pathlib import Path
 from ..errors import CapExceeded, UnknownItem
 
 MAX_READ = 512
+_PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # no NUL, no lone surrogate: SQLite text keeps it exactly
+_WIDE = "utf-32-le"
 REF_KINDS = ("prompt", "ontology", "trace", "window", "report", "delta", "results", "content")
+
+# A window: characters of a text row, 4-byte units of a wide (UTF-32) row.
+_WINDOW = ("SELECT CASE typeof(data) WHEN 'text' THEN substr(data, ?, ?) ELSE substr(data, ?, ?) END "
+           "FROM blobs WHERE key = ?")
 
 
 def sha256(text: str) -> str:
-    """Hex sha256 of a text's UTF-8 bytes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Hex sha256 of a text's UTF-8 bytes (lone surrogates encoded as themselves, so every str has one)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _stored(text: str) -> str | bytes:
+    """How a payload is stored: SQLite text when it is plain, else UTF-32 bytes (one 4-byte unit per character).
+
+    SQLite's substr stops at a NUL in text and sqlite3 cannot encode lone surrogates, so such payloads are stored
+    as bytes whose byte offsets are 4 x character offsets: windows stay exact and cost only the window.
+    """
+    return text if _PLAIN.fullmatch(text) else text.encode(_WIDE, "surrogatepass")
+
+
+def _text(value: str | bytes) -> str:
+    """A stored payload (or a window of it) back as the exact str that was put."""
+    return value if isinstance(value, str) else value.decode(_WIDE, "surrogatepass")
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,7 @@ class BlobStore:
             raise ValueError(f"blob kind {kind!r} is not one of {', '.join(REF_KINDS)}")
         sha = sha256(text)
         key = f"sha256:{sha}"
-        self.db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (key, kind, len(text), text))
+        self.db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (key, kind, len(text), _stored(text)))
         return Ref(key, kind, len(text), sha)
 
     def ref(self, key: str | Ref) -> Ref:
@@ -117,8 +138,8 @@ class BlobStore:
         start = min(max(0, int(start)), ref.size)
         wanted = self.max_read if length is None else max(0, int(length))
         n = min(wanted, self.max_read) if budget is None else min(budget.allow(ref.key, wanted), self.max_read)
-        (text,) = self.db.execute("SELECT substr(data, ?, ?) FROM blobs WHERE key = ?",
-                                  (start + 1, n, ref.key)).fetchone()
+        (text,) = self.db.execute(_WINDOW, (start + 1, n, 4 * start + 1, 4 * n, ref.key)).fetchone()
+        text = _text(text)
         if budget is not None:
             budget.charge(ref.key, len(text))
         return {"text": text, "start": start, "end": start + len(text), "size": ref.size}
@@ -126,7 +147,7 @@ class BlobStore:
     def load(self, key: str | Ref) -> str:
         """The whole payload, for library code (graph versions, undo); never hand it to a model."""
         ref = self.ref(key)
-        return self.db.execute("SELECT data FROM blobs WHERE key = ?", (ref.key,)).fetchone()[0]
+        return _text(self.db.execute("SELECT data FROM blobs WHERE key = ?", (ref.key,)).fetchone()[0])
 
     def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
         """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them."""
