@@ -276,7 +276,7 @@ def sprint(sprint_file, lm, api_base, memory_path, as_json):
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from .sprint import default_sprint, load_sprint, run_sprint
+    from .construction.sprint import default_sprint, load_sprint, run_sprint
 
     spec = load_sprint(sprint_file or default_sprint())
     model = None

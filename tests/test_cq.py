@@ -6,10 +6,10 @@ import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import XSD
 
-from owl_memory.cq import evaluate, evaluate_all, load_cqs
+from owl_memory.construction.cq import evaluate, evaluate_all, load_cqs
+from owl_memory.construction.proposer import SymbolicProposer, property_constraints
 from owl_memory.errors import LoadError
-from owl_memory.operators import generate
-from owl_memory.proposer import SymbolicProposer, property_constraints
+from owl_memory.repair.synth import generate
 
 EX = Namespace("http://example.org/")
 SPRINT1 = Path(__file__).resolve().parents[1] / "experiments" / "sprint1"
@@ -162,7 +162,7 @@ def test_property_constraints_read_shapes():
 
 
 def test_proposer_fills_min_count_violations_repair_hands_back():
-    from owl_memory.verify import verify
+    from owl_memory.repair.verify import verify
 
     shapes = Graph().parse(data="""@prefix ex: <http://example.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
         ex:S a sh:NodeShape ; sh:targetClass ex:Thing ;

@@ -4,8 +4,9 @@ import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import RDF, XSD
 
-from owl_memory.operators import REGISTRY, STRATEGIES, generate, strategies_for
 from owl_memory.repair import repair, shape_triples
+from owl_memory.repair.registry import REGISTRY, STRATEGIES, strategies_for
+from owl_memory.repair.synth import generate
 from owl_memory.vocab import SH
 
 EX = Namespace("http://ex.org/")
@@ -145,6 +146,6 @@ def test_fresh_values_are_deterministic():
     ("^urn:x:[0-9]+$", "urn:x:0"),
 ])
 def test_iris_from_patterns_are_completed_only_where_the_pattern_allows(pattern, expected):
-    from owl_memory.operators import generate_iri
+    from owl_memory.repair.synth import generate_iri
 
     assert generate_iri(pattern, "", "svc1-endpoint") == expected

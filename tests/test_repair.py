@@ -11,8 +11,10 @@ from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
 from owl_memory.cli import main
-from owl_memory.operators import REGISTRY, STRATEGIES, Patch, shape_key
 from owl_memory.repair import repair, shape_triples
+from owl_memory.repair.patch import Patch
+from owl_memory.repair.plans import shape_key
+from owl_memory.repair.registry import REGISTRY, STRATEGIES
 from owl_memory.vocab import SH
 
 EX = Namespace("http://ex.org/")

@@ -9,9 +9,9 @@ from dspy.utils import DummyLM
 from rdflib import Literal, URIRef
 
 from owl_memory.cli import main
+from owl_memory.construction.sprint import SprintRun, cq_signature, default_sprint, load_sprint, run_sprint
+from owl_memory.construction.workspace import graph_text
 from owl_memory.errors import ConfigError, LoadError
-from owl_memory.sprint import SprintRun, cq_signature, default_sprint, load_sprint, run_sprint
-from owl_memory.workspace import graph_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SPRINT1 = ROOT / "experiments" / "sprint1" / "sprint.yaml"
@@ -209,7 +209,7 @@ def test_a_compiled_answer_with_a_lost_delta_is_skipped_and_demoted(memory):
 
 
 def test_a_cq_that_fights_the_shapes_stops_after_max_proposals(memory, tmp_path):
-    from owl_memory.sprint import MAX_PROPOSALS
+    from owl_memory.construction.sprint import MAX_PROPOSALS
 
     cqs = TINY_CQS.replace("ASK { ex:t1 a ex:Thing }", 'ASK { ex:t1 a ex:Thing ; ex:status \\"maybe\\" }')
     cqs = cqs.replace("'ASK", '"ASK').replace("}'", '}"')

@@ -5,8 +5,8 @@ from rdflib import BNode, Graph, Namespace
 from rdflib.namespace import RDFS
 
 from owl_memory.errors import ConfigError, LoadError
+from owl_memory.repair.verify import delta_focus, focus_is_sound, path_text, verify
 from owl_memory.store.blobs import BlobStore
-from owl_memory.verify import delta_focus, focus_is_sound, path_text, verify
 
 EX = Namespace("http://ex.org/")
 HEAD = """@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .

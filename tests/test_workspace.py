@@ -5,9 +5,9 @@ import json
 import pytest
 from rdflib import BNode, Graph, Literal, Namespace, URIRef
 
+from owl_memory.construction.workspace import SUMMARY_CHARS, Workspace, graph_text, parse_lines
 from owl_memory.errors import InvalidItem, UnknownItem
 from owl_memory.store.blobs import BlobStore
-from owl_memory.workspace import SUMMARY_CHARS, Workspace, graph_text, parse_lines
 
 EX = Namespace("http://example.org/")
 SEED = """@prefix ex: <http://example.org/> .

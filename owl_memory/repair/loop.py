@@ -7,23 +7,15 @@ from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from .errors import OwlMemoryError
-from .operators import (
-    Context,
-    Patch,
-    applied,
-    candidates,
-    is_fixed_term,
-    iter_candidates,
-    run_strategy,
-    steps,
-    strategies_for,
-)
-from .rdfio import load_graph
+from ..compiled import demoted, repair_decisions, store_repair_decision
+from ..errors import OwlMemoryError
+from ..rdfio import load_graph
+from ..vocab import RDF, RDFS, SH
+from .patch import Context, Patch, applied
+from .paths import steps
+from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
 from .verify import delta_focus, verify
-from .vocab import RDF, RDFS, SH
 
-TASK_TYPE = "shacl-repair"
 _PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # a choice without a plan (a bare index) fits one node
 _DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
              SH.ClosedConstraintComponent, SH.DisjointConstraintComponent}  # may make other violations moot: first
@@ -214,7 +206,7 @@ class _Loop:
                 if _fingerprint(p) not in seen:
                     seen.add(_fingerprint(p))
                     recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
-                    found.append(((not recorded, _demoted(c), p.size, rank, i), p, c["id"]))
+                    found.append(((not recorded, demoted(c), p.size, rank, i), p, c["id"]))
         for _, p, item in sorted(found, key=lambda x: x[0]):
             yield p, item
         for p in iter_candidates(self.ctx, v):
@@ -232,10 +224,8 @@ class _Loop:
             self.ctx.hint = None
 
     def _compiled(self, signature: str) -> list[dict]:
-        """Compiled operators for a signature from memory, best first ([] without memory)."""
-        if self.memory is None:
-            return []
-        return [c for c in self.memory.by_signature(signature) if isinstance(c.get("action_schema"), dict)]
+        """Compiled repair decisions for a signature from memory, best first ([] without memory)."""
+        return repair_decisions(self.memory, signature)
 
     def _allowed(self, p: Patch, focus: set) -> bool:
         """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
@@ -340,41 +330,13 @@ class _Loop:
                     continue
 
     def _store(self, sig: str, v: dict, p: Patch) -> list[str]:
-        """Add the Episode and the RepairOperator of one verified patch; returns the id when it is new."""
-        comp = sig.split("|", 1)[0]
-        schema = {"operator": p.operator, "component": comp, "choice": _stored_choice(p),
-                  "bindings": _bindings(p.operator)}
-        report = self.report_ref
-        delta = {"signature": sig, "operator": p.operator, "focus": v["focus"].n3(),
-                 "added": sorted(" ".join(x.n3() for x in t) for t in p.added),
-                 "removed": sorted(" ".join(x.n3() for x in t) for t in p.removed), "run": self.run_id}
-        tags = (TASK_TYPE,)
-        ep = self.memory.add("Episode", f"Repaired {comp} violation", f"Patch {p.operator} fixed {sig[:120]}.",
-                             json.dumps(delta, sort_keys=True), task_types=tags, failure_modes=(comp,),
-                             provenance={"run": self.run_id, "derived_from": report.key})
-        content = json.dumps({"signature": sig, "action_schema": schema}, sort_keys=True)
-        title = f"Repair {comp} by {p.operator}"
-        known = self._known(title, content)
-        op = self.memory.add("RepairOperator", title, f"Use for violations with signature {sig[:160]}.", content,
-                             task_types=tags, failure_modes=(comp,), signature=sig, action_schema=schema,
-                             verification_hook=_hook(v, self.shapes), grounded_by=(ep,),
-                             provenance={"run": self.run_id, "derived_from": report.key})
-        return [] if known else [op]
-
-    def _known(self, title: str, content: str) -> bool:
-        """True when memory already holds the item these fields would create."""
-        from .store.memory import item_id
-
-        try:
-            self.memory.get(item_id(title, content, "general"))
-            return True
-        except KeyError:
-            return False
-
-
-def _demoted(item: dict) -> bool:
-    """True when a compiled operator has failed more often than it has succeeded."""
-    return item.get("failure_count", 0) > item.get("success_count", 0)
+        """Compile one verified patch into memory; returns [id] when the operator is new."""
+        op = store_repair_decision(
+            self.memory, signature=sig, operator=p.operator, choice=_stored_choice(p), bindings=_bindings(p.operator),
+            focus=v["focus"].n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
+            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), hook=_hook(v, self.shapes),
+            run_id=self.run_id, report_key=self.report_ref.key)
+        return [op] if op is not None else []
 
 
 def _touched(node, delta: set) -> bool:
@@ -394,8 +356,6 @@ def _dumps(x) -> str:
 
 def _bindings(operator: str) -> dict:
     """The declarative parameter bindings of a strategy (where its values come from)."""
-    from .operators import STRATEGIES
-
     return dict(STRATEGIES[operator][1]) if operator in STRATEGIES else {}
 
 

@@ -12,9 +12,9 @@ from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 from rdflib.paths import InvPath, SequencePath
 from rdflib.plugins.sparql.parserutils import CompValue
 
+from ..repair.synth import default_literal, generate, generate_iri
+from ..vocab import local_name
 from .cq import CompetencyQuestion, bound_values, evaluate, term
-from .operators import default_literal, generate, generate_iri
-from .vocab import local_name
 from .workspace import copy_graph, nt_lines
 
 MAX_CANDIDATES = 8
@@ -368,8 +368,8 @@ class LLMProposer:
         """Run the RLM once and return its Turtle answer; counts the LM calls it made."""
         import dspy
 
-        from .agent.runner import RLM, interpreter_factory
-        from .agent.tools import tools
+        from ..agent.runner import RLM, interpreter_factory
+        from ..agent.tools import tools
 
         sig = dspy.Signature("competency_question: dict, ontology: dict -> turtle: str", LLM_INSTRUCTIONS)
         rlm = RLM(sig, max_iters=self.max_iters, max_llm_calls=self.max_llm_calls,

@@ -10,10 +10,10 @@ from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from .errors import ConfigError, LoadError
-from .rdfio import load_graph
-from .store.blobs import BlobStore, Ref
-from .vocab import OWL, RDF, RDFS, SH
+from ..errors import ConfigError, LoadError
+from ..rdfio import load_graph
+from ..store.blobs import BlobStore, Ref
+from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")
 _NESTING = (SH.node, SH.qualifiedValueShape, SH["and"], SH["or"], SH.xone, SH["not"], SH.sparql)

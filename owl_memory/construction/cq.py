@@ -10,7 +10,7 @@ import yaml
 from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 
-from .errors import LoadError
+from ..errors import LoadError
 
 CQ_KEYS = {"id", "question", "query", "expected", "bindings"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")

@@ -24,19 +24,19 @@ import yaml
 from rdflib import Graph
 from rdflib.namespace import OWL, RDF
 
+from .. import compiled
+from ..datadir import data_dir
+from ..errors import ConfigError, LoadError, UnknownItem
+from ..rdfio import load_graph
+from ..repair.verify import VerifyResult, verify
+from ..resources import shipped
+from ..store.blobs import sha256
 from .cq import CompetencyQuestion, evaluate_all, load_cqs
-from .datadir import data_dir
-from .errors import ConfigError, LoadError, UnknownItem
 from .proposer import Proposal, SymbolicProposer
-from .rdfio import load_graph
-from .resources import shipped
-from .store.blobs import sha256
-from .verify import VerifyResult, verify
 from .workspace import Workspace, nt_lines, parse_lines
 
 SPRINT_KEYS = {"name", "description", "ontology", "shapes", "cqs", "namespace", "baseline", "budget"}
 BASELINES = ("exclude", "repair")
-TASK_TYPE = "ontology-sprint"
 MAX_PROPOSALS = 3  # proposals for one CQ before it counts as stuck
 _DATA_VAR = re.compile(r"\$\{OWL_MEMORY_DATA\}|\$OWL_MEMORY_DATA\b")
 
@@ -289,7 +289,7 @@ class SprintRun:
 
     def _repair_once(self, cq: CompetencyQuestion | None) -> VerifyResult:
         """One repair call on the working graph (base triples protected), applied as a delta, then verified."""
-        from .repair import repair
+        from ..repair import repair
 
         r = repair(self.ws.working, self.ws.shapes, memory=self.memory, max_rounds=self.sprint.max_repair_rounds,
                    protected=frozenset(self.ws.base), run_id=self.run_id)
@@ -316,7 +316,7 @@ class SprintRun:
         for cq in self.sprint.cqs:
             if _passed(results, cq.id):
                 continue
-            op = self._compiled_for(cq)
+            op = compiled.cq_answer(self.memory, cq_signature(cq))
             change = self._delta_of(op) if op is not None else None
             if change is not None:
                 added |= set(change[0])
@@ -332,14 +332,6 @@ class SprintRun:
         for op_id, cq_id in self.state.used_ops:
             self.memory.record_use(op_id, _passed(results, cq_id) and not self._outside_baseline(v))
         return v
-
-    def _compiled_for(self, cq: CompetencyQuestion) -> dict | None:
-        """The best compiled answer stored for a CQ's signature, if any."""
-        for op in self.memory.by_signature(cq_signature(cq)):
-            schema = op.get("action_schema") or {}
-            if schema.get("operator") == "apply_delta" and op["success_count"] >= op["failure_count"]:
-                return op
-        return None
 
     def _delta_of(self, op: dict) -> tuple[list, list] | None:
         """The triples a compiled answer adds and removes (from its delta handle); None, and a recorded
@@ -372,16 +364,13 @@ class SprintRun:
         payload = json.dumps({"added": lines, "removed": [], "cq": cq.id, "signature": cq_signature(cq)},
                              sort_keys=True)
         ref = self.memory.blobs.put(payload, kind="delta")
-        before = len(self.memory.by_signature(cq_signature(cq)))
-        self.memory.add(
-            "RepairOperator", f"Answer competency question {_slug(cq.id)}",
-            f"Use when competency question {cq.id} fails on a {self.sprint.name} graph: "
-            f"adds the {len(lines)} triples that made it pass and conform.", payload,
-            applies_to=applies_to, task_types=(TASK_TYPE,), tags=(self.sprint.name, cq.id), confidence=0.8,
-            provenance={"run": self.run_id, "derived_from": ref.key}, signature=cq_signature(cq),
-            action_schema={"operator": "apply_delta", "delta": ref.key, "triples": len(lines)},
-            verification_hook=cq.query)
-        return int(len(self.memory.by_signature(cq_signature(cq))) > before)
+        new = compiled.store_cq_answer(
+            self.memory, signature=cq_signature(cq), title=f"Answer competency question {_slug(cq.id)}",
+            summary=f"Use when competency question {cq.id} fails on a {self.sprint.name} graph: "
+                    f"adds the {len(lines)} triples that made it pass and conform.",
+            payload=payload, delta_key=ref.key, triples=len(lines), applies_to=applies_to,
+            tags=(self.sprint.name, cq.id), query=cq.query, run_id=self.run_id)
+        return int(new)
 
     def _finish(self, v: VerifyResult | None) -> dict:
         """Final check, compile on success, and the JSON-compatible summary."""

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from rdflib import Graph
 from rdflib.plugins.serializers.nt import _nt_row
 
-from .errors import InvalidItem, UnknownItem
-from .rdfio import load_graph
-from .store.blobs import BlobStore, Ref
+from ..errors import InvalidItem, UnknownItem
+from ..rdfio import load_graph
+from ..store.blobs import BlobStore, Ref
 
 SUMMARY_CHARS = 240
 

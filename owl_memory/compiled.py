@@ -1,0 +1,79 @@
+"""Compiled operators: every kind a run stores in memory (repair decisions, CQ answers), how it is written and found.
+
+Two schemas, both RepairOperator items keyed by a signature:
+- repair decision: action_schema {"operator": strategy id, "component", "choice", "bindings"}, signature
+  "<Component>|<shape>|<path>|<value kind>" (verify.signature), grounded by an Episode holding the change set;
+- CQ answer: action_schema {"operator": "apply_delta", "delta": blob key, "triples": n}, signature "cq:<hex>".
+"""
+
+from __future__ import annotations
+
+import json
+
+REPAIR_TASK = "shacl-repair"
+SPRINT_TASK = "ontology-sprint"
+APPLY_DELTA = "apply_delta"
+
+
+def demoted(item: dict) -> bool:
+    """True when a compiled operator has failed more often than it has succeeded."""
+    return item.get("failure_count", 0) > item.get("success_count", 0)
+
+
+def repair_decisions(memory, signature: str) -> list[dict]:
+    """Compiled repair decisions stored for a violation signature, best first ([] without memory)."""
+    if memory is None:
+        return []
+    return [c for c in memory.by_signature(signature) if isinstance(c.get("action_schema"), dict)
+            and c["action_schema"].get("operator") != APPLY_DELTA]
+
+
+def cq_answer(memory, signature: str) -> dict | None:
+    """The best compiled answer stored for a CQ signature that has not been demoted, if any."""
+    for op in memory.by_signature(signature):
+        schema = op.get("action_schema") or {}
+        if schema.get("operator") == APPLY_DELTA and not demoted(op):
+            return op
+    return None
+
+
+def _known(memory, title: str, content: str) -> bool:
+    """True when memory already holds the item these fields would create."""
+    from .store.memory import item_id
+
+    try:
+        memory.get(item_id(title, content, "general"))
+        return True
+    except KeyError:
+        return False
+
+
+def store_repair_decision(memory, *, signature: str, operator: str, choice, bindings: dict, focus: str,
+                          added: list[str], removed: list[str], hook: str, run_id: str, report_key: str) -> str | None:
+    """Store one verified repair decision (its Episode, then the RepairOperator); the operator id when new."""
+    comp = signature.split("|", 1)[0]
+    schema = {"operator": operator, "component": comp, "choice": choice, "bindings": bindings}
+    delta = {"signature": signature, "operator": operator, "focus": focus, "added": added, "removed": removed,
+             "run": run_id}
+    prov = {"run": run_id, "derived_from": report_key}
+    ep = memory.add("Episode", f"Repaired {comp} violation", f"Patch {operator} fixed {signature[:120]}.",
+                    json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,),
+                    provenance=prov)
+    content = json.dumps({"signature": signature, "action_schema": schema}, sort_keys=True)
+    title = f"Repair {comp} by {operator}"
+    known = _known(memory, title, content)
+    op = memory.add("RepairOperator", title, f"Use for violations with signature {signature[:160]}.", content,
+                    task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=signature, action_schema=schema,
+                    verification_hook=hook, grounded_by=(ep,), provenance=prov)
+    return None if known else op
+
+
+def store_cq_answer(memory, *, signature: str, title: str, summary: str, payload: str, delta_key: str,
+                    triples: int, applies_to: list, tags: tuple, query: str, run_id: str) -> bool:
+    """Store the compiled answer of one CQ (a delta handle); True when it was not stored before."""
+    before = len(memory.by_signature(signature))
+    memory.add("RepairOperator", title, summary, payload, applies_to=applies_to, task_types=(SPRINT_TASK,),
+               tags=tags, confidence=0.8, provenance={"run": run_id, "derived_from": delta_key}, signature=signature,
+               action_schema={"operator": APPLY_DELTA, "delta": delta_key, "triples": triples},
+               verification_hook=query)
+    return len(memory.by_signature(signature)) > before

@@ -1,0 +1,10 @@
+"""SHACL repair: verify, patch each violation with deterministic operators (compiled ones first), re-verify, compile.
+
+The operators live in `components/`, one module per section of the SHACL spec's constraint components; importing
+this package registers them all.
+"""
+
+from . import components  # noqa: F401  (registers every strategy)
+from .loop import FIXED_TERM, RepairResult, repair, shape_triples, target_nodes
+
+__all__ = ["FIXED_TERM", "RepairResult", "repair", "shape_triples", "target_nodes"]

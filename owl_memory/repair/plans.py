@@ -1,0 +1,187 @@
+"""Nested repairs and compiled plans: descend into sh:node / logical members, record and replay the steps."""
+
+from __future__ import annotations
+
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.collection import Collection
+
+from ..store.blobs import sha256
+from ..vocab import RDF
+from .patch import Context, Patch, applied, merge, replace_value
+from .paths import instances, values
+from .registry import STRATEGIES, candidates, run_strategy
+from .synth import convert, default_literal
+
+MAX_DEPTH = 3
+
+
+SELF_CHECKING = {"class.add_type", "minCount.add_values", "hasValue.add_value", "maxCount.drop_surplus",
+                 "range.clamp", "datatype.cast", "minLength.pad", "maxLength.truncate", "node.descend", "and.descend"}
+
+
+def value_rule(v: dict, node, p: Patch) -> str | None:
+    """Where a nested violation's value comes from: "none", "node" (the node itself), "each" value, or None."""
+    if v["value"] is None:
+        return "none"
+    if v["value"] == node:
+        return "node"
+    swaps = isinstance(p.choice, dict) and p.choice.get("kind") == "swap"
+    return "each" if p.operator in SELF_CHECKING and not swaps else None
+
+
+def planned(ctx: Context, total: Patch, node, shapes_list, done: list) -> Patch:
+    """`total` carrying its compiled plan: the steps taken plus every count/value rule of the shapes (None: none)."""
+    if any(step[2] is None for step in done):
+        return total
+    steps = list(done)
+    for s in shapes_list:
+        for ps in [s, *ctx.params(s, "property")]:
+            steps += [[shape_key(ctx.shapes, ps), op, "none", None] for comp, op in _FILLERS
+                      if ctx.param(ps, comp) is not None and ctx.param(ps, "path") is not None]
+    plan = {"kind": "descend", "shape": _members_key(ctx, shapes_list), "steps": _unique(steps)}
+    return Patch(total.operator, total.added, total.removed, total.touches, plan)
+
+
+_FILLERS = (("minCount", "minCount.add_values"), ("hasValue", "hasValue.add_value"))
+
+
+def _unique(steps: list) -> list:
+    """Steps without repeats (first occurrence kept)."""
+    out = []
+    for s in steps:
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def replay_descend(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> list[Patch]:
+    """Apply compiled descent steps to `node` with no trial checks; [] when the shapes differ or nothing changes."""
+    p = run_steps(name, ctx, node, shapes_list, plan, focus)
+    return [p] if p is not None and p.size else []
+
+
+def run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> Patch | None:
+    """The patch a compiled plan's steps derive for `node` (maybe empty); None when the plan does not fit."""
+    if node is None or plan.get("shape") != _members_key(ctx, shapes_list) or ctx.depth >= MAX_DEPTH:
+        return None
+    total, work = Patch(name, touches=frozenset({focus})), ctx.graph
+    for key, op, rule, choice in plan.get("steps", []):
+        shape = find_shape(ctx.shapes, shapes_list, key)
+        if shape is None:
+            return None
+        for v in _synthetic(Context(work, ctx.shapes), node, shape, rule, op):
+            got = run_strategy(op, Context(work, ctx.shapes, ctx.depth + 1, ctx.checks, choice), v)
+            if got:
+                work, total = applied(work, got[0]), merge(name, total, got[0])
+    return Patch(name, total.added, total.removed, total.touches, plan)
+
+
+def _synthetic(ctx: Context, node, shape, rule: str, operator: str) -> list[dict]:
+    """The violations a compiled step stands for, built from the shape (no validation run)."""
+    path = ctx.param(shape, "path")
+    base = {"focus": node, "shape": shape, "component": STRATEGIES[operator][0] if operator in STRATEGIES else None,
+            "path": path, "signature": "", "message": "", "severity": None}
+    if rule == "none":
+        return [base | {"value": None}]
+    if rule == "node":
+        return [base | {"value": node}]
+    return [base | {"value": x} for x in values(ctx, node, path)] if rule == "each" else []
+
+
+def _members_key(ctx: Context, shapes_list) -> str:
+    """The fingerprint of a list of member shapes."""
+    return "+".join(shape_key(ctx.shapes, s) for s in shapes_list)
+
+
+def shape_key(shapes: Graph, shape) -> str:
+    """A stable fingerprint of a shape: its IRI (or "_") and its constraints, blank nodes described by content."""
+    head = shape.n3() if isinstance(shape, URIRef) else "_"
+    body = sorted(f"{p.n3()} {_describe(shapes, o, 1)}" for p, o in shapes.predicate_objects(shape))
+    return sha256(head + "[" + "; ".join(body) + "]")[:16]
+
+
+def _describe(shapes: Graph, node, depth: int) -> str:
+    """Canonical text of a term: IRIs and literals as N3, lists and blank nodes by their content."""
+    if not isinstance(node, BNode) or depth > 8:
+        return node.n3() if not isinstance(node, BNode) else "[...]"
+    if shapes.value(node, RDF.first) is not None:
+        return "(" + " ".join(_describe(shapes, m, depth + 1) for m in Collection(shapes, node)) + ")"
+    return "[" + "; ".join(sorted(f"{p.n3()} {_describe(shapes, o, depth + 1)}"
+                                  for p, o in shapes.predicate_objects(node))) + "]"
+
+
+def find_shape(shapes: Graph, roots, key: str):
+    """The shape with fingerprint `key` among `roots` and the shapes they reach (a few hops), or None."""
+    seen, todo = set(), [(r, 0) for r in roots]
+    while todo:
+        node, depth = todo.pop(0)
+        if node in seen or isinstance(node, Literal):
+            continue
+        seen.add(node)
+        if shape_key(shapes, node) == key:
+            return node
+        if depth < 4:
+            todo += [(o, depth + 1) for _, o in sorted(shapes.predicate_objects(node)) if isinstance(o, BNode | URIRef)]
+    return None
+
+
+def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch]:
+    """One patch making `node` conform to every shape in the list, by repairing its nested violations."""
+    if node is None or ctx.depth >= MAX_DEPTH or None in shapes_list:
+        return []
+    total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
+    for _ in range(3):
+        nested = [x for s in shapes_list for x in ctx.nested(node, s, work)]
+        if not nested:
+            return [planned(ctx, total, node, shapes_list, done)]
+        step = _first_fixes(ctx.deeper(work), nested, node, done)
+        if step is None:
+            return []
+        work, total = applied(work, step), merge(name, total, step)
+    return [planned(ctx, total, node, shapes_list, done)] if not any(ctx.nested(node, s, work)
+                                                                       for s in shapes_list) else []
+
+
+def _first_fixes(ctx: Context, nested: list[dict], node, done: list) -> Patch | None:
+    """The first candidate of each nested violation, merged (each recorded in `done`); None when one has none."""
+    total = Patch("nested")
+    for v in nested:
+        cands = candidates(ctx, v)
+        if not cands:
+            return None
+        best = cands[0]
+        done.append([shape_key(ctx.shapes, v["shape"]), best.operator, value_rule(v, node, best), best.choice])
+        total = merge("nested", total, best)
+    return total
+
+
+def replay_member(name: str, ctx: Context, v: dict, member, plan: dict) -> list[Patch]:
+    """Apply a compiled plan (a swap option or descent steps) for `member` without trial checks."""
+    if plan.get("kind") == "swap" and plan.get("shape") == shape_key(ctx.shapes, member):
+        return swap_term(name, ctx, v, member, only=plan.get("option"))
+    if plan.get("kind") == "descend":
+        return replay_descend(name, ctx, v["value"], [member], plan, v["focus"])
+    return []
+
+
+def _swap_options(ctx: Context, val: Literal, shape) -> list[tuple]:
+    """(rule, value) pairs a literal may be swapped for: hasValue, first listed, converted, default, instance."""
+    d, listed, cls = ctx.param(shape, "datatype"), ctx.listed(shape, "in"), ctx.param(shape, "class")
+    out = [("hasValue", ctx.param(shape, "hasValue")), ("in", (listed or [None])[0])]
+    out += [("convert", convert(val, d)), ("default", default_literal(d))] if d is not None else []
+    return out + [("instance", (instances(ctx.graph, cls) or [None])[0])] if cls is not None else out
+
+
+def swap_term(name: str, ctx: Context, v: dict, shape, only: str | None = None) -> list[Patch]:
+    """Swap a literal for one derived from `shape` that conforms to it (checked, unless `only` names the rule)."""
+    val = v["value"]
+    if not isinstance(val, Literal) or ctx.depth >= MAX_DEPTH:
+        return []
+    for rule, new in _swap_options(ctx, val, shape):
+        if new is None or only not in (None, rule):
+            continue
+        plan = {"kind": "swap", "shape": shape_key(ctx.shapes, shape), "option": rule}
+        for p in replace_value(name, ctx, v, new, plan):
+            if only is not None or not ctx.nested(new, shape, applied(ctx.graph, p)):
+                return [p]
+    return []

@@ -1,0 +1,70 @@
+"""The strategy registry: strategy id -> component, parameter bindings, function; lookup and running."""
+
+from __future__ import annotations
+
+from rdflib import Graph, Literal
+
+from ..vocab import SH
+from .patch import Context, Patch
+
+STRATEGIES: dict = {}  # strategy id -> (component or None when it serves several, bindings, function)
+REGISTRY: dict = {}  # constraint component IRI -> strategy ids in default order
+
+
+def strategy(name: str, *components, bindings: dict):
+    """Decorator: register a strategy function under `name` for one or more constraint components."""
+
+    def wrap(function):
+        """Register `function` and return it unchanged."""
+        register(name, components, bindings, function)
+        return function
+
+    return wrap
+
+
+def register(name: str, component, bindings: dict, function) -> None:
+    """Add a strategy (appended to its components' default order); ValueError when the id is taken."""
+    if name in STRATEGIES:
+        raise ValueError(f"strategy {name!r} already exists; pick another id")
+    comps = tuple(component) if isinstance(component, tuple | list) else (component,)
+    STRATEGIES[name] = (comps[0] if len(comps) == 1 else None, dict(bindings), function)
+    for c in comps:
+        REGISTRY.setdefault(c, []).append(name)
+
+
+TERM_COMPONENTS = {SH[f"{c}ConstraintComponent"] for c in (
+    "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "HasValue", "LanguageIn", "MinInclusive",
+    "MinExclusive", "MaxInclusive", "MaxExclusive")}
+
+
+def strategies_for(component) -> list[str]:
+    """Strategy ids for a constraint component IRI, in default order (empty when none exists)."""
+    return list(REGISTRY.get(component, []))
+
+
+def run_strategy(name: str, ctx: Context, violation: dict) -> list[Patch]:
+    """Candidate patches of one strategy for one violation (empty when it does not apply)."""
+    if name not in STRATEGIES:
+        return []
+    try:
+        return STRATEGIES[name][2](ctx, violation)
+    except (TypeError, ValueError, ArithmeticError):
+        return []
+
+
+def candidates(ctx: Context, violation: dict, prefer: list[str] = ()) -> list[Patch]:
+    """Every candidate patch for a violation: preferred strategies first, then the library order."""
+    return list(iter_candidates(ctx, violation, prefer))
+
+
+def iter_candidates(ctx: Context, violation: dict, prefer: list[str] = ()):
+    """Candidate patches lazily, strategy by strategy (a later strategy runs only when asked for)."""
+    for name in dict.fromkeys([*prefer, *strategies_for(violation["component"])]):
+        yield from run_strategy(name, ctx, violation)
+
+
+def is_fixed_term(violation: dict, shapes: Graph) -> bool:
+    """True when a node-level constraint judges the focus node's own term and no data edit can change that term."""
+    if violation["component"] not in TERM_COMPONENTS or violation["path"] is not None:
+        return False
+    return not isinstance(violation["focus"], Literal) or (None, SH.targetNode, violation["focus"]) in shapes

@@ -1,0 +1,235 @@
+"""Value synthesis: well-typed literals, defaults, conversions, bounds and strings matching a pattern."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from decimal import Decimal
+
+from rdflib import BNode, Literal, URIRef
+from rdflib.collection import Collection
+
+from ..vocab import RDF, SH, XSD, local_name
+from .patch import Context
+from .paths import fresh, instances
+
+NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
+                            "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
+                            "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")}
+
+
+INTEGER = NUMERIC - {XSD.decimal, XSD.double, XSD.float}
+
+
+DEFAULT_LEXICAL = {XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00",
+                   XSD.decimal: "0.0", XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1",
+                   XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00",
+                   XSD.anyURI: "http://example.org/"}
+
+
+def ill_typed(lexical: str, datatype) -> bool:
+    """True when `lexical` is not a valid form of `datatype` (rdflib's check, its warnings silenced)."""
+    log = logging.getLogger("rdflib.term")
+    level, log.level = log.level, logging.CRITICAL
+    try:
+        return bool(Literal(lexical, datatype=datatype).ill_typed)
+    finally:
+        log.level = level
+
+
+def typed(lexical: str, datatype) -> Literal | None:
+    """A well-formed literal of `datatype`, or None."""
+    if datatype == RDF.langString:
+        return None
+    if datatype == XSD.string:
+        return Literal(lexical)
+    return None if ill_typed(lexical, datatype) else Literal(lexical, datatype=datatype)
+
+
+def default_literal(datatype) -> Literal:
+    """A well-formed default literal of a datatype (0, false, 2000-01-01, empty string, ...)."""
+    if datatype in (None, XSD.string):
+        return Literal("")
+    return Literal(DEFAULT_LEXICAL.get(datatype, "0" if datatype in INTEGER else ""), datatype=datatype)
+
+
+def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
+    """A value satisfying a property shape's value constraints, and triples it needs: (value, extra)."""
+    p = _lookup(ctx, shape)
+    if p("hasValue") is not None:
+        return p("hasValue"), set()
+    if p("in") is not None:
+        return list(Collection(ctx.shapes, p("in")))[0], set()
+    if p("pattern") is not None and p("datatype") is None and p("nodeKind") in (SH.IRI, SH.BlankNodeOrIRI):
+        name = f"{local_name(focus)}-{local_name(p('path'))}"
+        text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
+        if text is not None:
+            return URIRef(text), set()
+    if p("datatype") is not None or p("nodeKind") == SH.Literal or p("pattern") is not None:
+        return _literal_for(p), set()
+    cls = p("class")
+    if cls is not None:
+        have = [n for n in instances(ctx.graph, cls) if n != focus]
+        if have:
+            return have[0], set()
+        node = fresh(focus, shape, index)
+        return node, {(node, RDF.type, cls)}
+    return (BNode(fresh(focus, shape, index)[-16:]) if p("nodeKind") == SH.BlankNode
+            else fresh(focus, shape, index)), set()
+
+
+_VALUE_PARAMS = ("hasValue", "in", "datatype", "nodeKind", "class", "pattern", "flags", "minLength", "minInclusive",
+                 "minExclusive", "maxInclusive", "maxExclusive", "languageIn")
+
+
+def _lookup(ctx: Context, shape):
+    """A parameter reader for `shape` that falls back to other property shapes on the same predicate."""
+    path = ctx.param(shape, "path")
+    others = sorted(ps for ps in ctx.shapes.subjects(SH.path, path) if ps != shape) if isinstance(path, URIRef) else []
+
+    def look(name):
+        """The parameter's value on the shape, else on the first sibling that has it."""
+        for s in [shape, *others]:
+            x = ctx.param(s, name)
+            if x is not None:
+                return x
+        return None
+
+    return look
+
+
+def _literal_for(p) -> Literal:
+    """A literal meeting the datatype, length, pattern and range parameters `p` reads, where derivable."""
+    d, pattern = p("datatype"), p("pattern")
+    lit = default_literal(d)
+    if pattern is not None:
+        text = generate(str(pattern), str(p("flags") or ""))
+        lit = typed(text, d) if d is not None and text is not None else Literal(text) if text is not None else lit
+    if p("minInclusive") is not None or p("minExclusive") is not None:
+        lit = clamp(lit, p("minInclusive"), p("minExclusive"), None, None) or lit
+    n = p("minLength")
+    if n is not None and lit is not None and len(str(lit)) < int(n):
+        lit = Literal(str(lit) + "x" * (int(n) - len(str(lit))), datatype=lit.datatype, lang=lit.language)
+    return lit if lit is not None else Literal("")
+
+
+def generate(pattern: str, flags: str = "") -> str | None:
+    """A short string matching a regular expression, derived from its parse tree; None when not derivable."""
+    try:
+        import re._parser as sre_parse  # Python >= 3.11
+    except ImportError:  # pragma: no cover
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        text = _gen(sre_parse.parse(pattern), sre_parse)
+    except (re.error, ValueError, KeyError, TypeError):
+        return None
+    fl = re.IGNORECASE if "i" in flags else 0
+    return text if text is not None and re.search(pattern, text, fl) else None
+
+
+def generate_iri(pattern: str, flags: str, name: str) -> str | None:
+    """An IRI matching a pattern: its shortest match, completed with `name` (and a host after a bare scheme)
+    when the pattern leaves the end open, so ^https?:// gives http://example.org/<name>, not http://."""
+    text = generate(pattern, flags)
+    if text is None:
+        return None
+    longer = text + ("example.org/" if text.endswith("://") else "") + name
+    return longer if re.search(pattern, longer, re.IGNORECASE if "i" in flags else 0) else text
+
+
+def _gen(tree, sp) -> str | None:
+    """Minimal text for a parsed regex subtree."""
+    out = []
+    for op, arg in tree:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name == "ANY":
+            out.append("a")
+        elif name == "IN":
+            out.append(_gen_in(arg))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, _, sub = arg
+            out.append((_gen(sub, sp) or "") * max(lo, 0))
+        elif name == "SUBPATTERN":
+            out.append(_gen(arg[-1], sp) or "")
+        elif name == "BRANCH":
+            out.append(_gen(arg[1][0], sp) or "")
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        else:
+            return None
+    return "".join(out)
+
+
+def _gen_in(items) -> str:
+    """One character a character class accepts."""
+    negate = any(str(op) == "NEGATE" for op, _ in items)
+    for op, arg in items:
+        name = str(op)
+        if negate:
+            bad = {chr(a) for o, a in items if str(o) == "LITERAL"}
+            return next(c for c in "aA0_-x" if c not in bad)
+        if name == "LITERAL":
+            return chr(arg)
+        if name == "RANGE":
+            return chr(arg[0])
+        if name == "CATEGORY":
+            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(arg), "a")
+    return "a"
+
+
+def convert(val, d) -> Literal | None:
+    """A best-effort conversion of a value to datatype `d`."""
+    text = str(val)
+    if d in INTEGER and re.fullmatch(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?", text):
+        return typed(str(int(Decimal(text))), d)
+    if d == XSD.date and re.match(r"\d{4}-\d\d-\d\d", text):
+        return typed(text[:10], d)
+    if d == XSD.dateTime and re.fullmatch(r"\d{4}-\d\d-\d\d", text):
+        return typed(text + "T00:00:00", d)
+    return typed(text, d)
+
+
+def same_kind(val: Literal, text: str) -> Literal | None:
+    """`text` with the language or datatype of `val`, None when that would be ill-formed."""
+    if val.language:
+        return Literal(text, lang=val.language)
+    return typed(text, val.datatype) if val.datatype else Literal(text)
+
+
+def clamp(val, min_inc, min_exc, max_inc, max_exc) -> Literal | None:
+    """The closest literal to `val` within the bounds, typed like the bound."""
+    for bound, sign, inclusive in ((min_inc, 1, True), (min_exc, 1, False), (max_inc, -1, True),
+                                   (max_exc, -1, False)):
+        if bound is None or not isinstance(bound, Literal):
+            continue
+        if _within(val, bound, sign, inclusive):
+            continue
+        return bound if inclusive else nudge(bound, sign)
+    return None
+
+
+def _within(val, bound: Literal, sign: int, inclusive: bool) -> bool:
+    """True when `val` already satisfies one bound."""
+    try:
+        a, b = val.toPython(), bound.toPython()
+        d = (a > b) - (a < b)
+    except (AttributeError, TypeError):
+        return False
+    return sign * d > 0 or (inclusive and d == 0)
+
+
+def nudge(bound: Literal, sign: int) -> Literal | None:
+    """The bound moved one unit (integer, day or second, or 1 for decimals) inward."""
+    b = bound.toPython()
+    if isinstance(b, bool):
+        return None
+    if isinstance(b, int | float | Decimal):
+        return Literal(b + sign, datatype=bound.datatype)
+    if isinstance(b, dt.datetime):
+        return Literal((b + sign * dt.timedelta(seconds=1)).isoformat(), datatype=bound.datatype)
+    if isinstance(b, dt.date):
+        return Literal((b + sign * dt.timedelta(days=1)).isoformat(), datatype=bound.datatype)
+    return None
