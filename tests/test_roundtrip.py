@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from owl_memory import Memory
 from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.trajectory import Trajectory, read_trajectory
-from owl_memory.blobs import BlobStore
+from owl_memory.store.blobs import BlobStore
 
 # Every code point, surrogates included (Python strs may hold lone ones); NUL and astral characters are drawn often.
 ANY_TEXT = st.text(st.one_of(st.characters(codec=None, categories=None), st.sampled_from("\x00\ud800\udfff😀é")),
