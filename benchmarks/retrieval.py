@@ -24,10 +24,10 @@ from rdflib.plugins.sparql import prepareQuery
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from owl_memory import ItemSpec, Memory  # noqa: E402
 from owl_memory.store import retrieval  # noqa: E402
-from owl_memory.store.memory import Memory, _item_graph, _slugify, item_id  # noqa: E402
-from owl_memory.store.validation import check  # noqa: E402
-from owl_memory.vocab import ITEM, OM, TASK_TYPE  # noqa: E402
+from owl_memory.store.items import task_type_iri  # noqa: E402
+from owl_memory.vocab import ITEM, OM  # noqa: E402
 
 FORMAT = 2  # bump when the generator changes: it is part of the cache key
 SEED = 20261122
@@ -67,20 +67,20 @@ def words(rng: random.Random, n: int) -> list[str]:
     return rng.choices(WORDS, weights=_WEIGHTS, k=n)
 
 
-def item_spec(rng: random.Random, n: int) -> dict:
-    """Keyword arguments of Memory.add for the n-th generated item (about 15 triples once stored)."""
+def item_spec(rng: random.Random, n: int) -> ItemSpec:
+    """The n-th generated item (about 15 triples once stored)."""
     title = " ".join(words(rng, rng.randint(3, 8)))
     onto = rng.sample(ONTOLOGIES, 2 if rng.random() < 0.15 else 1)
-    return {
-        "kind": rng.choice(KINDS), "title": title,
-        "summary": f"Use when {' '.join(words(rng, 5))}; not when {' '.join(words(rng, 3))}.",
-        "content": f"# {title}\nitem {n}\n" + "\n".join(f"{s + 1}. {' '.join(words(rng, 12))}" for s in range(4)),
-        "applies_to": onto, "task_types": [rng.choice(TASK_TYPES)], "tags": [rng.choice(TAGS)],
-        "priority": rng.randint(0, 9), "confidence": round(rng.uniform(0.05, 0.99), 2),
-    }
+    return ItemSpec(
+        kind=rng.choice(KINDS), title=title,
+        summary=f"Use when {' '.join(words(rng, 5))}; not when {' '.join(words(rng, 3))}.",
+        content=f"# {title}\nitem {n}\n" + "\n".join(f"{s + 1}. {' '.join(words(rng, 12))}" for s in range(4)),
+        applies_to=onto, task_types=[rng.choice(TASK_TYPES)], tags=[rng.choice(TAGS)],
+        priority=rng.randint(0, 9), confidence=round(rng.uniform(0.05, 0.99), 2),
+    )
 
 
-def item_specs(size: int, start: int = 0, salt: str = "items") -> list[dict]:
+def item_specs(size: int, start: int = 0, salt: str = "items") -> list[ItemSpec]:
     """Deterministic item specs number start..start+size-1."""
     rng = random.Random(f"{SEED}-{salt}-{start}-{size}")
     return [item_spec(rng, start + n) for n in range(size)]
@@ -92,13 +92,13 @@ def build(cache: Path, size: int) -> dict:
     specs, stats = item_specs(size), {"size": size}
     with Memory(cache / "memory") as m:
         t = time.perf_counter()
-        stats["build_add_ms"] = summary_ms([timed(m.add, **s)[1] for s in specs[:VALIDATED_BUILD]])
-        stats["bulk_s"] = timed(bulk_load, m, specs[VALIDATED_BUILD:])[1] / 1000
+        stats["build_add_ms"] = summary_ms([timed(m.add, s)[1] for s in specs[:VALIDATED_BUILD]])
+        stats["bulk_s"] = timed(m.add_many, specs[VALIDATED_BUILD:], batch=5000, validate=False)[1] / 1000
         stats["superseded"] = supersede_some(m, specs, size // SUPERSEDED_SHARE)
         stats["sample_conforming"] = validate_sample(m, specs[VALIDATED_BUILD:], 100)
         stats["build_s"] = round(time.perf_counter() - t, 1)
         stats["items"] = len(m)
-        g, stats["to_rdflib_s"] = timed(m.graph.to_rdflib)
+        g, stats["to_rdflib_s"] = timed(m.to_graph)
         stats["to_rdflib_s"] /= 1000
         stats["triples"] = len(g)
         g.serialize(destination=str(cache / "items.nt"), format="nt", encoding="utf-8")
@@ -107,48 +107,21 @@ def build(cache: Path, size: int) -> dict:
     return stats
 
 
-def bulk_load(m: Memory, specs: list[dict], chunk: int = 5000) -> None:
-    """Write items the way Memory.add does (same triples, blob, FTS row), without pyshacl, one commit per chunk."""
-    for at in range(0, len(specs), chunk):
-        m.blobs.db.execute("BEGIN")
-        try:
-            for s in specs[at: at + chunk]:
-                bulk_item(m, s)
-        except BaseException:
-            m.blobs.db.execute("ROLLBACK")
-            m.graph.rollback()
-            raise
-        m.blobs.db.execute("COMMIT")  # payloads first, as in Memory.add
-        m.graph.commit()
-
-
-def bulk_item(m: Memory, s: dict) -> None:
-    """One item's blob, triples and index row, exactly as Memory.add writes them (no validation, no commit)."""
-    i = item_id(s["title"], s["content"])
-    g = _item_graph(ITEM[i], s["kind"], s["title"], s["summary"], s["content"], s["applies_to"], s["task_types"],
-                    (), s["tags"], s["priority"], s["confidence"], "general", None, None, None)
-    m.blobs.put(s["content"], "content")
-    m._stage(g, i, s["title"], s["summary"], s["tags"], s["priority"], s["confidence"])
-
-
-def supersede_some(m: Memory, specs: list[dict], n: int) -> int:
+def supersede_some(m: Memory, specs: list[ItemSpec], n: int) -> int:
     """Supersede n items (each by another random item) through the validated Memory.supersede."""
     rng = random.Random(f"{SEED}-supersede-{len(specs)}")
-    ids = [item_id(s["title"], s["content"]) for s in specs]
+    ids = [s.id for s in specs]
     pairs = [(old, new) for old, new in zip(rng.sample(ids, n), rng.sample(ids, n), strict=True) if old != new]
     for old, new in pairs:
         m.supersede(old, new)
     return len(pairs)
 
 
-def validate_sample(m: Memory, specs: list[dict], n: int) -> str:
+def validate_sample(m: Memory, specs: list[ItemSpec], n: int) -> str:
     """Validate n random bulk-loaded items exactly as Memory.add would (item + context, pyshacl)."""
-    rng, ok = random.Random(f"{SEED}-sample"), 0
-    for s in rng.sample(specs, min(n, len(specs))):
-        node = ITEM[item_id(s["title"], s["content"])]
-        g = m.graph.triples(m.graph.storid(node))
-        ok += check(g, m._context(g, node), focus=[node])["conforms"]
-    return f"{ok}/{min(n, len(specs))}"
+    sample = random.Random(f"{SEED}-sample").sample(specs, min(n, len(specs)))
+    ok = sum(m.validate(ids=[s.id])["conforms"] for s in sample)
+    return f"{ok}/{len(sample)}"
 
 
 def cached_memory(cache_root: Path, size: int, rebuild: bool) -> tuple[Path, dict]:
@@ -233,7 +206,7 @@ class Baseline:
         if "ontology" in kw:
             bind["ontology"] = URIRef(kw["ontology"])
         if "task_type" in kw:
-            bind["task"] = TASK_TYPE[_slugify(kw["task_type"])]
+            bind["task"] = task_type_iri(kw["task_type"])
         rows = self.graph.query(self.prepared[key], initBindings=bind)
         return [str(r[0])[len(str(ITEM)):] for r in rows]
 
@@ -279,8 +252,8 @@ def measure_memory(work: Path, queries: list, warmup: list, adds: int) -> tuple[
         n = len(m)
         new = item_specs(adds + 10, start=n, salt="adds")
         for s in new[:10]:
-            m.add(**s)  # warm-up: pyshacl caches, statement cache
-        add_times = [timed(m.add, **s)[1] for s in new[10:]]
+            m.add(s)  # warm-up: pyshacl caches, statement cache
+        add_times = [timed(m.add, s)[1] for s in new[10:]]
     finally:
         m.close()
     reopen = [timed(lambda: Memory(work).close())[1] for _ in range(3)]

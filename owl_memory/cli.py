@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import OwlMemoryError
+from .store.items import ItemSpec
 from .store.memory import Memory
 
 console = Console(stderr=True)
@@ -106,9 +107,9 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
         raise click.UsageError("give exactly one of --content or --content-file")
     text = content if content is not None else Path(content_file).read_text(encoding="utf-8")
     with Memory(memory_path) as m:
-        i = m.add(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
-                  failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
-                  refines=refines)
+        i = m.add(ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
+                           failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence,
+                           scope=scope, refines=refines))
     emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
 
 

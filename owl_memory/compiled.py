@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from .store.items import ItemSpec
+
 REPAIR_TASK = "shacl-repair"
 SPRINT_TASK = "ontology-sprint"
 APPLY_DELTA = "apply_delta"
@@ -37,12 +39,10 @@ def cq_answer(memory, signature: str) -> dict | None:
     return None
 
 
-def _known(memory, title: str, content: str) -> bool:
-    """True when memory already holds the item these fields would create."""
-    from .store.memory import item_id
-
+def _known(memory, id: str) -> bool:
+    """True when memory already holds the item with this id."""
     try:
-        memory.get(item_id(title, content, "general"))
+        memory.get(id)
         return True
     except KeyError:
         return False
@@ -56,15 +56,16 @@ def store_repair_decision(memory, *, signature: str, operator: str, choice, bind
     delta = {"signature": signature, "operator": operator, "focus": focus, "added": added, "removed": removed,
              "run": run_id}
     prov = {"run": run_id, "derived_from": report_key}
-    ep = memory.add("Episode", f"Repaired {comp} violation", f"Patch {operator} fixed {signature[:120]}.",
-                    json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,),
-                    provenance=prov)
+    ep = memory.add(ItemSpec("Episode", f"Repaired {comp} violation", f"Patch {operator} fixed {signature[:120]}.",
+                             json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,),
+                             provenance=prov))
     content = json.dumps({"signature": signature, "action_schema": schema}, sort_keys=True)
-    title = f"Repair {comp} by {operator}"
-    known = _known(memory, title, content)
-    op = memory.add("RepairOperator", title, f"Use for violations with signature {signature[:160]}.", content,
-                    task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=signature, action_schema=schema,
-                    verification_hook=hook, grounded_by=(ep,), provenance=prov)
+    spec = ItemSpec("RepairOperator", f"Repair {comp} by {operator}",
+                    f"Use for violations with signature {signature[:160]}.", content, task_types=(REPAIR_TASK,),
+                    failure_modes=(comp,), signature=signature, action_schema=schema, verification_hook=hook,
+                    grounded_by=(ep,), provenance=prov)
+    known = _known(memory, spec.id)
+    op = memory.add(spec)
     return None if known else op
 
 
@@ -72,8 +73,8 @@ def store_cq_answer(memory, *, signature: str, title: str, summary: str, payload
                     triples: int, applies_to: list, tags: tuple, query: str, run_id: str) -> bool:
     """Store the compiled answer of one CQ (a delta handle); True when it was not stored before."""
     before = len(memory.by_signature(signature))
-    memory.add("RepairOperator", title, summary, payload, applies_to=applies_to, task_types=(SPRINT_TASK,),
-               tags=tags, confidence=0.8, provenance={"run": run_id, "derived_from": delta_key}, signature=signature,
-               action_schema={"operator": APPLY_DELTA, "delta": delta_key, "triples": triples},
-               verification_hook=query)
+    memory.add(ItemSpec("RepairOperator", title, summary, payload, applies_to=applies_to, task_types=(SPRINT_TASK,),
+                        tags=tags, confidence=0.8, provenance={"run": run_id, "derived_from": delta_key},
+                        signature=signature, verification_hook=query,
+                        action_schema={"operator": APPLY_DELTA, "delta": delta_key, "triples": triples}))
     return len(memory.by_signature(signature)) > before

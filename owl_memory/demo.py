@@ -9,6 +9,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
 
 from .rdfio import load_graph
+from .store.items import ItemSpec
 from .store.memory import Memory
 from .vocab import local_name
 
@@ -26,13 +27,15 @@ def run_demo(path: Path) -> dict:
     g = dcterms_graph()
     with Memory(path) as m:
         ids = [_add_range_rule(m, g, p) for p in sorted(set(g.subjects(RDFS.range, None)))]
-        general = m.add("Principle", "Prefer DC Terms over DC Elements",
-                        "Use dcterms properties when describing resources, unless a legacy schema needs dc:.",
-                        "DC Terms refines the 15 DC Elements with ranges; prefer dcterms:creator to dc:creator.",
-                        applies_to=[DCTERMS], task_types=[TASK], priority=2, confidence=0.8)
-        m.add("Principle", "Keep dc elements for legacy OAI-PMH", "Use dc: elements when the target is OAI-PMH.",
-              "OAI-PMH requires the oai_dc format, which only knows the 15 DC Elements.", applies_to=[DCTERMS],
-              task_types=[TASK], scope="exception", refines=general, confidence=0.7)
+        general = m.add(ItemSpec(
+            "Principle", "Prefer DC Terms over DC Elements",
+            "Use dcterms properties when describing resources, unless a legacy schema needs dc:.",
+            "DC Terms refines the 15 DC Elements with ranges; prefer dcterms:creator to dc:creator.",
+            applies_to=(DCTERMS,), task_types=(TASK,), priority=2, confidence=0.8))
+        m.add(ItemSpec("Principle", "Keep dc elements for legacy OAI-PMH",
+                       "Use dc: elements when the target is OAI-PMH.",
+                       "OAI-PMH requires the oai_dc format, which only knows the 15 DC Elements.",
+                       applies_to=(DCTERMS,), task_types=(TASK,), scope="exception", refines=general, confidence=0.7))
         searches = {
             "'creator agent'": m.search("creator agent", ontology=DCTERMS),
             f"--task-type {TASK} --kind Principle": m.search(task_type=TASK, kinds=["Principle"]),
@@ -50,7 +53,7 @@ def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:
     label = str(g.value(prop, RDFS.label) or name)
     content = (f"dcterms:{name} ({label}). Range: {g.value(prop, RDFS.range)}.\n"
                f"Definition: {g.value(prop, SKOS.definition) or ''}\nNote: {comment}")
-    return m.add("Constraint", f"dcterms:{name} values are {rng}",
-                 f"Use when stating dcterms:{name}; its value should be a {rng}.", content,
-                 applies_to=[DCTERMS], task_types=[TASK], tags=[name, rng], confidence=0.9)
+    return m.add(ItemSpec("Constraint", f"dcterms:{name} values are {rng}",
+                          f"Use when stating dcterms:{name}; its value should be a {rng}.", content,
+                          applies_to=(DCTERMS,), task_types=(TASK,), tags=(name, rng), confidence=0.9))
 

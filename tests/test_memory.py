@@ -10,8 +10,8 @@ import time
 import pytest
 from rdflib import Graph
 
-from owl_memory import InvalidItem, Memory, UnknownItem
-from owl_memory.store.memory import item_id
+from owl_memory import InvalidItem, ItemSpec, Memory, UnknownItem
+from owl_memory.store.items import item_id
 from owl_memory.store.validation import check
 
 PROV_O = "http://www.w3.org/ns/prov#"
@@ -20,8 +20,8 @@ BIG = "payload-" * 2000  # 16,000 characters
 
 def add_rule(m, title="Bind values never paste", content=BIG, **kw):
     """Add a Principle with sensible defaults."""
-    return m.add("Principle", title, "Use when a SPARQL query takes user text.", content,
-                 applies_to=[PROV_O], task_types=["cq answering"], **kw)
+    return m.add(ItemSpec("Principle", title, "Use when a SPARQL query takes user text.", content,
+                 applies_to=[PROV_O], task_types=["cq answering"], **kw))
 
 
 def test_add_is_idempotent_and_id_is_stable(memory):
@@ -46,17 +46,17 @@ def test_invalid_item_raises_value_error_with_shacl_message_and_stores_nothing(m
     with pytest.raises(InvalidItem, match="confidence"):
         add_rule(memory, confidence=1.5)
     with pytest.raises(InvalidItem, match="unknown kind"):
-        memory.add("Rule", "t", "s.", "c")
+        memory.add(ItemSpec("Rule", "t", "s.", "c"))
     assert len(memory) == 0 and memory.search() == []
     assert memory.blobs.db.execute("SELECT count(*) FROM blobs").fetchone()[0] == 0
 
 
 def test_get_returns_metadata_and_compiled_fields_never_content(memory):
-    run = memory.add("Episode", "Repair sprint one", "Records one repair run.", "trace text",
-                     provenance={"run": "sprint-1", "derived_from": "sha256:" + "b" * 64})
-    op = memory.add("RepairOperator", "Add the missing class", "Use when sh:class fails on a focus node.", BIG,
+    run = memory.add(ItemSpec("Episode", "Repair sprint one", "Records one repair run.", "trace text",
+                     provenance={"run": "sprint-1", "derived_from": "sha256:" + "b" * 64}))
+    op = memory.add(ItemSpec("RepairOperator", "Add the missing class", "Use when sh:class fails on a focus node.", BIG,
                     signature="ClassConstraintComponent|ex:p|IRI", action_schema={"operator": "add_type"},
-                    verification_hook="ASK { ?s a ?c }", grounded_by=[run])
+                    verification_hook="ASK { ?s a ?c }", grounded_by=[run]))
     got = memory.get(op)
     assert got["kind"] == "RepairOperator" and got["action_schema"] == {"operator": "add_type"}
     assert got["grounded_by"] == [run] and got["size"] == len(BIG)
@@ -112,11 +112,12 @@ def test_reopening_keeps_items(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from owl_memory import Memory
+    from owl_memory import ItemSpec, Memory
     m = Memory(sys.argv[1])
     for i in range(100000):
-        item = m.add("Procedure", f"Step {i} of the loop", "Use when testing crash safety.", "payload " * 200 + str(i),
-                     applies_to=["http://www.w3.org/ns/prov#"], task_types=["crash"], tags=[f"t{i % 7}"])
+        item = m.add(ItemSpec("Procedure", f"Step {i} of the loop", "Use when testing crash safety.",
+                              "payload " * 200 + str(i), applies_to=["http://www.w3.org/ns/prov#"],
+                              task_types=["crash"], tags=[f"t{i % 7}"]))
         print(item, flush=True)
 """)
 
@@ -138,4 +139,4 @@ def test_sigkill_in_a_loop_of_adds_keeps_every_returned_id(tmp_path):
             assert m.window(i, 0, 8)["text"] == "payload "
         assert m.validate()["conforms"]
         assert len(m) >= len(returned)
-        m.add("Principle", "Still writable after a crash", "Use when checking recovery.", "ok")
+        m.add(ItemSpec("Principle", "Still writable after a crash", "Use when checking recovery.", "ok"))

@@ -10,6 +10,7 @@ from rdflib import Graph, Literal, Namespace
 from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
+from owl_memory import ItemSpec
 from owl_memory.cli import main
 from owl_memory.repair import repair, shape_triples
 from owl_memory.repair.patch import Patch
@@ -74,9 +75,9 @@ def test_failing_compiled_operator_is_demoted(memory, monkeypatch):
     comp = SH.DatatypeConstraintComponent
     monkeypatch.setitem(STRATEGIES, "test.label_only", (comp, {}, _label_only))
     monkeypatch.setitem(REGISTRY, comp, REGISTRY[comp] + ["test.label_only"])
-    bad = memory.add("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
+    bad = memory.add(ItemSpec("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
                      signature=AGE_SIG, action_schema={"operator": "test.label_only", "choice": None},
-                     verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",))
+                     verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",)))
     res = repair(_graph('ex:a a ex:Person ; ex:name "A" ; ex:age "42" .'), SHAPES, memory=memory)
     assert res.conforms and res.verify_iterations == 4  # find, bad op fails, undo re-check, library op verifies
     assert (EX.a, EX.note, Literal("looked at")) not in res.graph, "a failed patch is undone"
@@ -215,9 +216,9 @@ def test_failing_compiled_plan_is_demoted_then_the_library_repairs(memory):
     width = next(ps for ps in shapes.objects(branch0, SH.property) if (ps, SH.path, EX.width) in shapes)
     plan = {"kind": "descend", "shape": shape_key(shapes, branch0),
             "steps": [[shape_key(shapes, width), "minCount.add_values", "none", None]]}  # forgets ex:height
-    bad = memory.add("RepairOperator", "Fill only the width", "A plan that misses a constraint.", "width only",
+    bad = memory.add(ItemSpec("RepairOperator", "Fill only the width", "A plan that misses a constraint.", "width only",
                      signature=OR_SIG, task_types=("shacl-repair",), verification_hook="http://ex.org/RectShape",
-                     action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}})
+                     action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}}))
     res = repair(_graph("ex:r a ex:Rect ."), shapes, memory=memory)
     assert res.conforms and memory.get(bad)["failure_count"] == 1
     assert {t[1] for t in res.added} == {EX.area}, "the failed patch is undone; the library picks the smallest branch"

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 from dspy.utils import DummyLM
 
+from owl_memory import ItemSpec
 from owl_memory.agent.runner import CONDITIONS, interpreter_factory, resolve_lm, run
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.cli import main
@@ -79,8 +80,9 @@ def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
 
 
 def test_a1_injects_title_and_summary_but_never_content(memory, tmp_path):
-    i = memory.add("Procedure", "Describe the class to list subclasses", "Use when asked for direct subclasses.",
-                   "PAYLOAD-BODY: call ontology_describe and read subclasses.", task_types=["subclass-query"])
+    i = memory.add(ItemSpec("Procedure", "Describe the class to list subclasses",
+                            "Use when asked for direct subclasses.",
+                   "PAYLOAD-BODY: call ontology_describe and read subclasses.", task_types=["subclass-query"]))
     lm = DummyLM(steps("SUBMIT(answer='ok')"))
     r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", trajectory_dir=tmp_path)
     user = lm.history[0]["messages"][-1]["content"]
@@ -91,8 +93,8 @@ def test_a1_injects_title_and_summary_but_never_content(memory, tmp_path):
 
 
 def test_a2_memory_is_reached_through_tools_only(memory, tmp_path):
-    i = memory.add("Principle", "Bind values never paste", "Use when a query takes user text.",
-                   "Use initBindings. " * 100)
+    i = memory.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.",
+                   "Use initBindings. " * 100))
     lm = DummyLM(steps("hits = memory_search('query user text')\nprint([h['id'] for h in hits['items']])",
                        "g = memory_get(hits['items'][0]['id'])\nw = memory_window(g['id'], 0, 17)\n"
                        "print(g['title'], len(w['text']))",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from owl_memory import Memory
+from owl_memory import ItemSpec, Memory
 
 PROV_O = "http://www.w3.org/ns/prov#"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
@@ -21,9 +21,9 @@ def fill(m: Memory) -> dict:
         ("skos_proc", "Procedure", "Walk skos:narrower transitively", SKOS, "cq-answering", 0, 0.5),
     ]
     for name, kind, title, onto, task, prio, conf in specs:
-        ids[name] = m.add(kind, title, f"Use when {task} over {onto}.", SECRET * 50 + name, applies_to=[onto],
+        ids[name] = m.add(ItemSpec(kind, title, f"Use when {task} over {onto}.", SECRET * 50 + name, applies_to=[onto],
                           task_types=[task], failure_modes=["missing-limit"] if kind == "AntiPattern" else [],
-                          priority=prio, confidence=conf)
+                          priority=prio, confidence=conf))
     return ids
 
 
@@ -81,9 +81,9 @@ def test_deterministic_across_reopen(tmp_path):
 
 def test_exception_ranks_above_the_rule_it_refines(memory):
     ids = fill(memory)
-    exc = memory.add("Principle", "Lineage of bundles uses prov:hadMember", "Use when the entity is a bundle.",
+    exc = memory.add(ItemSpec("Principle", "Lineage of bundles uses prov:hadMember", "Use when the entity is a bundle.",
                      "x", applies_to=[PROV_O], task_types=["modelling"], scope="exception",
-                     refines=ids["prov_rule"], priority=0, confidence=0.1)
+                     refines=ids["prov_rule"], priority=0, confidence=0.1))
     order = [h["id"] for h in memory.search(ontology=PROV_O, k=10)]
     assert order.index(exc) == order.index(ids["prov_rule"]) - 1
     assert [h["id"] for h in memory.search(ontology=PROV_O, k=1)] == [exc]
@@ -92,8 +92,9 @@ def test_exception_ranks_above_the_rule_it_refines(memory):
 
 def test_superseded_item_is_never_returned(memory):
     ids = fill(memory)
-    newer = memory.add("Principle", "Use prov:wasDerivedFrom or prov:wasRevisionOf", "Use when modelling lineage.",
-                       "y", applies_to=[PROV_O], task_types=["modelling"], priority=5, confidence=0.9)
+    newer = memory.add(ItemSpec("Principle", "Use prov:wasDerivedFrom or prov:wasRevisionOf",
+                                "Use when modelling lineage.",
+                       "y", applies_to=[PROV_O], task_types=["modelling"], priority=5, confidence=0.9))
     memory.supersede(ids["prov_rule"], newer)
     for q in (dict(), dict(text="lineage wasDerivedFrom"), dict(ontology=PROV_O, k=50), dict(kinds=["Principle"])):
         assert ids["prov_rule"] not in {h["id"] for h in memory.search(**q)}
@@ -115,9 +116,9 @@ def test_hostile_text_is_harmless(memory, text):
 
 
 def test_items_with_all_the_words_rank_first_then_items_with_some(memory):
-    both = memory.add("Principle", "Close the shape", "Use when a node shape must be closed.", "a")
-    one = memory.add("Principle", "Shape shape shape", "Use when shape shape shape.", "b")
-    neither = memory.add("Principle", "Unrelated advice", "Use when nothing else applies.", "c")
+    both = memory.add(ItemSpec("Principle", "Close the shape", "Use when a node shape must be closed.", "a"))
+    one = memory.add(ItemSpec("Principle", "Shape shape shape", "Use when shape shape shape.", "b"))
+    neither = memory.add(ItemSpec("Principle", "Unrelated advice", "Use when nothing else applies.", "c"))
     ids = [h["id"] for h in memory.search("closed shape", k=10)]
     assert ids[:2] == [both, one] and neither not in ids
 
@@ -130,7 +131,7 @@ def test_filters_combine_with_text(memory):
 
 
 def test_coordination_levels_all_then_all_but_one_then_any(memory):
-    three = memory.add("Procedure", "Repair closed node shapes", "Use when repairing.", "a")
-    two = memory.add("Procedure", "Node shapes overview", "Use when reading.", "b")
-    one = memory.add("Procedure", "Closed world notes", "Use when reading.", "c")
+    three = memory.add(ItemSpec("Procedure", "Repair closed node shapes", "Use when repairing.", "a"))
+    two = memory.add(ItemSpec("Procedure", "Node shapes overview", "Use when reading.", "b"))
+    one = memory.add(ItemSpec("Procedure", "Closed world notes", "Use when reading.", "c"))
     assert [h["id"] for h in memory.search("closed node shapes", k=10)] == [three, two, one]

@@ -17,6 +17,7 @@ from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.python_interpreter import PythonInterpreter
 from dspy.utils import DummyLM
 
+from owl_memory import ItemSpec
 from owl_memory.agent.runner import RLM
 from owl_memory.agent.tools import LARGE_RETURN, MAX_RETURN, OwlTool, Toolbox, dumps, tools
 from owl_memory.errors import OwlMemoryError, ToolError
@@ -198,8 +199,8 @@ def test_stats_and_observer_record_sizes_and_handles_not_payload():
 
 
 def test_memory_tools_wrap_search_get_window_under_the_budget(memory):
-    i = memory.add("Procedure", "List subclasses through describe", "Use when asked for direct subclasses.",
-                   "Call ontology_describe(iri) and read 'subclasses'. " * 40, task_types=["subclass-query"])
+    i = memory.add(ItemSpec("Procedure", "List subclasses through describe", "Use when asked for direct subclasses.",
+                   "Call ontology_describe(iri) and read 'subclasses'. " * 40, task_types=["subclass-query"]))
     tb = Toolbox(memory, "p", TTL, ReadBudget(total_chars=600))
     f = {fn.__name__: fn for fn in tb.functions()}
     hits = f["memory_search"]("subclasses", k=100)

@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
-from datetime import datetime, timezone
+from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from ..errors import InvalidItem, UnknownItem
-from ..vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
+from ..vocab import ITEM, KINDS, OM, PROV
 from . import retrieval
-from .blobs import MAX_READ, BlobStore, sha256
+from .blobs import MAX_READ, BlobStore
+from .items import COUNTERS, ID, ItemSpec, failure_mode_iri, item_graph, linked_ids, task_type_iri
 from .quadstore import MemoryGraph
 from .validation import check, require_valid
-
-_ID = re.compile(r"^[0-9a-f]{16}$")
-_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
-_COUNTERS = {"use_count": OM.useCount, "success_count": OM.successCount, "failure_count": OM.failureCount}
-
-
-def item_id(title: str, content: str, scope: str = "general") -> str:
-    """Stable id: first 16 hex of sha256 over normalized title, content and scope."""
-    norm_title = " ".join(unicodedata.normalize("NFC", title).split()).casefold()
-    norm_content = "\n".join(ln.rstrip() for ln in unicodedata.normalize("NFC", content).strip().splitlines())
-    raw = "\x1f".join((norm_title, norm_content, scope.strip().lower()))
-    return sha256(raw)[:16]
 
 
 class Memory:
@@ -41,7 +28,7 @@ class Memory:
 
     Example:
         with Memory(".owl-memory") as m:
-            i = m.add("Principle", "Bind values, never paste", "Use when a query takes user text.", "...")
+            i = m.add(ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", "..."))
             m.search("query user text")
     """
 
@@ -55,25 +42,55 @@ class Memory:
         self.max_read = max_read
 
     # ---- writes ----
-    def add(self, kind: str, title: str, summary: str, content: str, *, applies_to=(), task_types=(),
-            failure_modes=(), tags=(), priority: int = 0, confidence: float = 0.5, scope: str = "general",
-            refines: str | None = None, provenance: dict | None = None, signature: str | None = None,
-            action_schema: dict | None = None, verification_hook: str | None = None, grounded_by=()) -> str:
+    def add(self, spec: ItemSpec) -> str:
         """Validate and store one item; returns its stable id (the same id, unchanged, when already stored)."""
-        kind = retrieval.normalize_kind(kind)
-        i = item_id(str(title), str(content), str(scope))
-        if self._storid(i) is not None:
-            return i
-        g = _item_graph(ITEM[i], kind, title, summary, content, applies_to, task_types, failure_modes, tags,
-                        priority, confidence, scope, signature, action_schema, verification_hook)
-        g += self._links(ITEM[i], refines, grounded_by, provenance)
-        if scope == "exception" and refines is not None:
-            g.add((ITEM[refines], OM.hasException, ITEM[i]))
-        changed = [ITEM[i]] + ([ITEM[refines]] if scope == "exception" and refines is not None else [])
-        require_valid(g, self._context(g, ITEM[i]), what=f"item {title!r}", focus=changed)
-        self.blobs.put(content, "content")  # payload first: a crash before the graph commit leaves an orphan blob
-        self._write(g, i, title, summary, tags, priority, confidence)
-        return i
+        return self.add_many([spec])[0]
+
+    def add_many(self, specs: Iterable[ItemSpec], *, batch: int = 1000, validate: bool = True) -> list[str]:
+        """Store many items, one transaction per `batch`; returns their ids in order (stored ones unchanged).
+
+        Every batch is checked against the shapes in one pyshacl run (about 3 ms per item) before anything of it
+        is written; `validate=False` skips that for trusted bulk loads (generated benchmarks, copies of a memory
+        that validated at its source).
+        """
+        ids: list[str] = []
+        specs = list(specs)
+        for at in range(0, len(specs), batch):
+            ids += self._add_batch(specs[at: at + batch], validate)
+        return ids
+
+    def _add_batch(self, specs: list[ItemSpec], validate: bool) -> list[str]:
+        """Build, check and write one batch of items in one transaction."""
+        for spec in specs:
+            if not isinstance(spec, ItemSpec):
+                raise InvalidItem(f"add takes an ItemSpec, got {type(spec).__name__}; build one with ItemSpec(...)")
+        new, graphs = {}, []
+        for spec in specs:
+            if spec.id in new or self._storid(spec.id) is not None:
+                continue
+            for other in linked_ids(spec):
+                if other not in new:
+                    self._require(other)
+            new[spec.id] = spec
+            graphs.append(item_graph(spec))
+        if validate and new:
+            self._check_batch(list(new.values()), graphs)
+        if new:
+            self._write(list(new.values()), graphs)
+        return [s.id for s in specs]
+
+    def _check_batch(self, specs: list[ItemSpec], graphs: list[Graph]) -> None:
+        """Validate a batch in one pyshacl run; on failure, name the first failing item (InvalidItem)."""
+        union = Graph(bind_namespaces="none")
+        for g in graphs:
+            union += g
+        focus = sorted({node for s in specs for node in _changed(s)})
+        if len(specs) > 1 and check(union, self._context(union, [ITEM[s.id] for s in specs]), focus=focus)["conforms"]:
+            return
+        for spec, g in zip(specs, graphs, strict=True):
+            changed = _changed(spec)
+            batch = [graphs[specs.index(s)] for s in specs if s.id in linked_ids(spec)]
+            require_valid(g, *batch, self._context(g, [ITEM[spec.id]]), what=f"item {spec.title!r}", focus=changed)
 
     def supersede(self, old_id: str, new_id: str) -> None:
         """Mark `old_id` as superseded by `new_id`: it is kept (archived) but never retrieved again."""
@@ -85,12 +102,12 @@ class Memory:
 
     def record_use(self, id: str, success: bool) -> dict:
         """Count one use of an item and whether it succeeded; returns the new counters."""
-        counts = {k: v for k, v in self.get(id).items() if k in _COUNTERS}
+        counts = {k: v for k, v in self.get(id).items() if k in COUNTERS}
         counts["use_count"] += 1
         counts["success_count" if success else "failure_count"] += 1
 
         def write(s):
-            for key, prop in _COUNTERS.items():
+            for key, prop in COUNTERS.items():
                 self.graph.remove(s, prop)
                 self.graph.add(s, prop, Literal(counts[key], datatype=XSD.nonNegativeInteger))
 
@@ -113,7 +130,7 @@ class Memory:
             "exceptions": _ids(objs(OM.hasException)), "grounded_by": _ids(objs(OM.groundedByEpisode)),
             "content_ref": one[sid[OM.contentRef]], "content_hash": one[sid[OM.contentHash]],
             "size": self.blobs.ref(one[sid[OM.contentRef]]).size, "created_at": str(one.get(sid[OM.createdAt], "")),
-            **{k: int(one.get(sid[p], 0)) for k, p in _COUNTERS.items()},
+            **{k: int(one.get(sid[p], 0)) for k, p in COUNTERS.items()},
             "signature": one.get(sid[OM.violationSignature]),
             "action_schema": json.loads(schema) if schema else None,
             "verification_hook": one.get(sid[OM.verificationHook]),
@@ -146,13 +163,24 @@ class Memory:
         return self.graph.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- whole memory ----
-    def validate(self) -> dict:
-        """Validate every item against the memory shapes: {conforms, violation_count, messages}."""
-        return check(self.graph.to_rdflib())
+    def validate(self, ids: Iterable[str] | None = None) -> dict:
+        """Validate every item (or only the items `ids`) against the memory shapes: {conforms, violation_count,
+        messages}."""
+        if ids is None:
+            return check(self.to_graph())
+        nodes = [ITEM[i] for i in ids if self._require(i)]
+        g = Graph(bind_namespaces="none")
+        for node in nodes:
+            g += self.graph.triples(self.graph.storid(node))
+        return check(g, self._context(g, nodes), focus=nodes)
+
+    def to_graph(self) -> Graph:
+        """The whole memory (ontology, items, provenance) as an rdflib Graph, not validated."""
+        return self.graph.to_rdflib()
 
     def export(self, path: str | Path, format: str = "turtle") -> Path:
         """Write the memory (ontology and items) as RDF after validating it; nothing is written if it fails."""
-        g = self.graph.to_rdflib()
+        g = self.to_graph()
         require_valid(g, what="the memory")
         g.serialize(destination=str(path), format=format)
         return Path(path)
@@ -174,7 +202,7 @@ class Memory:
     # ---- helpers ----
     def _storid(self, id: str) -> int | None:
         """Quadstore id of an item id, or None when no such item is stored."""
-        if not isinstance(id, str) or not _ID.match(id):
+        if not isinstance(id, str) or not ID.match(id):
             return None
         s = self.graph.storid(ITEM[id])
         return s if s is not None and self._kind(s) else None
@@ -191,51 +219,34 @@ class Memory:
         kinds = [str(o).rsplit("#", 1)[-1] for o in self.graph.objects(s, self.graph.sid[RDF.type])]
         return next((k for k in kinds if k in KINDS), None)
 
-    def _links(self, s: URIRef, refines, grounded_by, provenance) -> Graph:
-        """Triples linking a new item to stored items and to its provenance; UnknownItem for missing ids."""
-        g = Graph(bind_namespaces="none")
-        if refines is not None:
-            self._require(refines)
-            g.add((s, OM.refines, ITEM[refines]))
-        for e in grounded_by:
-            self._require(e)
-            g.add((s, OM.groundedByEpisode, ITEM[e]))
-        prov = provenance or {}
-        if prov.get("run"):
-            g.add((s, PROV.wasGeneratedBy, RUN[quote(str(prov["run"]), safe="")]))
-            g.add((RUN[quote(str(prov["run"]), safe="")], RDF.type, OM.Run))
-        if prov.get("derived_from"):
-            src = _source(str(prov["derived_from"]))
-            g.add((s, PROV.wasDerivedFrom, src))
-            g.add((s, OM.derivedFromTrace, src))
-            g.add((src, RDF.type, OM.Trajectory))
-        return g
-
-    def _context(self, g: Graph, item: URIRef) -> Graph:
+    def _context(self, g: Graph, items: list) -> Graph:
         """Stored triples of the other items `g` touches and the types of its other nodes, for sh:class checks."""
         ctx = Graph(bind_namespaces="none")
-        for node in (set(g.objects()) | set(g.subjects())) - {item}:
+        for node in (set(g.objects()) | set(g.subjects())) - set(items):
             sid = self.graph.storid(node) if isinstance(node, URIRef) else None
             if sid is not None:
                 ctx += self.graph.triples(sid, None if str(node).startswith(str(ITEM)) else RDF.type)
         return ctx
 
-    def _write(self, g: Graph, i: str, title: str, summary: str, tags, priority: int, confidence: float) -> None:
-        """Write an item's triples and index row in one transaction."""
+    def _write(self, specs: list[ItemSpec], graphs: list[Graph]) -> None:
+        """Write items' payloads, then their triples and index rows in one transaction."""
+        for spec in specs:  # payloads first: a crash before the graph commit leaves orphan blobs only
+            self.blobs.put(spec.content, "content")
         try:
-            self._stage(g, i, title, summary, tags, priority, confidence)
+            for spec, g in zip(specs, graphs, strict=True):
+                self._stage(spec, g)
             self.graph.commit()
         except BaseException:
             self.graph.rollback()
             raise
 
-    def _stage(self, g: Graph, i: str, title: str, summary: str, tags, priority: int, confidence: float) -> None:
+    def _stage(self, spec: ItemSpec, g: Graph) -> None:
         """Insert an item's triples and its retrieval index row, without committing."""
         for t in g:
             self.graph.add(*t)
-        keys = retrieval.item_keys(self.graph, g, ITEM[i])
-        self.graph.index_item(self.graph.storid(ITEM[i]), i, title, summary, " ".join(_strings(tags)), keys,
-                              int(priority), float(confidence))
+        keys = retrieval.item_keys(self.graph, g, ITEM[spec.id])
+        self.graph.index_item(self.graph.storid(ITEM[spec.id]), spec.id, spec.title, spec.summary,
+                              " ".join(spec.tags), keys, spec.priority, spec.confidence)
 
     def _update(self, id: str, change) -> None:
         """Apply `change(item IRI)` to a stored item, re-validate that item, commit or roll back."""
@@ -243,7 +254,7 @@ class Memory:
         try:
             change(s)
             g = self.graph.triples(self.graph.storid(s))
-            require_valid(g, self._context(g, s), what=f"item {id}", focus=[s])
+            require_valid(g, self._context(g, [s]), what=f"item {id}", focus=[s])
             self.graph.commit()
         except BaseException:
             self.graph.rollback()
@@ -252,8 +263,8 @@ class Memory:
     def _query(self, text, ontology, task_type, failure_mode, kinds, k) -> retrieval.Query | None:
         """Bind a search's filters to quadstore ids; None when a filter names something never stored."""
         wanted = [(OM.appliesToOntology, ontology and str(ontology)),
-                  (OM.appliesToTaskType, task_type and TASK_TYPE[_slugify(task_type)]),
-                  (OM.preventsFailureMode, failure_mode and FAILURE_MODE[_slugify(failure_mode)])]
+                  (OM.appliesToTaskType, task_type and task_type_iri(task_type)),
+                  (OM.preventsFailureMode, failure_mode and failure_mode_iri(failure_mode))]
         filters = []
         for p, o in wanted:
             if o:
@@ -277,62 +288,6 @@ class Memory:
                 "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]])}
 
 
-def _item_graph(s, kind, title, summary, content, applies_to, task_types, failure_modes, tags, priority,
-                confidence, scope, signature, action_schema, verification_hook) -> Graph:
-    """The RDF of a new item (before validation); argument errors become InvalidItem."""
-    g = Graph(bind_namespaces="none")
-    try:
-        g.add((s, RDF.type, OM[kind]))
-        g.add((s, OM.title, Literal(str(title))))
-        g.add((s, OM.summary, Literal(str(summary))))
-        g.add((s, OM.scope, Literal(str(scope))))
-        g.add((s, OM.confidence, Literal(float(confidence), datatype=XSD.double)))
-        g.add((s, OM.priority, Literal(int(priority), datatype=XSD.integer)))
-    except (TypeError, ValueError) as e:
-        raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
-    sha = sha256(str(content))
-    g.add((s, OM.contentRef, Literal(f"sha256:{sha}")))
-    g.add((s, OM.contentHash, Literal(sha)))
-    g.add((s, OM.createdAt, Literal(datetime.now(timezone.utc).replace(microsecond=0), datatype=XSD.dateTime)))
-    for c in _COUNTERS.values():
-        g.add((s, c, Literal(0, datatype=XSD.nonNegativeInteger)))
-    for t in _strings(tags):
-        g.add((s, OM.tag, Literal(t)))
-    for iri in _strings(applies_to):
-        if not _IRI.match(iri):
-            raise InvalidItem(f"applies_to needs ontology IRIs such as http://www.w3.org/ns/prov#, got {iri[:80]!r}")
-        g.add((s, OM.appliesToOntology, URIRef(iri)))
-        g.add((URIRef(iri), RDF.type, OM.TargetOntology))
-    for prop, ns, cls, values in ((OM.appliesToTaskType, TASK_TYPE, OM.TaskType, task_types),
-                                  (OM.preventsFailureMode, FAILURE_MODE, OM.FailureMode, failure_modes)):
-        for v in _strings(values):
-            g.add((s, prop, ns[_slugify(v)]))
-            g.add((ns[_slugify(v)], RDF.type, cls))
-    for prop, value in ((OM.violationSignature, signature), (OM.verificationHook, verification_hook),
-                        (OM.actionSchema, action_schema if action_schema is None else _json(action_schema))):
-        if value is not None:
-            g.add((s, prop, Literal(str(value))))
-    return g
-
-
-def _json(schema) -> str:
-    """Canonical JSON of an action schema; InvalidItem when it is not JSON-compatible."""
-    try:
-        return json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as e:
-        raise InvalidItem(f"action_schema must be a JSON-compatible dict ({e})") from e
-
-
-def _strings(values) -> list[str]:
-    """A str or an iterable of str as a list of non-empty strings."""
-    return [v for v in ([values] if isinstance(values, str) else list(values or ())) if str(v).strip()]
-
-
-def _slugify(text: str) -> str:
-    """An IRI-safe slug of a task type or failure mode name (case-folded, spaces as dashes)."""
-    return quote("-".join(str(text).strip().casefold().split()), safe="-._~")
-
-
 def _slug(iri: str) -> str:
     """The slug at the end of a task-type or failure-mode IRI."""
     return unquote(iri.rsplit("/", 1)[-1])
@@ -343,12 +298,6 @@ def _ids(iris: list[str]) -> list[str]:
     return [i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM))]
 
 
-def _source(ref: str) -> URIRef:
-    """The IRI a provenance source names: a blob key becomes a blob IRI, an IRI stays as it is."""
-    if ref.startswith("sha256:"):
-        return BLOB[ref.removeprefix("sha256:")]
-    if _IRI.match(ref):
-        return URIRef(ref)
-    raise InvalidItem(f"provenance derived_from must be a blob key (sha256:...) or an IRI, got {ref[:80]!r}")
-
-
+def _changed(spec: ItemSpec) -> list[URIRef]:
+    """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
+    return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])

@@ -21,8 +21,8 @@ from itertools import combinations
 from rdflib import URIRef
 from rdflib.namespace import RDF
 
-from ..errors import InvalidItem
-from ..vocab import KINDS, OM
+from ..vocab import OM
+from .items import normalize_kind
 from .quadstore import MemoryGraph
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -160,12 +160,3 @@ def kind_ids(graph: MemoryGraph, kinds) -> tuple:
         return ()
     names = [kinds] if isinstance(kinds, str) else list(kinds)
     return tuple((graph.sid[RDF.type], graph.sid[OM[normalize_kind(n)]]) for n in names)
-
-
-def normalize_kind(name: str) -> str:
-    """The ontology class name of a kind given in any case ('antipattern' -> 'AntiPattern')."""
-    by_lower = {k.lower(): k for k in KINDS}
-    key = str(name).replace("_", "").replace("-", "").replace(" ", "").lower()
-    if key not in by_lower:
-        raise InvalidItem(f"unknown kind {str(name)[:40]!r}; use one of {', '.join(KINDS)}")
-    return by_lower[key]
