@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from owl_memory import Memory
+from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.trajectory import Trajectory, read_trajectory
 from owl_memory.store.blobs import BlobStore
@@ -61,7 +61,7 @@ def test_any_window_of_any_text_is_the_python_slice(blobs, text, start, length):
 def test_memory_content_windows_round_trip(tmp_path_factory, content):
     """An item's content, read back through Memory.window, is the content stored."""
     with Memory(tmp_path_factory.mktemp("m")) as m:
-        i = m.add("Principle", "Exact payloads", "Use when payloads hold odd characters.", content)
+        i = m.add(ItemSpec("Principle", "Exact payloads", "Use when payloads hold odd characters.", content))
         assert read_all(lambda s, n: m.window(i, s, n), m.get(i)["size"], 97) == content
 
 
