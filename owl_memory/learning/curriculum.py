@@ -1,0 +1,172 @@
+"""Curricula: a YAML file (seed 003 §4.1) or a folder of UniProt-style SHACL SPARQL examples, as typed tasks.
+
+YAML:
+    id: library_v1
+    ontology: {name: library, path: library.ttl}      # path relative to the YAML file
+    tasks:
+      - {id: t1, query: "...", tags: [hierarchy], task_type: hierarchy, expect: {sparql: "SELECT ..."},
+         split: train}                                # split: train | holdout (default train)
+
+A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
+schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`: they are
+judged structurally against the reference, since the endpoint is not queried. Seed 002 calls these the task corpus.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from rdflib import Graph, Namespace
+from rdflib.namespace import RDF, RDFS, SH
+
+from ..errors import ConfigError, LoadError
+from ..rdfio import load_graph
+from .judge import check_expect
+
+SCHEMA = Namespace("https://schema.org/")
+SPLITS = ("train", "holdout")
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One curriculum task.
+
+    Args:
+        id: unique within the curriculum.
+        query: the question the agent gets.
+        tags: free tags; the first one is the task type when task_type is not given.
+        task_type: what kind of task it is (hierarchy, lookup, ...), used for applicability.
+        expect: gold for the deterministic judges ({sparql}, {answer}, {ask}, {shacl} or {query, endpoint}).
+        split: train or holdout.
+    """
+
+    id: str
+    query: str
+    tags: tuple[str, ...] = ()
+    task_type: str = "general"
+    expect: dict = field(default_factory=dict)
+    split: str = "train"
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form."""
+        return {"id": self.id, "query": self.query, "tags": list(self.tags), "task_type": self.task_type,
+                "expect": dict(self.expect), "split": self.split}
+
+
+@dataclass(frozen=True)
+class Curriculum:
+    """A named list of tasks over one ontology (or over a remote endpoint, with no local ontology).
+
+    Args:
+        id: the curriculum's id (recorded in provenance).
+        ontology_name: short name of the ontology.
+        ontology_path: the ontology file, resolved; None for endpoint-only corpora.
+        tasks: the tasks in order.
+    """
+
+    id: str
+    ontology_name: str
+    ontology_path: Path | None
+    tasks: tuple[Task, ...]
+
+    @property
+    def train(self) -> list[Task]:
+        """Tasks of the train split, in order."""
+        return [t for t in self.tasks if t.split == "train"]
+
+    @property
+    def holdout(self) -> list[Task]:
+        """Tasks of the holdout split, in order."""
+        return [t for t in self.tasks if t.split == "holdout"]
+
+
+def load_curriculum(source: str | Path) -> Curriculum:
+    """A curriculum from a YAML file or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
+    path = Path(source)
+    if path.is_dir():
+        return load_examples(path)
+    if not path.is_file():
+        raise LoadError("no such curriculum file or folder; pass a .yaml file or a folder of .ttl examples",
+                        source=str(path))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise LoadError(f"not valid YAML: {str(e).splitlines()[0]}", source=str(path),
+                        line=mark.line + 1 if mark else None) from e
+    return _from_mapping(data, path)
+
+
+def _from_mapping(data, path: Path) -> Curriculum:
+    """Build a Curriculum from parsed YAML, checking every field."""
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data.get("id"):
+        raise LoadError("a curriculum needs `id` and a list of `tasks`", source=str(path))
+    onto = data.get("ontology") or {}
+    onto_path = (path.parent / onto["path"]).resolve() if onto.get("path") else None
+    if onto_path is not None and not onto_path.is_file():
+        raise LoadError(f"ontology.path {onto['path']!r} does not exist (paths are relative to the curriculum)",
+                        source=str(path))
+    tasks = tuple(_task(t, n, path) for n, t in enumerate(data["tasks"], 1))
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise LoadError(f"task ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}", source=str(path))
+    return Curriculum(str(data["id"]), str(onto.get("name") or (onto_path.stem if onto_path else "")), onto_path,
+                      tasks)
+
+
+def _task(t, n: int, path: Path) -> Task:
+    """One task of a YAML curriculum; LoadError naming the task number."""
+    if not isinstance(t, dict) or not t.get("id") or not str(t.get("query") or "").strip():
+        raise LoadError(f"task {n} needs an `id` and a `query`", source=str(path))
+    tags = tuple(str(x) for x in t.get("tags") or ())
+    split = str(t.get("split") or "train")
+    if split not in SPLITS:
+        raise LoadError(f"task {t['id']}: split must be train or holdout, got {split!r}", source=str(path))
+    expect = dict(t.get("expect") or {})
+    try:
+        if expect:
+            check_expect(expect)
+    except ConfigError as e:
+        raise LoadError(f"task {t['id']}: {e}", source=str(path)) from e
+    return Task(str(t["id"]), str(t["query"]), tags, str(t.get("task_type") or (tags[0] if tags else "general")),
+                expect, split)
+
+
+def load_examples(folder: str | Path, holdout_every: int = 5) -> Curriculum:
+    """A curriculum from a folder of UniProt-style SHACL SPARQL examples (every Nth task, sorted by id, held out)."""
+    folder = Path(folder)
+    g = Graph()
+    for f in sorted(folder.glob("*.ttl")):
+        g += load_graph(f)
+    tasks = []
+    for n, ex in enumerate(sorted(g.subjects(RDF.type, SH.SPARQLExecutable), key=str), 1):
+        tasks.append(_example(g, ex, n, holdout_every))
+    if not tasks:
+        raise LoadError("no sh:SPARQLExecutable examples in this folder", source=str(folder))
+    return Curriculum(folder.name, folder.name, None, tuple(t for t in tasks if t is not None))
+
+
+def _example(g: Graph, ex, n: int, holdout_every: int) -> Task | None:
+    """One example as a task: question from rdfs:comment, reference from sh:select or sh:ask."""
+    question = g.value(ex, RDFS.comment)
+    reference = g.value(ex, SH.select) or g.value(ex, SH.ask)
+    if question is None or reference is None:
+        return None
+    tags = tuple(sorted(str(k) for k in g.objects(ex, SCHEMA.keywords)))
+    endpoint = g.value(ex, SCHEMA.target)
+    expect = {"query": str(reference), **({"endpoint": str(endpoint)} if endpoint is not None else {})}
+    text = " ".join(html.unescape(_TAG.sub("", str(question))).split())
+    return Task(str(ex).rstrip("/").rsplit("/", 1)[-1], text, tags, "sparql-authoring", expect,
+                "holdout" if n % holdout_every == 0 else "train")
+
+
+def shipped_curriculum() -> Path:
+    """The curriculum the project ships (experiments/curricula/library.yaml)."""
+    from ..resources import shipped
+
+    return shipped("curricula", "library.yaml")

@@ -1,0 +1,338 @@
+"""Judges: decide whether a run succeeded, deterministically against gold when there is gold, else with an LM.
+
+Every judge returns a `Judgment`. Deterministic judges:
+- `judge_sparql`: the answer's terms against the gold SELECT's results over the task's ontology (a set match,
+  precision and recall in the reason). Answer terms are full IRIs, CURIEs with the ontology's prefixes, and bare
+  words that are the local name of a term of the ontology or equal a gold literal; other words are ignored.
+- `judge_answer`: normalized exact match (a string) or set match (a list).
+- `judge_ask`: an ASK query over the graph the run produced (the ontology plus the answer when it is RDF).
+- `judge_shacl`: SHACL conformance of the run's graph.
+- `judge_structural`: the agent's SPARQL against a reference query, by structure (triple patterns and filters
+  modulo variable names), used when the reference's endpoint cannot be queried.
+The LLM judge (`judge_llm`) sees the task, the answer and bounded evidence read through handles.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rdflib import BNode, Graph, Literal, URIRef, Variable
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+
+from ..errors import ConfigError, LoadError
+from ..rdfio import load_graph
+from ..vocab import local_name
+
+CONFIDENCES = ("high", "medium", "low")
+EXPECT_KEYS = ("sparql", "answer", "ask", "shacl", "query")
+_IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
+_SPLIT = re.compile(r"[\s,;]+|\band\b")
+MAX_MISSING = 10
+BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
+           "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judge's verdict on one run.
+
+    Args:
+        success: whether the run achieved the task.
+        reason: one or two sentences (deterministic judges give precision and recall).
+        confidence: high | medium | low.
+        judge: which judge decided (sparql, answer, ask, shacl, structural, llm, error).
+        missing: expected items the answer lacks (at most 10).
+    """
+
+    success: bool
+    reason: str
+    confidence: str = "high"
+    judge: str = "answer"
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form."""
+        return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
+                "missing": list(self.missing)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Judgment:
+        """Inverse of to_dict."""
+        return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
+                   tuple(d.get("missing") or ()))
+
+
+def normalize(text) -> str:
+    """NFC, case-folded, single-spaced, without surrounding quotes and trailing punctuation."""
+    t = " ".join(unicodedata.normalize("NFC", str(text)).split()).casefold()
+    return t.strip().strip("\"'`").rstrip(".!").strip()
+
+
+# ---- gold answers ---------------------------------------------------------------------------------------------
+
+def judge_answer(answer, expected) -> Judgment:
+    """Normalized exact match for a string, set match (precision / recall) for a list."""
+    if isinstance(expected, list | tuple | set):
+        got = answer if isinstance(answer, list | tuple) else [p for p in re.split(r"[,;\n]|\band\b", str(answer))]
+        return _set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
+    ok = normalize(answer) == normalize(expected)
+    return Judgment(ok, "the answer equals the expected answer" if ok else "the answer differs from the expected "
+                    "answer (normalized exact match)", "high", "answer", () if ok else (str(expected)[:200],))
+
+
+def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
+    """The answer's terms compared as a set with the gold SELECT's results over the task's ontology.
+
+    Terms the task itself names (e.g. the class whose subclasses are asked for) do not count against precision.
+    """
+    g = load_graph(ontology)
+    try:
+        rows = g.query(gold)
+    except Exception as e:  # rdflib raises parser and evaluation errors of many types
+        raise LoadError(f"the gold query does not run over the ontology ({type(e).__name__}: {str(e)[:160]}); "
+                        "fix expect.sparql in the curriculum") from e
+    gold_terms = {term for row in rows for term in row if term is not None}
+    gold_keys = {_key(t) for t in gold_terms}
+    found = answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys)
+    return _set_verdict(found, gold_keys, "sparql")
+
+
+def answer_terms(answer, g: Graph, gold_terms: set) -> set[str]:
+    """The set of terms an answer names: IRIs, CURIEs, local names of the ontology's terms, gold literals."""
+    items = [str(a) for a in answer] if isinstance(answer, list | tuple) else [str(answer)]
+    prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
+    names = _local_names(g)
+    literals = {normalize(t): _key(t) for t in gold_terms if isinstance(t, Literal)}
+    found: set[str] = set()
+    for item in items:
+        found |= {_key(URIRef(iri)) for iri in _IRI.findall(item)}
+        rest = _IRI.sub(" ", item)
+        for lit, key in literals.items():
+            if re.search(rf"(?<!\w){re.escape(lit)}(?!\w)", normalize(item)):
+                found.add(key)
+        for word in _SPLIT.split(rest):
+            word = word.strip("\"'`()[]{}.:!?")
+            if ":" in word and word.split(":", 1)[0] in prefixes:
+                found.add(_key(URIRef(prefixes[word.split(":", 1)[0]] + word.split(":", 1)[1])))
+            elif word:
+                found |= _named(word, names, {_key(t) for t in gold_terms})
+    return found
+
+
+def _named(word: str, names: dict[str, set[str]], gold: set[str]) -> set[str]:
+    """The one term a bare word names: exact-case local names first, a gold term when several match."""
+    keys = names.get(word) or names.get(word.casefold()) or set()
+    return {min(keys & gold or keys)} if keys else set()
+
+
+def _local_names(g: Graph) -> dict[str, set[str]]:
+    """Local name (as written and case-folded) -> keys of the IRIs of the graph that end with it."""
+    out: dict[str, set[str]] = {}
+    for term in set(g.subjects()) | set(g.objects()):
+        if isinstance(term, URIRef) and not str(term).startswith(BUILTIN):
+            out.setdefault(local_name(term), set()).add(_key(term))
+            out.setdefault(local_name(term).casefold(), set()).add(_key(term))
+    return out
+
+
+def _key(term) -> str:
+    """Comparable key of an RDF term: IRIs as they are, literals normalized."""
+    return str(term) if isinstance(term, URIRef) else "literal:" + normalize(term)
+
+
+def _set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
+    """Set comparison with precision and recall; success only when both are 1."""
+    hit = found & gold
+    precision = len(hit) / len(found) if found else (1.0 if not gold else 0.0)
+    recall = len(hit) / len(gold) if gold else 1.0
+    ok = precision == 1.0 and recall == 1.0
+    missing = tuple(sorted(m.removeprefix("literal:") for m in gold - found))[:MAX_MISSING]
+    reason = (f"precision {precision:.2f} ({len(hit)} of {len(found)} answer terms expected), recall {recall:.2f} "
+              f"({len(hit)} of {len(gold)} expected terms given)")
+    return Judgment(ok, reason, "high", judge, missing)
+
+
+# ---- graphs ---------------------------------------------------------------------------------------------------
+
+def run_graph(ontology=None, answer: str | None = None) -> Graph:
+    """The graph a run produced: its ontology plus the answer when the answer parses as Turtle."""
+    g = Graph()
+    if ontology is not None:
+        g += load_graph(ontology)
+    if answer and answer.strip():
+        try:
+            g += Graph().parse(data=answer, format="turtle")
+        except Exception:  # noqa: BLE001 - an answer that is not Turtle adds nothing
+            pass
+    return g
+
+
+def judge_ask(graph: Graph, ask: str) -> Judgment:
+    """An ASK query over the run's graph: success when it answers true."""
+    try:
+        result = graph.query(ask)
+    except Exception as e:  # rdflib raises parser and evaluation errors of many types
+        raise LoadError(f"expect.ask does not run ({type(e).__name__}: {str(e)[:160]}); fix the ASK query") from e
+    if result.type != "ASK":
+        raise LoadError("expect.ask must be an ASK query")
+    ok = bool(result.askAnswer)
+    return Judgment(ok, f"the gold ASK query answers {str(ok).lower()} over the run's graph", "high", "ask",
+                    () if ok else ("ASK pattern",))
+
+
+def judge_shacl(graph: Graph, shapes) -> Judgment:
+    """SHACL conformance of the run's graph against the task's shapes."""
+    import pyshacl
+
+    conforms, report, _ = pyshacl.validate(graph, shacl_graph=load_graph(shapes), inference="none")
+    n = len(set(report.subjects(URIRef("http://www.w3.org/ns/shacl#resultSeverity"), None)))
+    return Judgment(bool(conforms), f"SHACL: {'conforms' if conforms else f'{n} violation(s)'}", "high", "shacl",
+                    () if conforms else (f"{n} violation(s)",))
+
+
+# ---- structure of a query -------------------------------------------------------------------------------------
+
+def query_structure(query: str) -> Counter:
+    """A query's triple patterns and filters with variables renamed canonically, as a multiset."""
+    try:
+        algebra = translateQuery(parseQuery(query)).algebra
+    except Exception as e:  # pyparsing and algebra errors of many types
+        raise LoadError(f"not a SPARQL query ({type(e).__name__}: {str(e)[:120]})") from e
+    triples, filters = [], []
+    _walk(algebra, triples, filters)
+    names = _canonical_names(triples, filters)
+    out = Counter(("triple", tuple(names.get(t, _show(t)) for t in tp)) for tp in triples)
+    out.update(("filter", _rename(f, names)) for f in filters)
+    return out
+
+
+def _walk(node, triples: list, filters: list) -> None:
+    """Collect BGP triples and filter expressions of an algebra tree."""
+    if isinstance(node, dict):
+        if getattr(node, "name", "") == "BGP":
+            triples.extend(node["triples"])
+        if getattr(node, "name", "") == "Filter":
+            filters.append(str(_expr(node["expr"])))
+        for v in node.values():
+            _walk(v, triples, filters)
+    elif isinstance(node, list | tuple):
+        for v in node:
+            _walk(v, triples, filters)
+
+
+def _expr(expr):
+    """A filter expression as a nested tuple without rdflib's internal keys."""
+    if isinstance(expr, dict):
+        items = tuple((k, _expr(v)) for k, v in sorted(expr.items()) if not k.startswith("_"))
+        return getattr(expr, "name", ""), items
+    if isinstance(expr, list | tuple):
+        return tuple(_expr(v) for v in expr)
+    return expr
+
+
+def _canonical_names(triples: list, filters: list) -> dict:
+    """Variables (and blank nodes) renamed by where they occur, so two queries differing in names compare equal."""
+    occurrences: dict = {}
+    for tp in triples:
+        masked = tuple("?" if isinstance(t, Variable | BNode) else _show(t) for t in tp)
+        for pos, t in enumerate(tp):
+            if isinstance(t, Variable | BNode):
+                occurrences.setdefault(t, []).append((pos, masked))
+    sig = {v: tuple(sorted(o)) for v, o in occurrences.items()}
+    ordered = sorted(sig, key=lambda v: (sig[v], str(v)))
+    return {v: f"?v{sorted(sig.values()).index(sig[v])}" for v in ordered}
+
+
+def _show(term) -> str:
+    """A term as text for comparison."""
+    return f"?{term}" if isinstance(term, Variable) else term.n3() if hasattr(term, "n3") else str(term)
+
+
+def _rename(text: str, names: dict) -> str:
+    """A filter's text with variables renamed canonically."""
+    for v, new in sorted(names.items(), key=lambda kv: -len(str(kv[0]))):
+        text = re.sub(rf"Variable\('{re.escape(str(v))}'\)", f"Variable('{new}')", text)
+    return text
+
+
+def judge_structural(query: str, reference: str, endpoint: str | None = None) -> Judgment:
+    """The agent's query against the reference by structure (patterns and filters modulo variable names)."""
+    where = f"the endpoint {endpoint} was not queried" if endpoint else "no endpoint was given"
+    try:
+        got = query_structure(query)
+    except LoadError:
+        return Judgment(False, f"structural judge ({where}): the answer is not a parseable SPARQL query", "medium",
+                        "structural", ("a SPARQL query",))
+    want = query_structure(reference)
+    hit = sum((got & want).values())
+    precision, recall = hit / max(1, sum(got.values())), hit / max(1, sum(want.values()))
+    ok = got == want
+    missing = tuple(sorted(str(k[1])[:120] for k in (want - got)))[:MAX_MISSING]
+    return Judgment(ok, f"structural judge ({where}): {hit} of {sum(want.values())} reference patterns/filters "
+                    f"matched modulo variable names (precision {precision:.2f}, recall {recall:.2f})", "medium",
+                    "structural", missing)
+
+
+# ---- dispatch -------------------------------------------------------------------------------------------------
+
+def judge(expect: dict | None, answer, *, ontology=None, task: str = "", lm=None, evidence: str = "") -> Judgment:
+    """Judge one answer by the task's `expect` (sparql / answer / ask / shacl / query), else with the LLM judge."""
+    if not expect:
+        if lm is None:
+            raise ConfigError("no gold (expect) and no LM for the LLM judge: pass expect=... or lm=...")
+        return judge_llm(task, str(answer), evidence, lm)
+    unknown = set(expect) - set(EXPECT_KEYS) - {"endpoint"}
+    if unknown:
+        raise ConfigError(f"unknown expect keys {sorted(unknown)}; use one of {', '.join(EXPECT_KEYS)}")
+    if "sparql" in expect:
+        if ontology is None:
+            raise ConfigError("expect.sparql needs the task's ontology: pass ontology=PATH")
+        return judge_sparql(answer, expect["sparql"], ontology, task)
+    if "answer" in expect:
+        return judge_answer(answer, expect["answer"])
+    if "ask" in expect:
+        return judge_ask(run_graph(ontology, str(answer)), expect["ask"])
+    if "shacl" in expect:
+        return judge_shacl(run_graph(ontology, str(answer)), expect["shacl"])
+    return judge_structural(str(answer), expect["query"], expect.get("endpoint"))
+
+
+def check_expect(expect: dict) -> None:
+    """Raise ConfigError when an expect block is malformed (so a curriculum fails at load, not mid-run)."""
+    keys = set(expect) - {"endpoint"}
+    if len(keys) != 1 or not keys <= set(EXPECT_KEYS):
+        raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KEYS)}, got {sorted(expect)}")
+    for key in ("sparql", "ask", "query"):
+        if key in expect:
+            try:
+                prepareQuery(expect[key])
+            except Exception as e:  # pyparsing errors of many types
+                raise ConfigError(f"expect.{key} is not valid SPARQL ({str(e)[:120]})") from e
+
+
+# ---- LLM judge ------------------------------------------------------------------------------------------------
+
+def judge_llm(task: str, answer: str, evidence: str, lm) -> Judgment:
+    """An LM decides success from the task, the answer and bounded evidence; low confidence when it is unsure."""
+    import dspy
+
+    class JudgeRun(dspy.Signature):
+        """Decide whether the answer achieves the task. Success needs support in the evidence, not plausibility."""
+
+        task: str = dspy.InputField()
+        answer: str = dspy.InputField()
+        evidence: str = dspy.InputField(desc="bounded excerpts of the run, not the whole trace")
+        success: bool = dspy.OutputField()
+        reason: str = dspy.OutputField(desc="one or two sentences")
+        confidence: str = dspy.OutputField(desc="high, medium or low")
+
+    with dspy.context(lm=lm):
+        pred = dspy.Predict(JudgeRun)(task=task[:2000], answer=answer[:2000], evidence=evidence[:4000])
+    confidence = str(pred.confidence).strip().lower()
+    return Judgment(bool(pred.success), str(pred.reason)[:500], confidence if confidence in CONFIDENCES else "low",
+                    "llm")
