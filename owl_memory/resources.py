@@ -17,7 +17,8 @@ def shipped(package: str, name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / name
 
 
-_FOLDERS = {"sprint1": "experiments/sprint1", "curricula": "experiments/curricula"}  # packages whose top-level folder has another name
+# packages whose top-level folder has another name
+_FOLDERS = {"sprint1": "experiments/sprint1", "curricula": "experiments/curricula"}
 
 
 @cache
