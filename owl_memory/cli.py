@@ -13,11 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import OwlMemoryError
+from .rdfio import read_text
 from .store.items import ItemSpec
 from .store.memory import Memory
 
 console = Console(stderr=True)
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+MAX_MESSAGE = 1000  # characters of an error message printed at most
 
 
 def memory_option(f):
@@ -39,16 +41,26 @@ def lm_options(f):
 
 
 def library_errors(f):
-    """Turn library errors into a one-line message and exit code 2."""
+    """Turn owl-memory's typed errors (bad input) into one line on stderr, JSON under --json, and exit code 2.
+
+    Any other exception is a bug and keeps its traceback (exit 1).
+    """
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         try:
             return f(*args, **kwargs)
-        except (OwlMemoryError, KeyError, ValueError) as e:
-            msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-            click.echo(f"owl-memory: {type(e).__name__}: {msg}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
+        except OwlMemoryError as e:
+            fail(e, kwargs.get("as_json", False))
     return wrapper
+
+
+def fail(error: OwlMemoryError, as_json: bool) -> None:
+    """Print a typed error as one line on stderr (a JSON object when `as_json`) and exit 2."""
+    message = " ".join(str(error).split())[:MAX_MESSAGE]
+    line = json.dumps({"error": type(error).__name__, "message": message}, ensure_ascii=False) if as_json \
+        else f"owl-memory: {type(error).__name__}: {message}"
+    click.echo(line, err=True)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 def emit(data, as_json: bool, render=None) -> None:
@@ -105,7 +117,7 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     """
     if (content is None) == (content_file is None):
         raise click.UsageError("give exactly one of --content or --content-file")
-    text = content if content is not None else Path(content_file).read_text(encoding="utf-8")
+    text = content if content is not None else read_text(content_file)
     with Memory(memory_path) as m:
         i = m.add(ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
                            failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence,
@@ -247,7 +259,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     model, prompt = resolve_lm(lm, api_base), None
     interpreter_factory(sandbox)
     if prompt_file:
-        prompt = Path(prompt_file).read_text(encoding="utf-8")
+        prompt = read_text(prompt_file)
     with Memory(memory_path) as m:
         try:
             result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
@@ -326,16 +338,18 @@ def repair_data(data, shapes, out, max_rounds, memory_path, as_json):
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
-    from .rdfio import guess_format, load_graph
+    from .rdfio import check_output, guess_format, load_graph, write_graph
     from .repair import repair
     from .store.blobs import sha256
 
+    if out:
+        check_output(out, guess_format(out))  # before anything is compiled into memory
     graph, shape_graph = load_graph(data), load_graph(shapes)
-    run = "cli-repair-" + sha256(Path(data).read_text(encoding="utf-8") + Path(shapes).read_text(encoding="utf-8"))[:12]
+    run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
     with Memory(memory_path) as m:
         result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run)
     if out:
-        result.graph.serialize(destination=out, format=guess_format(out))
+        write_graph(result.graph, out, guess_format(out))
     emit(result.to_dict() | {"out": out}, as_json, _repair_report)
     sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
 

@@ -25,6 +25,10 @@ class LoadError(OwlMemoryError, ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class OutputError(OwlMemoryError, ValueError):
+    """An output file cannot be written (missing folder, no permission, a folder, unknown format); nothing was."""
+
+
 class CapExceeded(OwlMemoryError):
     """A read would pass a cap or spend more than the run's read budget."""
 

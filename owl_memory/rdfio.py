@@ -1,14 +1,17 @@
-"""Graph input at the edge: a path, Turtle text or rdflib Graph in, one rdflib Graph out, typed load errors."""
+"""Files at the edge: graphs and text in (typed load errors), graphs out (checked first, written atomically)."""
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from pathlib import Path
 
 from rdflib import Graph
+from rdflib.plugin import PluginException, get
+from rdflib.serializer import Serializer
 
-from .errors import LoadError
+from .errors import LoadError, OutputError
 
 _FORMATS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".owl": "xml", ".rdf": "xml", ".xml": "xml",
             ".jsonld": "json-ld", ".trig": "trig", ".nq": "nquads"}
@@ -46,3 +49,45 @@ def _reason(e: Exception) -> str:
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("at line")]
     reason = lines[0] if lines else type(e).__name__
     return reason.removesuffix(" at ^ in:").removesuffix(":")[:200]
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file's content; LoadError when it is missing, unreadable or not UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise LoadError(f"not UTF-8 text (byte {e.start}); convert it, e.g. iconv -t utf-8", source=str(path)) from e
+    except OSError as e:
+        raise LoadError(f"cannot read: {e.strerror or e}; check the path", source=str(path)) from e
+
+
+def check_output(path: str | Path, format: str) -> Path:
+    """`path` if a `format` graph can be written there; OutputError (before any work is done) when not."""
+    path = Path(path)
+    try:
+        get(format, Serializer)
+    except PluginException as e:
+        raise OutputError(f"unknown RDF format {format[:40]!r}; use turtle, xml, nt, json-ld, n3 or trig") from e
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder; give a file path to write")
+    if not folder.is_dir():
+        raise OutputError(f"folder {folder} does not exist; create it first (mkdir -p {folder})")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"{path} is not writable; pick another path or fix its permissions")
+    return path
+
+
+def write_graph(graph: Graph, path: str | Path, format: str) -> Path:
+    """Serialize `graph` to `path` atomically (a temp file in the same folder, then renamed over the target)."""
+    path = check_output(path, format)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for a plain open
+    try:
+        with os.fdopen(fd, "wb") as f:
+            graph.serialize(destination=f, format=format, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path

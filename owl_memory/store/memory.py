@@ -11,6 +11,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from ..errors import InvalidItem, UnknownItem
+from ..rdfio import check_output, write_graph
 from ..vocab import ITEM, KINDS, OM, PROV
 from . import retrieval
 from .blobs import MAX_READ, BlobStore
@@ -90,7 +91,8 @@ class Memory:
         for spec, g in zip(specs, graphs, strict=True):
             changed = _changed(spec)
             batch = [graphs[specs.index(s)] for s in specs if s.id in linked_ids(spec)]
-            require_valid(g, *batch, self._context(g, [ITEM[spec.id]]), what=f"item {spec.title!r}", focus=changed)
+            require_valid(g, *batch, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
+                          focus=changed)
 
     def supersede(self, old_id: str, new_id: str) -> None:
         """Mark `old_id` as superseded by `new_id`: it is kept (archived) but never retrieved again."""
@@ -180,10 +182,10 @@ class Memory:
 
     def export(self, path: str | Path, format: str = "turtle") -> Path:
         """Write the memory (ontology and items) as RDF after validating it; nothing is written if it fails."""
+        check_output(path, format)
         g = self.to_graph()
         require_valid(g, what="the memory")
-        g.serialize(destination=str(path), format=format)
-        return Path(path)
+        return write_graph(g, path, format)
 
     def close(self) -> None:
         """Close both stores."""
