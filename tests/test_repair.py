@@ -67,8 +67,8 @@ def test_compile_then_reuse(memory):
 
 def _label_only(ctx, v):
     """A deliberately useless strategy: labels the value instead of fixing it (to test demotion)."""
-    return [Patch("test.label_only", frozenset({(v["focus"], EX.note, Literal("looked at"))}),
-                  frozenset(), frozenset({v["focus"]}))]
+    return [Patch("test.label_only", frozenset({(v.focus, EX.note, Literal("looked at"))}),
+                  frozenset(), frozenset({v.focus}))]
 
 
 def test_failing_compiled_operator_is_demoted(memory, monkeypatch):

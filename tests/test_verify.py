@@ -31,7 +31,7 @@ def test_summary_counts_and_signatures():
         "MinCountConstraintComponent|_|<http://ex.org/name>|none": 1,
     }
     assert r.focus_nodes == ["http://ex.org/p2", "http://ex.org/p3"]
-    assert {v["message"] != "" for v in r.violations} == {True}
+    assert {v.message != "" for v in r.violations} == {True}
     assert r.to_dict()["report_ref"] is None
 
 
@@ -81,9 +81,9 @@ def test_focus_verify_agrees_with_full_after_a_delta():
         g.add(t)
     near = delta_focus(g, added, set()) | {EX.p2}
     scoped, full = verify(g, shapes, focus=near), verify(g, shapes)
-    kept = [v for v in before.violations if v["focus"] not in near]
+    kept = [v for v in before.violations if v.focus not in near]
     assert scoped.scope == "focus"
-    assert sorted(v["signature"] for v in kept + scoped.violations) == sorted(v["signature"] for v in full.violations)
+    assert sorted(v.signature for v in kept + scoped.violations) == sorted(v.signature for v in full.violations)
 
 
 def test_delta_touching_class_hierarchy_needs_full_run():

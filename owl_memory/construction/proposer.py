@@ -13,6 +13,7 @@ from rdflib.paths import InvPath, SequencePath
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..repair.synth import default_literal, generate, generate_iri
+from ..repair.verify import Violation
 from ..vocab import local_name
 from .cq import CompetencyQuestion, bound_values, evaluate, term
 from .workspace import copy_graph, nt_lines
@@ -191,15 +192,15 @@ class SymbolicProposer:
         self.calls += 1
         added: set = set()
         for v in violations:
-            if v["component"] == SH.MinCountConstraintComponent and isinstance(v["path"], URIRef):
+            if v.component == SH.MinCountConstraintComponent and isinstance(v.path, URIRef):
                 added |= self._missing_values(v, graph, shapes)
         return sorted(added, key=lambda t: nt_lines([t]))
 
-    def _missing_values(self, v: dict, graph: Graph, shapes: Graph) -> set:
+    def _missing_values(self, v: Violation, graph: Graph, shapes: Graph) -> set:
         """The values a focus node lacks to reach the shape's sh:minCount on its path."""
-        focus, path = v["focus"], v["path"]
+        focus, path = v.focus, v.path
         have = set(graph.objects(focus, path))
-        need = int(shapes.value(v["shape"], SH.minCount) or 1) - len(have)
+        need = int(shapes.value(v.shape, SH.minCount) or 1) - len(have)
         c = property_constraints(shapes, graph, path)
         cq = CompetencyQuestion("violation", "", "ASK {}")
         pool = [x for x in self._values(cq, graph, shapes, focus, path, Variable(local_name(path)), [])

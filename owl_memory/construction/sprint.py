@@ -28,7 +28,7 @@ from .. import compiled
 from ..datadir import data_dir
 from ..errors import ConfigError, LoadError, UnknownItem
 from ..rdfio import load_graph
-from ..repair.verify import VerifyResult, verify
+from ..repair.verify import VerifyResult, Violation, verify
 from ..resources import shipped
 from ..store.blobs import sha256
 from .cq import CompetencyQuestion, evaluate_all, load_cqs
@@ -208,7 +208,7 @@ class SprintRun:
 
     def _frozen_nodes(self) -> set:
         """Nodes the sprint must not edit: the baseline focus nodes when the baseline is excluded."""
-        return {x["focus"] for x in self.baseline.violations} if self.sprint.baseline == "exclude" else set()
+        return {x.focus for x in self.baseline.violations} if self.sprint.baseline == "exclude" else set()
 
     # ---- the loop ----
     def run(self) -> dict:
@@ -415,14 +415,14 @@ def run_sprint(sprint, memory, *, lm=None, progress: Callable | None = None, run
     return SprintRun(sprint, memory, proposer=proposer, progress=progress, run_id=run_id).run()
 
 
-def _key(violation: dict) -> tuple:
+def _key(violation: Violation) -> tuple:
     """What identifies a violation across runs: its focus node and its signature."""
-    return (violation["focus"].n3(), violation["signature"])
+    return (violation.focus.n3(), violation.signature)
 
 
 def _sigs(violations: list) -> list:
     """The sorted signatures of some violations."""
-    return sorted(x["signature"] for x in violations)
+    return sorted(x.signature for x in violations)
 
 
 def _passed(results, cq_id: str) -> bool:

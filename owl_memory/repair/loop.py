@@ -14,7 +14,7 @@ from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied
 from .paths import steps
 from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
-from .verify import delta_focus, verify
+from .verify import Violation, delta_focus, verify
 
 _PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # a choice without a plan (a bare index) fits one node
 _DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
@@ -113,10 +113,6 @@ def shape_triples(shapes: Graph) -> set:
     return {t for t in shapes if t[0] in nodes or str(t[1]).startswith(sh)}
 
 
-def _key(v: dict) -> tuple:
-    """Identity of one violation across verifications: focus, signature, value."""
-    return (v["focus"].n3(), v["signature"], v["value"].n3() if v["value"] is not None else "")
-
 
 def _fingerprint(p: Patch) -> tuple:
     """A patch's identity: its strategy and its triples."""
@@ -175,21 +171,21 @@ class _Loop:
         self.res.verify_iterations += 1
         self.res.scopes.append(r.scope)
         if r.scope == "focus":
-            keep = [v for v in self.last.violations if v["focus"] not in focus]
-            r.violations = sorted(keep + r.violations, key=lambda v: _key(v))
+            keep = [v for v in self.last.violations if v.focus not in focus]
+            r.violations = sorted(keep + r.violations, key=lambda v: v.key)
             r.violation_count, r.conforms = len(r.violations), not r.violations
         return r
 
-    def _choose(self, violations: list[dict]) -> list[tuple]:
+    def _choose(self, violations: list[Violation]) -> list[tuple]:
         """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
-        chosen, added, removed, focus = [], set(), set(), {v["focus"] for v in violations}
-        for v in sorted(violations, key=lambda v: (v["component"] not in _DROPPERS, v["component"] in _NESTED)):
-            if v["component"] in _NESTED and _touched(v["value"], added | removed):
+        chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
+        for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
+            if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify
-            for p, item in self._ordered(v, self._compiled(v["signature"])):
+            for p, item in self._ordered(v, self._compiled(v.signature)):
                 p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
                           frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
-                if _fingerprint(p) in self.failed.get(_key(v), set()) or not self._allowed(p, focus):
+                if _fingerprint(p) in self.failed.get(v.key, set()) or not self._allowed(p, focus):
                     continue
                 if p.removed & (added | removed) or p.added & removed:
                     break  # its best patch clashes with one chosen this round: retry after the re-verify
@@ -198,7 +194,7 @@ class _Loop:
                 break
         return chosen
 
-    def _ordered(self, v: dict, compiled: list[dict]):
+    def _ordered(self, v: Violation, compiled: list[dict]):
         """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first), then library."""
         found, seen = [], set()
         for rank, c in enumerate(compiled):
@@ -213,9 +209,9 @@ class _Loop:
             if _fingerprint(p) not in seen:
                 yield p, None
 
-    def _replayed(self, v: dict, schema: dict) -> list[Patch]:
+    def _replayed(self, v: Violation, schema: dict) -> list[Patch]:
         """Patches of a compiled strategy with its recorded choice as the hint (a compiled plan runs no checks)."""
-        if schema.get("operator") not in strategies_for(v["component"]):
+        if schema.get("operator") not in strategies_for(v.component):
             return []
         self.ctx.hint = schema.get("choice")
         try:
@@ -262,24 +258,24 @@ class _Loop:
             added |= p.added
             removed |= p.removed
         near = delta_focus(self.g, added, removed)
-        return None if near is None else near | {v["focus"] for v, _, _ in chosen}
+        return None if near is None else near | {v.focus for v, _, _ in chosen}
 
     def _settle(self, chosen: list[tuple], new) -> bool:
         """Record which patches fixed their violation; undo the others. True when something was undone."""
-        still, undone = {_key(v) for v in new.violations}, False
-        keep = {t for v, p, _ in chosen if _key(v) not in still for t in p.added}
+        still, undone = {v.key for v in new.violations}, False
+        keep = {t for v, p, _ in chosen if v.key not in still for t in p.added}
         for v, p, item in chosen:
-            ok = _key(v) not in still
+            ok = v.key not in still
             if item is not None and self.memory is not None:
                 self.memory.record_use(item, ok)
                 self.res.compiled_reused += 1
             if ok:
-                self.worked.setdefault(v["signature"], []).append((v, p, item))
-                self.res.operators_applied.append({"signature": v["signature"], "operator": p.operator,
-                                                   "choice": p.choice, "focus": str(v["focus"]),
+                self.worked.setdefault(v.signature, []).append((v, p, item))
+                self.res.operators_applied.append({"signature": v.signature, "operator": p.operator,
+                                                   "choice": p.choice, "focus": str(v.focus),
                                                    "from_memory": item is not None})
                 continue
-            self.failed.setdefault(_key(v), set()).add(_fingerprint(p))
+            self.failed.setdefault(v.key, set()).add(_fingerprint(p))
             for t in p.added - keep:
                 self.g.remove(t)
             for t in p.removed:
@@ -295,14 +291,14 @@ class _Loop:
         r.removed = {t for t in self.original if t not in self.g}
         r.conforms = self.last.conforms
         r.nested_checks = self.ctx.checks[0]
-        left = sorted({v["signature"] for v in self.last.violations})
+        left = sorted({v.signature for v in self.last.violations})
         r.unrepaired = left
-        r.reasons = {s: self._reason([v for v in self.last.violations if v["signature"] == s]) for s in left}
+        r.reasons = {s: self._reason([v for v in self.last.violations if v.signature == s]) for s in left}
         if self.memory is not None:
-            self._compile({v["signature"] for v in self.last.violations})
+            self._compile({v.signature for v in self.last.violations})
         return r
 
-    def _reason(self, vs: list[dict]) -> str:
+    def _reason(self, vs: list[Violation]) -> str:
         """Why a signature is left unrepaired, in words."""
         v = vs[0]
         if is_fixed_term(v, self.shapes):
@@ -310,7 +306,7 @@ class _Loop:
                    "could change it"
         if candidates(self.ctx, v):
             return "every candidate patch failed verification or broke a minimal-change rule"
-        path = self.ctx.param(v["shape"], "path")
+        path = self.ctx.param(v.shape, "path")
         if path is not None and steps(self.shapes, path) is None:
             return "the path is too complex for the library operators; hand it to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
@@ -329,11 +325,11 @@ class _Loop:
                 except OwlMemoryError:
                     continue
 
-    def _store(self, sig: str, v: dict, p: Patch) -> list[str]:
+    def _store(self, sig: str, v: Violation, p: Patch) -> list[str]:
         """Compile one verified patch into memory; returns [id] when the operator is new."""
         op = store_repair_decision(
             self.memory, signature=sig, operator=p.operator, choice=_stored_choice(p), bindings=_bindings(p.operator),
-            focus=v["focus"].n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
+            focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
             removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), hook=_hook(v, self.shapes),
             run_id=self.run_id, report_key=self.report_ref.key)
         return [op] if op is not None else []
@@ -359,9 +355,9 @@ def _bindings(operator: str) -> dict:
     return dict(STRATEGIES[operator][1]) if operator in STRATEGIES else {}
 
 
-def _hook(v: dict, shapes: Graph) -> str:
+def _hook(v: Violation, shapes: Graph) -> str:
     """Verification hook: the violated shape's IRI, else its nearest named parent shape, else the component IRI."""
-    shape = v["shape"]
+    shape = v.shape
     for _ in range(4):
         if isinstance(shape, URIRef):
             return str(shape)
@@ -369,4 +365,4 @@ def _hook(v: dict, shapes: Graph) -> str:
         if parent is None:
             break
         shape = parent
-    return str(v["component"])
+    return str(v.component)

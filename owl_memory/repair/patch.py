@@ -9,6 +9,7 @@ from rdflib.collection import Collection
 
 from ..vocab import SH
 from .paths import path_of, value_triple
+from .verify import Violation
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Context:
     checks: list = field(default_factory=lambda: [0])
     hint: object = None
 
-    def nested(self, node, shape, graph: Graph | None = None) -> list[dict]:
+    def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
         """Violations of `node` against `shape` alone (pySHACL with a temporary target)."""
         from .verify import nested_violations
 
@@ -96,16 +97,16 @@ def merge(name: str, a: Patch, b: Patch) -> Patch:
     return Patch(name, frozenset(added), frozenset(removed), a.touches | b.touches, a.choice)
 
 
-def replace_value(name: str, ctx: Context, v: dict, new, choice=None) -> list[Patch]:
+def replace_value(name: str, ctx: Context, v: Violation, new, choice=None) -> list[Patch]:
     """A patch swapping the violation's value for `new` along its one-step path."""
-    t = value_triple(ctx, v["focus"], path_of(ctx, v), v["value"])
-    if t is None or new is None or new == v["value"]:
+    t = value_triple(ctx, v.focus, path_of(ctx, v), v.value)
+    if t is None or new is None or new == v.value:
         return []
-    n = (t[0], t[1], new) if t[0] == v["focus"] else (new, t[1], t[2])
-    return [Patch(name, frozenset({n}), frozenset({t}), frozenset({v["focus"]}), choice)]
+    n = (t[0], t[1], new) if t[0] == v.focus else (new, t[1], t[2])
+    return [Patch(name, frozenset({n}), frozenset({t}), frozenset({v.focus}), choice)]
 
 
-def drop_value(name: str, ctx: Context, v: dict, value, choice=None) -> list[Patch]:
+def drop_value(name: str, ctx: Context, v: Violation, value, choice=None) -> list[Patch]:
     """A patch removing one value of the focus along its one-step path."""
-    t = value_triple(ctx, v["focus"], path_of(ctx, v), value)
-    return [] if t is None else [Patch(name, frozenset(), frozenset({t}), frozenset({v["focus"]}), choice)]
+    t = value_triple(ctx, v.focus, path_of(ctx, v), value)
+    return [] if t is None else [Patch(name, frozenset(), frozenset({t}), frozenset({v.focus}), choice)]

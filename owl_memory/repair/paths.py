@@ -9,6 +9,7 @@ from rdflib.collection import Collection
 
 from ..store.blobs import sha256
 from ..vocab import RDF, RDFS, SH
+from .verify import Violation
 
 if TYPE_CHECKING:
     from .patch import Context
@@ -36,9 +37,9 @@ def steps(shapes: Graph, path) -> list | None:
     return None
 
 
-def path_of(ctx: Context, v: dict):
+def path_of(ctx: Context, v: Violation):
     """The path node of a violation: from the report, else sh:path of its source shape."""
-    return ctx.param(v["shape"], "path") if v["shape"] is not None else None
+    return ctx.param(v.shape, "path") if v.shape is not None else None
 
 
 def values(ctx: Context, focus, path) -> list:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
@@ -11,6 +13,7 @@ from .patch import Context, Patch, applied, merge, replace_value
 from .paths import instances, values
 from .registry import STRATEGIES, candidates, run_strategy
 from .synth import convert, default_literal
+from .verify import Violation
 
 MAX_DEPTH = 3
 
@@ -19,11 +22,11 @@ SELF_CHECKING = {"class.add_type", "minCount.add_values", "hasValue.add_value", 
                  "range.clamp", "datatype.cast", "minLength.pad", "maxLength.truncate", "node.descend", "and.descend"}
 
 
-def value_rule(v: dict, node, p: Patch) -> str | None:
+def value_rule(v: Violation, node, p: Patch) -> str | None:
     """Where a nested violation's value comes from: "none", "node" (the node itself), "each" value, or None."""
-    if v["value"] is None:
+    if v.value is None:
         return "none"
-    if v["value"] == node:
+    if v.value == node:
         return "node"
     swaps = isinstance(p.choice, dict) and p.choice.get("kind") == "swap"
     return "each" if p.operator in SELF_CHECKING and not swaps else None
@@ -76,16 +79,16 @@ def run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> 
     return Patch(name, total.added, total.removed, total.touches, plan)
 
 
-def _synthetic(ctx: Context, node, shape, rule: str, operator: str) -> list[dict]:
+def _synthetic(ctx: Context, node, shape, rule: str, operator: str) -> list[Violation]:
     """The violations a compiled step stands for, built from the shape (no validation run)."""
     path = ctx.param(shape, "path")
-    base = {"focus": node, "shape": shape, "component": STRATEGIES[operator][0] if operator in STRATEGIES else None,
-            "path": path, "signature": "", "message": "", "severity": None}
+    base = Violation(focus=node, shape=shape, path=path,
+                     component=STRATEGIES[operator][0] if operator in STRATEGIES else None)
     if rule == "none":
-        return [base | {"value": None}]
+        return [base]
     if rule == "node":
-        return [base | {"value": node}]
-    return [base | {"value": x} for x in values(ctx, node, path)] if rule == "each" else []
+        return [replace(base, value=node)]
+    return [replace(base, value=x) for x in values(ctx, node, path)] if rule == "each" else []
 
 
 def _members_key(ctx: Context, shapes_list) -> str:
@@ -142,7 +145,7 @@ def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch
                                                                        for s in shapes_list) else []
 
 
-def _first_fixes(ctx: Context, nested: list[dict], node, done: list) -> Patch | None:
+def _first_fixes(ctx: Context, nested: list[Violation], node, done: list) -> Patch | None:
     """The first candidate of each nested violation, merged (each recorded in `done`); None when one has none."""
     total = Patch("nested")
     for v in nested:
@@ -150,17 +153,17 @@ def _first_fixes(ctx: Context, nested: list[dict], node, done: list) -> Patch | 
         if not cands:
             return None
         best = cands[0]
-        done.append([shape_key(ctx.shapes, v["shape"]), best.operator, value_rule(v, node, best), best.choice])
+        done.append([shape_key(ctx.shapes, v.shape), best.operator, value_rule(v, node, best), best.choice])
         total = merge("nested", total, best)
     return total
 
 
-def replay_member(name: str, ctx: Context, v: dict, member, plan: dict) -> list[Patch]:
+def replay_member(name: str, ctx: Context, v: Violation, member, plan: dict) -> list[Patch]:
     """Apply a compiled plan (a swap option or descent steps) for `member` without trial checks."""
     if plan.get("kind") == "swap" and plan.get("shape") == shape_key(ctx.shapes, member):
         return swap_term(name, ctx, v, member, only=plan.get("option"))
     if plan.get("kind") == "descend":
-        return replay_descend(name, ctx, v["value"], [member], plan, v["focus"])
+        return replay_descend(name, ctx, v.value, [member], plan, v.focus)
     return []
 
 
@@ -172,9 +175,9 @@ def _swap_options(ctx: Context, val: Literal, shape) -> list[tuple]:
     return out + [("instance", (instances(ctx.graph, cls) or [None])[0])] if cls is not None else out
 
 
-def swap_term(name: str, ctx: Context, v: dict, shape, only: str | None = None) -> list[Patch]:
+def swap_term(name: str, ctx: Context, v: Violation, shape, only: str | None = None) -> list[Patch]:
     """Swap a literal for one derived from `shape` that conforms to it (checked, unless `only` names the rule)."""
-    val = v["value"]
+    val = v.value
     if not isinstance(val, Literal) or ctx.depth >= MAX_DEPTH:
         return []
     for rule, new in _swap_options(ctx, val, shape):

@@ -6,6 +6,7 @@ from rdflib import Graph, Literal
 
 from ..vocab import SH
 from .patch import Context, Patch
+from .verify import Violation
 
 STRATEGIES: dict = {}  # strategy id -> (component or None when it serves several, bindings, function)
 REGISTRY: dict = {}  # constraint component IRI -> strategy ids in default order
@@ -42,29 +43,24 @@ def strategies_for(component) -> list[str]:
     return list(REGISTRY.get(component, []))
 
 
-def run_strategy(name: str, ctx: Context, violation: dict) -> list[Patch]:
+def run_strategy(name: str, ctx: Context, violation: Violation) -> list[Patch]:
     """Candidate patches of one strategy for one violation (empty when it does not apply)."""
-    if name not in STRATEGIES:
-        return []
-    try:
-        return STRATEGIES[name][2](ctx, violation)
-    except (TypeError, ValueError, ArithmeticError):
-        return []
+    return STRATEGIES[name][2](ctx, violation) if name in STRATEGIES else []
 
 
-def candidates(ctx: Context, violation: dict, prefer: list[str] = ()) -> list[Patch]:
+def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> list[Patch]:
     """Every candidate patch for a violation: preferred strategies first, then the library order."""
     return list(iter_candidates(ctx, violation, prefer))
 
 
-def iter_candidates(ctx: Context, violation: dict, prefer: list[str] = ()):
+def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()):
     """Candidate patches lazily, strategy by strategy (a later strategy runs only when asked for)."""
-    for name in dict.fromkeys([*prefer, *strategies_for(violation["component"])]):
+    for name in dict.fromkeys([*prefer, *strategies_for(violation.component)]):
         yield from run_strategy(name, ctx, violation)
 
 
-def is_fixed_term(violation: dict, shapes: Graph) -> bool:
+def is_fixed_term(violation: Violation, shapes: Graph) -> bool:
     """True when a node-level constraint judges the focus node's own term and no data edit can change that term."""
-    if violation["component"] not in TERM_COMPONENTS or violation["path"] is not None:
+    if violation.component not in TERM_COMPONENTS or violation.path is not None:
         return False
-    return not isinstance(violation["focus"], Literal) or (None, SH.targetNode, violation["focus"]) in shapes
+    return not isinstance(violation.focus, Literal) or (None, SH.targetNode, violation.focus) in shapes

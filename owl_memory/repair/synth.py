@@ -6,7 +6,9 @@ import datetime as dt
 import logging
 import re
 from decimal import Decimal
+from itertools import islice
 
+import exrex
 from rdflib import BNode, Literal, URIRef
 from rdflib.collection import Collection
 
@@ -22,6 +24,7 @@ NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal"
 INTEGER = NUMERIC - {XSD.decimal, XSD.double, XSD.float}
 
 
+MAX_TRIES = 300  # candidates generate() draws from exrex before giving up
 DEFAULT_LEXICAL = {XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00",
                    XSD.decimal: "0.0", XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1",
                    XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00",
@@ -79,10 +82,6 @@ def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
             else fresh(focus, shape, index)), set()
 
 
-_VALUE_PARAMS = ("hasValue", "in", "datatype", "nodeKind", "class", "pattern", "flags", "minLength", "minInclusive",
-                 "minExclusive", "maxInclusive", "maxExclusive", "languageIn")
-
-
 def _lookup(ctx: Context, shape):
     """A parameter reader for `shape` that falls back to other property shapes on the same predicate."""
     path = ctx.param(shape, "path")
@@ -101,31 +100,35 @@ def _lookup(ctx: Context, shape):
 
 def _literal_for(p) -> Literal:
     """A literal meeting the datatype, length, pattern and range parameters `p` reads, where derivable."""
-    d, pattern = p("datatype"), p("pattern")
+    d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
     lit = default_literal(d)
     if pattern is not None:
-        text = generate(str(pattern), str(p("flags") or ""))
+        def fits(text: str) -> bool:
+            """Well-typed and within the length bounds."""
+            return (d is None or typed(text, d) is not None) and (lo is None or len(text) >= int(lo)) \
+                and (hi is None or len(text) <= int(hi))
+
+        flags = str(p("flags") or "")
+        text = generate(str(pattern), flags, accept=fits) or generate(str(pattern), flags)
         lit = typed(text, d) if d is not None and text is not None else Literal(text) if text is not None else lit
     if p("minInclusive") is not None or p("minExclusive") is not None:
         lit = clamp(lit, p("minInclusive"), p("minExclusive"), None, None) or lit
-    n = p("minLength")
-    if n is not None and lit is not None and len(str(lit)) < int(n):
-        lit = Literal(str(lit) + "x" * (int(n) - len(str(lit))), datatype=lit.datatype, lang=lit.language)
+    if lo is not None and lit is not None and len(str(lit)) < int(lo):
+        lit = Literal(str(lit) + "x" * (int(lo) - len(str(lit))), datatype=lit.datatype, lang=lit.language)
     return lit if lit is not None else Literal("")
 
 
-def generate(pattern: str, flags: str = "") -> str | None:
-    """A short string matching a regular expression, derived from its parse tree; None when not derivable."""
-    try:
-        import re._parser as sre_parse  # Python >= 3.11
-    except ImportError:  # pragma: no cover
-        import sre_parse  # type: ignore[no-redef]
-    try:
-        text = _gen(sre_parse.parse(pattern), sre_parse)
-    except (re.error, ValueError, KeyError, TypeError):
-        return None
+def generate(pattern: str, flags: str = "", accept=None) -> str | None:
+    """A short string matching a regular expression (exrex enumerates matches, shortest repeats first), tidy
+    printable ones preferred; `accept` may reject a candidate (e.g. an ill-typed date). None when none is found."""
     fl = re.IGNORECASE if "i" in flags else 0
-    return text if text is not None and re.search(pattern, text, fl) else None
+    try:
+        found = [x for x in islice(exrex.generate(("(?i)" if fl else "") + pattern, limit=4), MAX_TRIES)
+                 if re.search(pattern, x, fl) and (accept is None or accept(x))]
+    except (re.error, RecursionError):  # syntax Python's re lacks (\p{L}); repeat counts too deep to enumerate
+        return None
+    tidy = [x for x in found if x.isprintable() and x == x.strip()]
+    return (tidy or found or [None])[0]
 
 
 def generate_iri(pattern: str, flags: str, name: str) -> str | None:
@@ -136,48 +139,6 @@ def generate_iri(pattern: str, flags: str, name: str) -> str | None:
         return None
     longer = text + ("example.org/" if text.endswith("://") else "") + name
     return longer if re.search(pattern, longer, re.IGNORECASE if "i" in flags else 0) else text
-
-
-def _gen(tree, sp) -> str | None:
-    """Minimal text for a parsed regex subtree."""
-    out = []
-    for op, arg in tree:
-        name = str(op)
-        if name == "LITERAL":
-            out.append(chr(arg))
-        elif name == "ANY":
-            out.append("a")
-        elif name == "IN":
-            out.append(_gen_in(arg))
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, _, sub = arg
-            out.append((_gen(sub, sp) or "") * max(lo, 0))
-        elif name == "SUBPATTERN":
-            out.append(_gen(arg[-1], sp) or "")
-        elif name == "BRANCH":
-            out.append(_gen(arg[1][0], sp) or "")
-        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-            continue
-        else:
-            return None
-    return "".join(out)
-
-
-def _gen_in(items) -> str:
-    """One character a character class accepts."""
-    negate = any(str(op) == "NEGATE" for op, _ in items)
-    for op, arg in items:
-        name = str(op)
-        if negate:
-            bad = {chr(a) for o, a in items if str(o) == "LITERAL"}
-            return next(c for c in "aA0_-x" if c not in bad)
-        if name == "LITERAL":
-            return chr(arg)
-        if name == "RANGE":
-            return chr(arg[0])
-        if name == "CATEGORY":
-            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(arg), "a")
-    return "a"
 
 
 def convert(val, d) -> Literal | None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import pyshacl
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
+from rdflib.term import Node
+from rdflib.util import from_n3
 
 from ..errors import ConfigError, LoadError
 from ..rdfio import load_graph
@@ -18,6 +20,58 @@ from ..vocab import OWL, RDF, RDFS, SH
 INFERENCE = ("none", "rdfs", "owlrl", "both")
 _NESTING = (SH.node, SH.qualifiedValueShape, SH["and"], SH["or"], SH.xone, SH["not"], SH.sparql)
 _PATH_KINDS = {SH.inversePath: "^", SH.zeroOrMorePath: "*", SH.oneOrMorePath: "+", SH.zeroOrOnePath: "?"}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One SHACL validation result, reduced to what repair needs.
+
+    Args:
+        focus: the focus node.
+        component: the source constraint component IRI.
+        shape: the source shape (IRI or blank node of the shapes graph).
+        path: the result path node (None for node-level results).
+        value: the value node (None when the result names none).
+        message: the result message.
+        severity: the severity IRI.
+        path_text: the path as SPARQL-like text ("-" when there is none).
+        signature: component | shape IRI | path text | value kind (see `signature`).
+    """
+
+    focus: Node
+    component: Node | None
+    shape: Node | None
+    path: Node | None = None
+    value: Node | None = None
+    message: str = ""
+    severity: Node | None = None
+    path_text: str = "-"
+    signature: str = ""
+
+    @property
+    def key(self) -> tuple:
+        """Identity across verifications: focus, signature, value."""
+        return (self.focus.n3(), self.signature, self.value.n3() if self.value is not None else "")
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form: every term as N3 (None stays None)."""
+        return {f.name: _n3(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Violation:
+        """The Violation `to_dict` produced (terms parsed back from N3)."""
+        text = {"message", "path_text", "signature"}
+        return cls(**{k: (d.get(k, "") if k in text else _term(d.get(k))) for k in (f.name for f in fields(cls))})
+
+
+def _n3(x):
+    """A term as N3, a string unchanged, None as None."""
+    return x if x is None or isinstance(x, str) and not isinstance(x, Node) else x.n3()
+
+
+def _term(text):
+    """An RDF term from N3 (None stays None)."""
+    return None if text is None else from_n3(text)
 
 
 @dataclass
@@ -31,7 +85,7 @@ class VerifyResult:
         focus_nodes: focus nodes of the results (N3 form), capped at max_focus.
         report_ref: handle on the Turtle report in the blob store, when a store was given.
         scope: "full" (whole graph validated) or "focus" (only the given focus nodes).
-        violations: one small dict per result: focus, path, component, shape, value, message, signature.
+        violations: one Violation per result.
     """
 
     conforms: bool
@@ -60,9 +114,9 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
     report = _validate(data, shapes, inference=None if inference == "none" else inference, **kwargs)
     violations = violations_of(report)
     ref = blobs.put(report.serialize(format="turtle"), kind="report") if blobs is not None else None
-    focus_nodes = sorted({str(v["focus"]) for v in violations})
+    focus_nodes = sorted({str(v.focus) for v in violations})
     return VerifyResult(conforms=not violations, violation_count=len(violations),
-                        signatures=dict(sorted(Counter(v["signature"] for v in violations).items())),
+                        signatures=dict(sorted(Counter(v.signature for v in violations).items())),
                         focus_nodes=focus_nodes[:max_focus], report_ref=ref, scope=scope, violations=violations)
 
 
@@ -110,18 +164,18 @@ def delta_focus(graph: Graph, added, removed) -> set | None:
     return {n for n in nodes | near if not isinstance(n, Literal)}
 
 
-def violations_of(report: Graph) -> list[dict]:
-    """One dict per sh:ValidationResult of a pySHACL report graph, sorted for determinism."""
+def violations_of(report: Graph) -> list[Violation]:
+    """One Violation per sh:ValidationResult of a pySHACL report graph, sorted for determinism."""
     out = []
     for r in report.subjects(RDF.type, SH.ValidationResult):
-        v = {"focus": report.value(r, SH.focusNode), "path": report.value(r, SH.resultPath),
-             "component": report.value(r, SH.sourceConstraintComponent), "shape": report.value(r, SH.sourceShape),
-             "value": report.value(r, SH.value), "message": str(report.value(r, SH.resultMessage) or ""),
-             "severity": report.value(r, SH.resultSeverity)}
-        v["path_text"] = path_text(report, v["path"])
-        v["signature"] = signature(v["component"], v["shape"], v["path_text"], v["value"])
-        out.append(v)
-    return sorted(out, key=lambda v: (v["signature"], v["focus"].n3(), v["value"].n3() if v["value"] else ""))
+        comp, shape, value = (report.value(r, p) for p in (SH.sourceConstraintComponent, SH.sourceShape, SH.value))
+        path = report.value(r, SH.resultPath)
+        text = path_text(report, path)
+        out.append(Violation(focus=report.value(r, SH.focusNode), component=comp, shape=shape, path=path,
+                             value=value, message=str(report.value(r, SH.resultMessage) or ""),
+                             severity=report.value(r, SH.resultSeverity), path_text=text,
+                             signature=signature(comp, shape, text, value)))
+    return sorted(out, key=lambda v: (v.signature, v.focus.n3(), v.value.n3() if v.value is not None else ""))
 
 
 def path_text(graph: Graph, path) -> str:
@@ -162,7 +216,7 @@ _TARGETS = (SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjects
 _UNTARGETED: dict = {}
 
 
-def nested_violations(data: Graph, shapes: Graph, node, shape) -> list[dict]:
+def nested_violations(data: Graph, shapes: Graph, node, shape) -> list[Violation]:
     """Violations of one node against one shape alone (every other target of the shapes graph ignored)."""
     key = (id(shapes), len(shapes))
     if key not in _UNTARGETED:

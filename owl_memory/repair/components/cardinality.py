@@ -9,34 +9,35 @@ from ..patch import Context, Patch
 from ..paths import is_instance, link_triples, path_of, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
+from ..verify import Violation
 
 
 @strategy("minCount.add_values", SH.MinCountConstraintComponent,
           bindings={"count": "shape sh:minCount", "value": "shape hasValue|in|class|datatype|fresh"})
-def mincount_add(ctx: Context, v: dict) -> list[Patch]:
+def mincount_add(ctx: Context, v: Violation) -> list[Patch]:
     """sh:minCount: add the missing values along the path, chosen from the shape (hasValue, in, class, datatype)."""
-    path, n = path_of(ctx, v), int(ctx.param(v["shape"], "minCount"))
-    have = values(ctx, v["focus"], path)
+    path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
+    have = values(ctx, v.focus, path)
     added: set = set()
     for i in range(max(0, n - len(have))):
-        got = synthesize(ctx, v["shape"], v["focus"], i)
-        links = link_triples(ctx, v["focus"], path, got[0]) if got else None
+        got = synthesize(ctx, v.shape, v.focus, i)
+        links = link_triples(ctx, v.focus, path, got[0]) if got else None
         if links is None:
             return []
         added |= links | got[1]
-    return [Patch("minCount.add_values", frozenset(added), frozenset(), frozenset({v["focus"]}))] if added else []
+    return [Patch("minCount.add_values", frozenset(added), frozenset(), frozenset({v.focus}))] if added else []
 
 
 @strategy("maxCount.drop_surplus", SH.MaxCountConstraintComponent,
           bindings={"count": "shape sh:maxCount", "keep": "best-typed values"})
-def maxcount_drop(ctx: Context, v: dict) -> list[Patch]:
+def maxcount_drop(ctx: Context, v: Violation) -> list[Patch]:
     """sh:maxCount: drop surplus values, keeping the best-typed ones (those meeting the shape's other constraints)."""
-    path, n = path_of(ctx, v), int(ctx.param(v["shape"], "maxCount"))
-    ranked = sorted(values(ctx, v["focus"], path), key=lambda x: (-_fit(ctx, v["shape"], x), x.n3()))
-    drop = [value_triple(ctx, v["focus"], path, x) for x in ranked[n:]]
+    path, n = path_of(ctx, v), int(ctx.param(v.shape, "maxCount"))
+    ranked = sorted(values(ctx, v.focus, path), key=lambda x: (-_fit(ctx, v.shape, x), x.n3()))
+    drop = [value_triple(ctx, v.focus, path, x) for x in ranked[n:]]
     if not drop or None in drop:
         return []
-    return [Patch("maxCount.drop_surplus", frozenset(), frozenset(drop), frozenset({v["focus"]}))]
+    return [Patch("maxCount.drop_surplus", frozenset(), frozenset(drop), frozenset({v.focus}))]
 
 
 def _fit(ctx: Context, shape, x) -> int:

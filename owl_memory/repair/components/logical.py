@@ -8,28 +8,29 @@ from ...vocab import RDF, RDFS, SH, XSD
 from ..patch import Context, Patch, applied, drop_value, merge, replace_value
 from ..plans import descend_all, planned, replay_descend, replay_member, run_steps, swap_term
 from ..registry import strategy
+from ..verify import Violation
 
 
 @strategy("and.descend", SH.AndConstraintComponent,
           bindings={"shapes": "shape sh:and"})
-def and_descend(ctx: Context, v: dict) -> list[Patch]:
+def and_descend(ctx: Context, v: Violation) -> list[Patch]:
     """sh:and: repair the value node against every member shape."""
-    members = ctx.listed(v["shape"], "and")
+    members = ctx.listed(v.shape, "and")
     if isinstance(ctx.hint, dict):
-        return replay_descend("and.descend", ctx, v["value"], members, ctx.hint, v["focus"])
-    return descend_all("and.descend", ctx, v["value"], members, v["focus"])
+        return replay_descend("and.descend", ctx, v.value, members, ctx.hint, v.focus)
+    return descend_all("and.descend", ctx, v.value, members, v.focus)
 
 
 @strategy("or.satisfy_branch", SH.OrConstraintComponent,
           bindings={"shapes": "shape sh:or", "branch": "choice"})
-def or_branch(ctx: Context, v: dict) -> list[Patch]:
+def or_branch(ctx: Context, v: Violation) -> list[Patch]:
     """sh:or: make the value conform to one member shape (or swap a literal for one that does); smallest first."""
-    members = ctx.listed(v["shape"], "or")
+    members = ctx.listed(v.shape, "or")
     if isinstance(ctx.hint, dict):
         return _replay_branch("or.satisfy_branch", ctx, v, members)
     out = []
     for i, member in enumerate(members):
-        found = descend_all("or.satisfy_branch", ctx, v["value"], [member], v["focus"])
+        found = descend_all("or.satisfy_branch", ctx, v.value, [member], v.focus)
         found = found or swap_term("or.satisfy_branch", ctx, v, member)
         out += [Patch(p.operator, p.added, p.removed, p.touches, _branch(i, p.choice)) for p in found]
     return sorted(out, key=lambda p: p.size)
@@ -40,7 +41,7 @@ def _branch(i: int, plan) -> dict | None:
     return {"branch": i, "plan": plan} if isinstance(plan, dict) else None
 
 
-def _replay_branch(name: str, ctx: Context, v: dict, members: list) -> list[Patch]:
+def _replay_branch(name: str, ctx: Context, v: Violation, members: list) -> list[Patch]:
     """Apply a compiled branch choice (ctx.hint) with no trial checks; [] when it does not fit these shapes."""
     i, plan = ctx.hint.get("branch"), ctx.hint.get("plan")
     if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(plan, dict):
@@ -51,21 +52,21 @@ def _replay_branch(name: str, ctx: Context, v: dict, members: list) -> list[Patc
 
 @strategy("xone.satisfy_one", SH.XoneConstraintComponent,
           bindings={"shapes": "shape sh:xone", "keep": "choice"})
-def xone_one(ctx: Context, v: dict) -> list[Patch]:
+def xone_one(ctx: Context, v: Violation) -> list[Patch]:
     """sh:xone: make the value conform to exactly one member shape (repair one, break the others)."""
-    members, node, out, name = ctx.listed(v["shape"], "xone"), v["value"], [], "xone.satisfy_one"
+    members, node, out, name = ctx.listed(v.shape, "xone"), v.value, [], "xone.satisfy_one"
     if isinstance(ctx.hint, dict):
         return _replay_xone(ctx, v, members)
     ok = [not ctx.nested(node, m) for m in members]
     for i, m in enumerate(members):
-        base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else descend_all(name, ctx, node, [m], v["focus"])
+        base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else descend_all(name, ctx, node, [m], v.focus)
         out += [p for p in (_break_others(ctx, v, members, i, b) for b in base) if p is not None and p.size]
     return sorted(out, key=lambda p: p.size)
 
 
-def _break_others(ctx: Context, v: dict, members: list, i: int, p: Patch) -> Patch | None:
+def _break_others(ctx: Context, v: Violation, members: list, i: int, p: Patch) -> Patch | None:
     """`p` plus a checked patch breaking each other member the value still conforms to; the choice records all."""
-    work, breaks, node, plan = applied(ctx.graph, p), [], v["value"], p.choice
+    work, breaks, node, plan = applied(ctx.graph, p), [], v.value, p.choice
     for j, other in enumerate(members):
         if j != i and not ctx.nested(node, other, work):
             br = _break(ctx.deeper(work), node, other, v)
@@ -75,38 +76,38 @@ def _break_others(ctx: Context, v: dict, members: list, i: int, p: Patch) -> Pat
             breaks.append([j, br[0].choice])
     stable = isinstance(plan, dict) and all(isinstance(kind, str) for _, kind in breaks)
     choice = {"branch": i, "plan": plan, "breaks": breaks} if stable else None
-    return Patch(p.operator, p.added, p.removed, p.touches | {v["focus"]}, choice)
+    return Patch(p.operator, p.added, p.removed, p.touches | {v.focus}, choice)
 
 
-def _replay_xone(ctx: Context, v: dict, members: list) -> list[Patch]:
+def _replay_xone(ctx: Context, v: Violation, members: list) -> list[Patch]:
     """Apply a compiled xone choice: satisfy the kept member by its plan, break the others by their rules, unchecked."""
     h, name = ctx.hint, "xone.satisfy_one"
     i = h.get("branch")
     if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(h.get("plan"), dict):
         return []
-    p = run_steps(name, ctx, v["value"], [members[i]], h["plan"], v["focus"])
+    p = run_steps(name, ctx, v.value, [members[i]], h["plan"], v.focus)
     work = applied(ctx.graph, p) if p is not None else None
     for j, kind in h.get("breaks", []) if p is not None else []:
         if not isinstance(j, int) or not 0 <= j < len(members):
             return []
-        br = [b for b, _ in _break_candidates(ctx.deeper(work), v["value"], members[j], v) if b.choice == kind]
+        br = [b for b, _ in _break_candidates(ctx.deeper(work), v.value, members[j], v) if b.choice == kind]
         if not br:
             return []
         work, p = applied(work, br[0]), merge(name, p, br[0])
-    return [Patch(name, p.added, p.removed, p.touches | {v["focus"]}, h)] if p is not None and p.size else []
+    return [Patch(name, p.added, p.removed, p.touches | {v.focus}, h)] if p is not None and p.size else []
 
 
 @strategy("not.break", SH.NotConstraintComponent,
           bindings={"shape": "shape sh:not"})
-def not_break(ctx: Context, v: dict) -> list[Patch]:
+def not_break(ctx: Context, v: Violation) -> list[Patch]:
     """sh:not: change the value so it no longer conforms to the negated shape (a compiled rule: no trial check)."""
-    shape = ctx.param(v["shape"], "not")
+    shape = ctx.param(v.shape, "not")
     if isinstance(ctx.hint, str):
-        return [p for p, _ in _break_candidates(ctx, v["value"], shape, v) if p.choice == ctx.hint]
-    return _break(ctx, v["value"], shape, v)
+        return [p for p, _ in _break_candidates(ctx, v.value, shape, v) if p.choice == ctx.hint]
+    return _break(ctx, v.value, shape, v)
 
 
-def _break(ctx: Context, node, shape, v: dict) -> list[Patch]:
+def _break(ctx: Context, node, shape, v: Violation) -> list[Patch]:
     """Patches after which `node` (or the value replacing it) no longer conforms to `shape`, each checked."""
     out = []
     for p, check in _break_candidates(ctx, node, shape, v):
@@ -115,9 +116,9 @@ def _break(ctx: Context, node, shape, v: dict) -> list[Patch]:
     return out
 
 
-def _break_candidates(ctx: Context, node, shape, v: dict) -> list[tuple]:
+def _break_candidates(ctx: Context, node, shape, v: Violation) -> list[tuple]:
     """(patch, node to re-check or None): drop a type, drop needed values, retype a literal, drop the value."""
-    name, f, g, out = "not.break", v["focus"], ctx.graph, []
+    name, f, g, out = "not.break", v.focus, ctx.graph, []
     cls = ctx.param(shape, "class")
     if cls is not None:
         types = {(node, RDF.type, t) for t in g.objects(node, RDF.type)

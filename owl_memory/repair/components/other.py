@@ -8,14 +8,15 @@ from ...vocab import SH
 from ..patch import Context, Patch, replace_value
 from ..paths import link_triples, path_of
 from ..registry import strategy
+from ..verify import Violation
 
 
 @strategy("closed.drop_property", SH.ClosedConstraintComponent,
           bindings={"allowed": "shape sh:property paths + ignored"})
-def closed_drop(ctx: Context, v: dict) -> list[Patch]:
+def closed_drop(ctx: Context, v: Violation) -> list[Patch]:
     """sh:closed: drop the triple whose property the closed shape does not allow."""
-    p, f = v["path"], v["focus"]
-    t = (f, p, v["value"])
+    p, f = v.path, v.focus
+    t = (f, p, v.value)
     if not isinstance(p, URIRef) or t not in ctx.graph:
         return []
     return [Patch("closed.drop_property", frozenset(), frozenset({t}), frozenset({f}))]
@@ -23,17 +24,17 @@ def closed_drop(ctx: Context, v: dict) -> list[Patch]:
 
 @strategy("in.pick_listed", SH.InConstraintComponent,
           bindings={"value": "shape sh:in member"})
-def in_pick(ctx: Context, v: dict) -> list[Patch]:
+def in_pick(ctx: Context, v: Violation) -> list[Patch]:
     """sh:in: replace the value by a listed one (same text first, else the first listed)."""
-    listed = ctx.listed(v["shape"], "in")
-    same = [x for x in listed if str(x).lower() == str(v["value"]).lower()]
+    listed = ctx.listed(v.shape, "in")
+    same = [x for x in listed if str(x).lower() == str(v.value).lower()]
     return replace_value("in.pick_listed", ctx, v, (same or listed or [None])[0])
 
 
 @strategy("hasValue.add_value", SH.HasValueConstraintComponent,
           bindings={"value": "shape sh:hasValue"})
-def hasvalue_add(ctx: Context, v: dict) -> list[Patch]:
+def hasvalue_add(ctx: Context, v: Violation) -> list[Patch]:
     """sh:hasValue: add the required value along the path."""
-    want, path = ctx.param(v["shape"], "hasValue"), path_of(ctx, v)
-    links = link_triples(ctx, v["focus"], path, want) if path is not None else None
-    return [Patch("hasValue.add_value", frozenset(links), frozenset(), frozenset({v["focus"]}))] if links else []
+    want, path = ctx.param(v.shape, "hasValue"), path_of(ctx, v)
+    links = link_triples(ctx, v.focus, path, want) if path is not None else None
+    return [Patch("hasValue.add_value", frozenset(links), frozenset(), frozenset({v.focus}))] if links else []

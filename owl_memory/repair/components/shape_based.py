@@ -9,31 +9,32 @@ from ..patch import Context, Patch, applied
 from ..paths import fresh, instances, is_instance, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
+from ..verify import Violation
 
 
 @strategy("node.descend", SH.NodeConstraintComponent,
           bindings={"shape": "shape sh:node"})
-def node_descend(ctx: Context, v: dict) -> list[Patch]:
+def node_descend(ctx: Context, v: Violation) -> list[Patch]:
     """sh:node: repair the value node against the referenced shape (its own violations, recursively)."""
-    shape = ctx.param(v["shape"], "node")
+    shape = ctx.param(v.shape, "node")
     if isinstance(ctx.hint, dict):
         return replay_member("node.descend", ctx, v, shape, ctx.hint)
-    return descend_all("node.descend", ctx, v["value"], [shape], v["focus"]) or swap_term("node.descend", ctx, v,
+    return descend_all("node.descend", ctx, v.value, [shape], v.focus) or swap_term("node.descend", ctx, v,
                                                                                              shape)
 
 
 @strategy("qualified.add_conforming", SH.QualifiedMinCountConstraintComponent,
           bindings={"shape": "shape sh:qualifiedValueShape"})
-def qualified_min(ctx: Context, v: dict) -> list[Patch]:
+def qualified_min(ctx: Context, v: Violation) -> list[Patch]:
     """sh:qualifiedMinCount: link existing conforming nodes, else add new ones repaired to conform."""
-    q, path, f = ctx.param(v["shape"], "qualifiedValueShape"), path_of(ctx, v), v["focus"]
-    need = int(ctx.param(v["shape"], "qualifiedMinCount")) - _conforming_count(ctx, v)
-    siblings = _siblings(ctx, v["shape"]) if _is_true(ctx.param(v["shape"], "qualifiedValueShapesDisjoint")) else []
+    q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus
+    need = int(ctx.param(v.shape, "qualifiedMinCount")) - _conforming_count(ctx, v)
+    siblings = _siblings(ctx, v.shape) if _is_true(ctx.param(v.shape, "qualifiedValueShapesDisjoint")) else []
     have = set(values(ctx, f, path))
     pool = [n for n in _candidates(ctx, q) if n not in have and n != f and _fits(ctx, n, q, siblings)]
     added: set = set()
     for i in range(max(0, need)):
-        node = pool[i] if i < len(pool) else fresh(f, v["shape"], i)
+        node = pool[i] if i < len(pool) else fresh(f, v.shape, i)
         links = link_triples(ctx, f, path, node)
         if links is None:
             return []
@@ -47,21 +48,21 @@ def qualified_min(ctx: Context, v: dict) -> list[Patch]:
 
 @strategy("qualified.drop_surplus", SH.QualifiedMaxCountConstraintComponent,
           bindings={"shape": "shape sh:qualifiedValueShape"})
-def qualified_max(ctx: Context, v: dict) -> list[Patch]:
+def qualified_max(ctx: Context, v: Violation) -> list[Patch]:
     """sh:qualifiedMaxCount: drop surplus values that conform to the qualified shape."""
-    q, path, f = ctx.param(v["shape"], "qualifiedValueShape"), path_of(ctx, v), v["focus"]
+    q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus
     conforming = [x for x in values(ctx, f, path) if _conforms(ctx, x, q)]
-    drop = [value_triple(ctx, f, path, x) for x in conforming[int(ctx.param(v["shape"], "qualifiedMaxCount")):]]
+    drop = [value_triple(ctx, f, path, x) for x in conforming[int(ctx.param(v.shape, "qualifiedMaxCount")):]]
     if not drop or None in drop:
         return []
     return [Patch("qualified.drop_surplus", frozenset(), frozenset(drop), frozenset({f}))]
 
 
-def _conforming_count(ctx: Context, v: dict) -> int:
+def _conforming_count(ctx: Context, v: Violation) -> int:
     """Values of the focus that conform to the qualified value shape (and to no disjoint sibling)."""
-    q = ctx.param(v["shape"], "qualifiedValueShape")
-    sib = _siblings(ctx, v["shape"]) if _is_true(ctx.param(v["shape"], "qualifiedValueShapesDisjoint")) else []
-    return sum(_fits(ctx, x, q, sib) for x in values(ctx, v["focus"], path_of(ctx, v)))
+    q = ctx.param(v.shape, "qualifiedValueShape")
+    sib = _siblings(ctx, v.shape) if _is_true(ctx.param(v.shape, "qualifiedValueShapesDisjoint")) else []
+    return sum(_fits(ctx, x, q, sib) for x in values(ctx, v.focus, path_of(ctx, v)))
 
 
 def _fits(ctx: Context, node, q, siblings) -> bool:

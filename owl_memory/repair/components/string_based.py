@@ -11,13 +11,14 @@ from ..patch import Context, Patch, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
+from ..verify import Violation
 
 
 @strategy("minLength.pad", SH.MinLengthConstraintComponent,
           bindings={"length": "shape sh:minLength"})
-def minlength_pad(ctx: Context, v: dict) -> list[Patch]:
+def minlength_pad(ctx: Context, v: Violation) -> list[Patch]:
     """sh:minLength: pad a literal value up to the minimum length."""
-    n, val = int(ctx.param(v["shape"], "minLength")), v["value"]
+    n, val = int(ctx.param(v.shape, "minLength")), v.value
     if not isinstance(val, Literal):
         return []
     text = str(val) + "x" * (n - len(str(val)))
@@ -26,17 +27,17 @@ def minlength_pad(ctx: Context, v: dict) -> list[Patch]:
 
 @strategy("maxLength.truncate", SH.MaxLengthConstraintComponent,
           bindings={"length": "shape sh:maxLength"})
-def maxlength_truncate(ctx: Context, v: dict) -> list[Patch]:
+def maxlength_truncate(ctx: Context, v: Violation) -> list[Patch]:
     """sh:maxLength: truncate a literal value to the maximum length (when still well-formed)."""
-    n, val = int(ctx.param(v["shape"], "maxLength")), v["value"]
+    n, val = int(ctx.param(v.shape, "maxLength")), v.value
     return replace_value("maxLength.truncate", ctx, v, same_kind(val, str(val)[:n])) if isinstance(val, Literal) else []
 
 
 @strategy("pattern.generate", SH.PatternConstraintComponent,
           bindings={"pattern": "shape sh:pattern", "flags": "shape sh:flags"})
-def pattern_generate(ctx: Context, v: dict) -> list[Patch]:
+def pattern_generate(ctx: Context, v: Violation) -> list[Patch]:
     """sh:pattern: replace the value by a string derived from the regular expression (or an existing match)."""
-    pat, flags = str(ctx.param(v["shape"], "pattern")), str(ctx.param(v["shape"], "flags") or "")
+    pat, flags = str(ctx.param(v.shape, "pattern")), str(ctx.param(v.shape, "flags") or "")
     fl = re.IGNORECASE if "i" in flags else 0
     path = path_of(ctx, v)
     p = path if isinstance(path, URIRef) else None
@@ -44,17 +45,17 @@ def pattern_generate(ctx: Context, v: dict) -> list[Patch]:
     text = str(seen[0]) if seen else generate(pat, flags)
     if text is None:
         return []
-    val = v["value"]
+    val = v.value
     new = same_kind(val, text) if isinstance(val, Literal) else Literal(text)
     return replace_value("pattern.generate", ctx, v, new)
 
 
 @strategy("languageIn.retag", SH.LanguageInConstraintComponent,
           bindings={"lang": "first of shape sh:languageIn"})
-def languagein_retag(ctx: Context, v: dict) -> list[Patch]:
+def languagein_retag(ctx: Context, v: Violation) -> list[Patch]:
     """sh:languageIn: give the text the first allowed language tag."""
-    langs = ctx.listed(v["shape"], "languageIn")
-    val = v["value"]
+    langs = ctx.listed(v.shape, "languageIn")
+    val = v.value
     if not langs:
         return []
     text = str(val) if isinstance(val, Literal) else re.split(r"[#/:]", str(val))[-1]
@@ -63,14 +64,14 @@ def languagein_retag(ctx: Context, v: dict) -> list[Patch]:
 
 @strategy("uniqueLang.drop_duplicates", SH.UniqueLangConstraintComponent,
           bindings={"keep": "first value per language"})
-def uniquelang_drop(ctx: Context, v: dict) -> list[Patch]:
+def uniquelang_drop(ctx: Context, v: Violation) -> list[Patch]:
     """sh:uniqueLang: drop surplus values that repeat a language tag (the first by order stays)."""
     path, seen, drop = path_of(ctx, v), set(), []
-    for x in values(ctx, v["focus"], path):
+    for x in values(ctx, v.focus, path):
         lang = x.language if isinstance(x, Literal) else None
         if lang and lang.lower() in seen:
-            drop.append(value_triple(ctx, v["focus"], path, x))
+            drop.append(value_triple(ctx, v.focus, path, x))
         seen.add(lang.lower() if lang else None)
     if not drop or None in drop:
         return []
-    return [Patch("uniqueLang.drop_duplicates", frozenset(), frozenset(drop), frozenset({v["focus"]}))]
+    return [Patch("uniqueLang.drop_duplicates", frozenset(), frozenset(drop), frozenset({v.focus}))]

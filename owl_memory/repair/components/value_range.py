@@ -6,14 +6,15 @@ from ...vocab import SH
 from ..patch import Context, Patch, replace_value
 from ..registry import strategy
 from ..synth import clamp
+from ..verify import Violation
 
 
 @strategy("range.clamp", SH.MinInclusiveConstraintComponent, SH.MinExclusiveConstraintComponent,
           SH.MaxInclusiveConstraintComponent, SH.MaxExclusiveConstraintComponent,
           bindings={"bound": "shape sh:min/maxInclusive/Exclusive"})
-def range_clamp(ctx: Context, v: dict) -> list[Patch]:
+def range_clamp(ctx: Context, v: Violation) -> list[Patch]:
     """sh:min/maxInclusive/Exclusive: move the value to the nearest allowed one."""
-    s = v["shape"]
-    new = clamp(v["value"], *(ctx.param(s, k) for k in ("minInclusive", "minExclusive", "maxInclusive",
+    s = v.shape
+    new = clamp(v.value, *(ctx.param(s, k) for k in ("minInclusive", "minExclusive", "maxInclusive",
                                                           "maxExclusive")))
     return replace_value("range.clamp", ctx, v, new)
