@@ -6,7 +6,7 @@ from owl_memory import ItemSpec, Memory
 
 PROV_O = "http://www.w3.org/ns/prov#"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
-KEYS = {"id", "kind", "title", "summary", "applies_to", "priority", "confidence", "score"}
+KEYS = {"id", "kind", "title", "summary", "applies_to", "priority", "confidence", "score", "conflicts_with"}
 SECRET = "BAIT-7f3a-payload-never-returned "
 
 

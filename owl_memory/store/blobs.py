@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,8 +100,42 @@ class ReadBudget:
         self.largest = max(self.largest, chars)
 
 
-class BlobStore:
-    """Content-addressed payload store in one SQLite file (WAL); reads are capped and return windows.
+class PayloadStore(ABC):
+    """Content-addressed payloads behind handles (`Ref`); reads return capped windows, never whole payloads.
+
+    Every backend has one (`Memory.blobs`); tools, runs and workspaces read and write payloads through it.
+    """
+
+    max_read: int
+
+    @abstractmethod
+    def put(self, text: str, kind: str = "content") -> Ref:
+        """Store `text` (idempotent, keyed by sha256) and return its handle."""
+
+    @abstractmethod
+    def ref(self, key: str | Ref) -> Ref:
+        """The handle stored under `key`; UnknownItem when there is none."""
+
+    @abstractmethod
+    def read(self, key: str | Ref, start: int = 0, length: int | None = None,
+             budget: ReadBudget | None = None) -> dict:
+        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+
+    @abstractmethod
+    def load(self, key: str | Ref) -> str:
+        """The whole payload, for library code only (graph versions, deltas); never hand it to a model."""
+
+    @abstractmethod
+    def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
+        """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+
+class BlobStore(PayloadStore):
+    """The embedded payload store: one SQLite file (WAL); reads are capped and return windows.
 
     Args:
         path: the SQLite file; created when missing.

@@ -1,4 +1,4 @@
-"""`Memory`: one directory holding the memory KG (owlready2 quadstore) and its payload blob store."""
+"""`Memory`: the facade every caller uses; items are built and validated here, stored by a backend."""
 
 from __future__ import annotations
 
@@ -8,23 +8,42 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import RDF, XSD
 
 from ..errors import InvalidItem, UnknownItem
-from ..rdfio import check_output, write_graph
-from ..vocab import ITEM, KINDS, OM, PROV
+from ..rdfio import check_output
+from ..rdfio import write_graph as write_rdf
+from ..vocab import ITEM, OM, PROV
 from . import retrieval
-from .blobs import MAX_READ, BlobStore
-from .items import COUNTERS, ID, ItemSpec, failure_mode_iri, item_graph, linked_ids, task_type_iri
-from .quadstore import MemoryGraph
+from .backend import Backend
+from .blobs import MAX_READ, Ref
+from .items import COUNTERS, ID, ItemSpec, item_graph, linked_ids
+from .quadstore import QuadstoreBackend
 from .validation import check, require_valid
+
+LINKS = {"conflictsWith": OM.conflictsWith, "refines": OM.refines, "supersedes": OM.supersedes,
+         "groundedByEpisode": OM.groundedByEpisode}
+
+
+def open_backend(location: str | Path, max_read: int) -> Backend:
+    """The backend for a location: an http(s) URL is a SPARQL server, anything else a memory directory."""
+    text = str(location)
+    if text.startswith(("http://", "https://")):
+        from .sparql_server import SparqlServerBackend
+
+        return SparqlServerBackend(text, max_read=max_read)
+    path = Path(location)
+    if path.exists() and not path.is_dir():
+        raise InvalidItem(f"{path} is a file; a memory is a directory (pass a new or existing folder)")
+    path.mkdir(parents=True, exist_ok=True)
+    return QuadstoreBackend(path, max_read)
 
 
 class Memory:
-    """A symbolic memory in one directory: `memory.sqlite3` (OWL items, FTS index) and `blobs.sqlite3` (payloads).
+    """A symbolic memory: validated items, their links and provenance, payloads behind handles, ranked search.
 
     Args:
-        path: the memory directory; created when missing.
+        location: a memory directory (embedded: `memory.sqlite3` + `blobs.sqlite3`; created when missing) or the
+            http(s) URL of a SPARQL 1.1 server.
         max_read: characters one `window` read returns at most.
 
     Example:
@@ -33,13 +52,10 @@ class Memory:
             m.search("query user text")
     """
 
-    def __init__(self, path: str | Path = ".owl-memory", max_read: int = MAX_READ):
-        self.path = Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise InvalidItem(f"{self.path} is a file; a memory is a directory (pass a new or existing folder)")
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.blobs = BlobStore(self.path / "blobs.sqlite3", max_read)
-        self.graph = MemoryGraph(self.path / "memory.sqlite3")
+    def __init__(self, location: str | Path = ".owl-memory", max_read: int = MAX_READ):
+        self.location = location
+        self.backend = open_backend(location, max_read)
+        self.blobs = self.backend.payloads
         self.max_read = max_read
 
     # ---- writes ----
@@ -60,137 +76,136 @@ class Memory:
             ids += self._add_batch(specs[at: at + batch], validate)
         return ids
 
-    def _add_batch(self, specs: list[ItemSpec], validate: bool) -> list[str]:
-        """Build, check and write one batch of items in one transaction."""
-        for spec in specs:
-            if not isinstance(spec, ItemSpec):
-                raise InvalidItem(f"add takes an ItemSpec, got {type(spec).__name__}; build one with ItemSpec(...)")
-        new, graphs = {}, []
-        for spec in specs:
-            if spec.id in new or self._storid(spec.id) is not None:
-                continue
-            for other in linked_ids(spec):
-                if other not in new:
-                    self._require(other)
-            new[spec.id] = spec
-            graphs.append(item_graph(spec))
-        if validate and new:
-            self._check_batch(list(new.values()), graphs)
-        if new:
-            self._write(list(new.values()), graphs)
-        return [s.id for s in specs]
-
-    def _check_batch(self, specs: list[ItemSpec], graphs: list[Graph]) -> None:
-        """Validate a batch in one pyshacl run; on failure, name the first failing item (InvalidItem)."""
-        union = Graph(bind_namespaces="none")
-        for g in graphs:
-            union += g
-        focus = sorted({node for s in specs for node in _changed(s)})
-        if len(specs) > 1 and check(union, self._context(union, [ITEM[s.id] for s in specs]), focus=focus)["conforms"]:
-            return
-        for spec, g in zip(specs, graphs, strict=True):
-            changed = _changed(spec)
-            batch = [graphs[specs.index(s)] for s in specs if s.id in linked_ids(spec)]
-            require_valid(g, *batch, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
-                          focus=changed)
-
     def supersede(self, old_id: str, new_id: str) -> None:
-        """Mark `old_id` as superseded by `new_id`: it is kept (archived) but never retrieved again."""
-        for i in (old_id, new_id):
-            self._require(i)
-        if old_id == new_id:
-            raise InvalidItem("an item cannot supersede itself; pass the id of the newer item")
-        self._update(new_id, lambda s: self.graph.add(s, OM.supersedes, ITEM[old_id]))
+        """Mark `old_id` as superseded by `new_id`: it is kept but never retrieved again."""
+        self.link(new_id, "supersedes", old_id)
 
-    def record_use(self, id: str, success: bool) -> dict:
-        """Count one use of an item and whether it succeeded; returns the new counters."""
-        counts = {k: v for k, v in self.get(id).items() if k in COUNTERS}
-        counts["use_count"] += 1
-        counts["success_count" if success else "failure_count"] += 1
+    def link(self, id: str, relation: str, other_id: str) -> None:
+        """Link two stored items: conflictsWith (written both ways), refines, supersedes or groundedByEpisode."""
+        if relation not in LINKS:
+            raise InvalidItem(f"unknown relation {str(relation)[:40]!r}; use one of {', '.join(LINKS)}")
+        self._require(id, other_id)
+        if id == other_id:
+            raise InvalidItem(f"an item cannot be linked to itself by {relation}; pass two different ids")
+        g = Graph(bind_namespaces="none")
+        g.add((ITEM[id], LINKS[relation], ITEM[other_id]))
+        if relation == "conflictsWith":
+            g.add((ITEM[other_id], OM.conflictsWith, ITEM[id]))
+        self._update(g, [ITEM[id], ITEM[other_id]])
 
-        def write(s):
-            for key, prop in COUNTERS.items():
-                self.graph.remove(s, prop)
-                self.graph.add(s, prop, Literal(counts[key], datatype=XSD.nonNegativeInteger))
+    def archive(self, id: str) -> None:
+        """Take an item out of retrieval (search, by_signature); it stays in the graph with its links."""
+        self._require(id)
+        with self.backend.transaction():
+            self.backend.remove_triples(ITEM[id], OM.archived)
+            self.backend.add_triples(_one(ITEM[id], OM.archived, Literal(True)))
 
-        self._update(id, write)
-        return counts
+    def restore(self, id: str) -> None:
+        """Bring an archived item back into retrieval."""
+        self._require(id)
+        with self.backend.transaction():
+            self.backend.remove_triples(ITEM[id], OM.archived)
+
+    def record_use(self, id: str, success: bool | None = None) -> dict:
+        """Count one use of an item (and its success or failure when known); returns the new counters."""
+        self._require(id)
+        with self.backend.transaction():
+            return self.backend.count_use(id, success)
+
+    def put_payload(self, text: str, kind: str) -> Ref:
+        """Store a payload (run report, trajectory, ...) content-addressed; returns its handle."""
+        return self.blobs.put(text, kind)
+
+    def payload_window(self, ref: str | Ref, start: int = 0, length: int = MAX_READ) -> dict:
+        """At most max_read characters of a payload: {text, start, end, size}."""
+        return self.blobs.read(ref, start, length)
+
+    def write_graph(self, g: Graph) -> None:
+        """Add non-item triples (runs, trajectories, judgments, usages) atomically, after validating them."""
+        bad = next((t for t in g if isinstance(t[0], URIRef) and t[0].startswith(str(ITEM))), None)
+        if bad is not None:
+            raise InvalidItem(f"write_graph does not change items (got subject {bad[0]}); use add, link, archive "
+                              "or record_use")
+        blank = next((t for t in g if any(not isinstance(x, (URIRef, Literal)) for x in t)), None)
+        if blank is not None:
+            raise InvalidItem("write_graph needs IRIs, not blank nodes, so writes stay idempotent; mint IRIs")
+        self._update(g, sorted({s for s in g.subjects()}))
 
     # ---- reads ----
     def get(self, id: str) -> dict:
         """Metadata, links, counters and compiled fields of an item; never its content text."""
-        s = self._require(id)
-        v = self.graph.values(s)
-        one = {p: vals[0] for p, vals in v.items()}
-        sid, objs = self.graph.sid, (lambda p: [str(o) for o in self.graph.objects(s, self.graph.sid[p])])
-        schema = one.get(sid[OM.actionSchema])
+        self._require(id)
+        g, s = self.backend.describe([ITEM[id]]), ITEM[id]
+        one = {p: o for p, o in g.predicate_objects(s)}
+
+        def objs(p):
+            return sorted(str(o) for o in g.objects(s, p))
+
+        schema = one.get(OM.actionSchema)
         return {
-            "id": id, **self._card(s, one), "scope": one[sid[OM.scope]],
+            **self.backend.cards([id])[0], "scope": str(one[OM.scope]),
             "task_types": [_slug(t) for t in objs(OM.appliesToTaskType)],
-            "failure_modes": [_slug(t) for t in objs(OM.preventsFailureMode)], "tags": sorted(v.get(sid[OM.tag], [])),
+            "failure_modes": [_slug(t) for t in objs(OM.preventsFailureMode)], "tags": objs(OM.tag),
             "refines": _ids(objs(OM.refines)), "supersedes": _ids(objs(OM.supersedes)),
             "exceptions": _ids(objs(OM.hasException)), "grounded_by": _ids(objs(OM.groundedByEpisode)),
-            "content_ref": one[sid[OM.contentRef]], "content_hash": one[sid[OM.contentHash]],
-            "size": self.blobs.ref(one[sid[OM.contentRef]]).size, "created_at": str(one.get(sid[OM.createdAt], "")),
-            **{k: int(one.get(sid[p], 0)) for k, p in COUNTERS.items()},
-            "signature": one.get(sid[OM.violationSignature]),
-            "action_schema": json.loads(schema) if schema else None,
-            "verification_hook": one.get(sid[OM.verificationHook]),
+            "content_ref": str(one[OM.contentRef]), "content_hash": str(one[OM.contentHash]),
+            "size": self.blobs.ref(str(one[OM.contentRef])).size, "created_at": str(one.get(OM.createdAt, "")),
+            **{k: int(one.get(p, 0)) for k, p in COUNTERS.items()},
+            "signature": _text(one.get(OM.violationSignature)),
+            "action_schema": json.loads(str(schema)) if schema is not None else None,
+            "verification_hook": _text(one.get(OM.verificationHook)),
             "provenance": {"run": objs(PROV.wasGeneratedBy), "derived_from": objs(PROV.wasDerivedFrom)},
+            "archived": bool(one.get(OM.archived, Literal(False)).toPython()),
         }
 
     def window(self, id: str, start: int = 0, length: int = MAX_READ) -> dict:
         """At most max_read characters of an item's content: {text, start, end, size}."""
-        s = self._require(id)
-        return self.blobs.read(self.graph.values(s)[self.graph.sid[OM.contentRef]][0], start, length)
+        self._require(id)
+        return self.blobs.read(str(self.backend.describe([ITEM[id]]).value(ITEM[id], OM.contentRef)), start, length)
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
                failure_mode: str | None = None, kinds=None, k: int = 5) -> list[dict]:
-        """Applicable items, best first: [{id, kind, title, summary, applies_to, priority, confidence, score}]."""
-        q = self._query(text, ontology, task_type, failure_mode, kinds, k)
-        return [] if q is None else [self._hit(s, i, score) for s, i, score in retrieval.rank(self.graph, q)]
+        """Applicable items, best first: [{id, kind, title, summary, applies_to, priority, confidence, score,
+        conflicts_with}]; superseded and archived items are never returned."""
+        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k)
+        ranked = self.backend.search(q) if q is not None and q.k else []
+        cards = self.backend.cards([i for i, _ in ranked])
+        return [{**c, "score": float(score)} for c, (_, score) in zip(cards, ranked, strict=True)]
 
     def by_signature(self, signature: str) -> list[dict]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
-        sid = self.graph.sid
-        rows = self.graph.db.execute(
-            "SELECT r.iri FROM datas d JOIN resources r ON r.storid = d.s WHERE d.p = ? AND d.o = ? "
-            "AND d.s NOT IN (SELECT o FROM objs WHERE p = ?)",
-            (sid[OM.violationSignature], str(signature), sid[OM.supersedes])).fetchall()
-        items = [self.get(iri[len(str(ITEM)):]) for (iri,) in rows]
+        items = [self.get(i) for i in self.backend.with_signature(signature)]
         return sorted(items, key=lambda it: (-(it["success_count"] + 1) / (it["use_count"] + 2), it["id"]))
 
     def __len__(self) -> int:
-        """Number of stored items (superseded ones included), counted on the index's row-size table."""
-        return self.graph.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
+        """Number of stored items (superseded and archived ones included)."""
+        return self.backend.count()
 
     # ---- whole memory ----
     def validate(self, ids: Iterable[str] | None = None) -> dict:
-        """Validate every item (or only the items `ids`) against the memory shapes: {conforms, violation_count,
-        messages}."""
+        """Validate every item (or only the items `ids`) against the memory shapes:
+        {conforms, violation_count, messages}."""
         if ids is None:
             return check(self.to_graph())
-        nodes = [ITEM[i] for i in ids if self._require(i)]
-        g = Graph(bind_namespaces="none")
-        for node in nodes:
-            g += self.graph.triples(self.graph.storid(node))
+        nodes = [ITEM[i] for i in ids]
+        self._require(*ids)
+        g = self.backend.describe(nodes)
         return check(g, self._context(g, nodes), focus=nodes)
 
     def to_graph(self) -> Graph:
         """The whole memory (ontology, items, provenance) as an rdflib Graph, not validated."""
-        return self.graph.to_rdflib()
+        return self.backend.all_triples()
 
     def export(self, path: str | Path, format: str = "turtle") -> Path:
         """Write the memory (ontology and items) as RDF after validating it; nothing is written if it fails."""
         check_output(path, format)
         g = self.to_graph()
         require_valid(g, what="the memory")
-        return write_graph(g, path, format)
+        return write_rdf(g, path, format)
 
     def close(self) -> None:
-        """Close both stores."""
-        self.graph.close()
-        self.blobs.close()
+        """Close the backend (and its payload store)."""
+        self.backend.close()
 
     def __enter__(self):
         return self
@@ -199,95 +214,80 @@ class Memory:
         self.close()
 
     def __repr__(self):
-        return f"Memory({str(self.path)!r})"
+        return f"Memory({str(self.location)!r})"
 
     # ---- helpers ----
-    def _storid(self, id: str) -> int | None:
-        """Quadstore id of an item id, or None when no such item is stored."""
-        if not isinstance(id, str) or not ID.match(id):
-            return None
-        s = self.graph.storid(ITEM[id])
-        return s if s is not None and self._kind(s) else None
+    def _require(self, *ids: str) -> None:
+        """UnknownItem unless every id names a stored item."""
+        wanted = [i for i in ids if not isinstance(i, str) or not ID.match(i)]
+        known = self.backend.stored([i for i in ids if i not in wanted])
+        missing = wanted + [i for i in ids if i not in wanted and i not in known]
+        if missing:
+            raise UnknownItem(f"no memory item {str(missing[0])[:40]!r}; ids are 16 hex characters, "
+                              "find them with search")
 
-    def _require(self, id: str) -> int:
-        """Quadstore id of a stored item; UnknownItem otherwise."""
-        s = self._storid(id)
-        if s is None:
-            raise UnknownItem(f"no memory item {str(id)[:40]!r}; ids are 16 hex characters, find them with search")
-        return s
+    def _add_batch(self, specs: list[ItemSpec], validate: bool) -> list[str]:
+        """Build, check and write one batch of new items (stored ones are skipped)."""
+        for spec in specs:
+            if not isinstance(spec, ItemSpec):
+                raise InvalidItem(f"add takes an ItemSpec, got {type(spec).__name__}; build one with ItemSpec(...)")
+        stored = self.backend.stored({s.id for s in specs})
+        new: dict[str, tuple[ItemSpec, Graph]] = {}
+        for spec in specs:
+            if spec.id in stored or spec.id in new:
+                continue
+            self._require(*[i for i in linked_ids(spec) if i not in new])
+            new[spec.id] = (spec, item_graph(spec))
+        if validate and new:
+            self._check_batch(list(new.values()))
+        if new:
+            self.backend.write_items(list(new.values()))
+        return [s.id for s in specs]
 
-    def _kind(self, s: int) -> str | None:
-        """The kind (class local name) of a stored item."""
-        kinds = [str(o).rsplit("#", 1)[-1] for o in self.graph.objects(s, self.graph.sid[RDF.type])]
-        return next((k for k in kinds if k in KINDS), None)
+    def _check_batch(self, items: list[tuple[ItemSpec, Graph]]) -> None:
+        """Validate a batch in one pyshacl run; on failure, name the first failing item (InvalidItem)."""
+        union = Graph(bind_namespaces="none")
+        for _, g in items:
+            union += g
+        news = [ITEM[s.id] for s, _ in items]
+        focus = sorted({node for s, _ in items for node in _changed(s)})
+        if len(items) > 1 and check(union, self._context(union, news), focus=focus)["conforms"]:
+            return
+        graphs = {s.id: g for s, g in items}
+        for spec, g in items:
+            linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
+            require_valid(g, *linked, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
+                          focus=_changed(spec))
 
     def _context(self, g: Graph, items: list) -> Graph:
         """Stored triples of the other items `g` touches and the types of its other nodes, for sh:class checks."""
-        ctx = Graph(bind_namespaces="none")
-        for node in (set(g.objects()) | set(g.subjects())) - set(items):
-            sid = self.graph.storid(node) if isinstance(node, URIRef) else None
-            if sid is not None:
-                ctx += self.graph.triples(sid, None if str(node).startswith(str(ITEM)) else RDF.type)
-        return ctx
+        nodes = (set(g.objects()) | set(g.subjects())) - set(items)
+        return self.backend.describe(n for n in nodes if isinstance(n, URIRef))
 
-    def _write(self, specs: list[ItemSpec], graphs: list[Graph]) -> None:
-        """Write items' payloads, then their triples and index rows in one transaction."""
-        for spec in specs:  # payloads first: a crash before the graph commit leaves orphan blobs only
-            self.blobs.put(spec.content, "content")
-        try:
-            for spec, g in zip(specs, graphs, strict=True):
-                self._stage(spec, g)
-            self.graph.commit()
-        except BaseException:
-            self.graph.rollback()
-            raise
+    def _update(self, g: Graph, focus: list) -> None:
+        """Add `g`, validate the focus nodes with what is stored about them, commit or roll back."""
+        with self.backend.transaction():
+            self.backend.add_triples(g)
+            now = self.backend.describe(focus) + g
+            require_valid(now, self._context(now, [f for f in focus if str(f).startswith(str(ITEM))]),
+                          what=" and ".join(str(f) for f in focus[:3]), focus=focus)
 
-    def _stage(self, spec: ItemSpec, g: Graph) -> None:
-        """Insert an item's triples and its retrieval index row, without committing."""
-        for t in g:
-            self.graph.add(*t)
-        keys = retrieval.item_keys(self.graph, g, ITEM[spec.id])
-        self.graph.index_item(self.graph.storid(ITEM[spec.id]), spec.id, spec.title, spec.summary,
-                              " ".join(spec.tags), keys, spec.priority, spec.confidence)
 
-    def _update(self, id: str, change) -> None:
-        """Apply `change(item IRI)` to a stored item, re-validate that item, commit or roll back."""
-        s = ITEM[id]
-        try:
-            change(s)
-            g = self.graph.triples(self.graph.storid(s))
-            require_valid(g, self._context(g, [s]), what=f"item {id}", focus=[s])
-            self.graph.commit()
-        except BaseException:
-            self.graph.rollback()
-            raise
+def _changed(spec: ItemSpec) -> list[URIRef]:
+    """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
+    return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])
 
-    def _query(self, text, ontology, task_type, failure_mode, kinds, k) -> retrieval.Query | None:
-        """Bind a search's filters to quadstore ids; None when a filter names something never stored."""
-        wanted = [(OM.appliesToOntology, ontology and str(ontology)),
-                  (OM.appliesToTaskType, task_type and task_type_iri(task_type)),
-                  (OM.preventsFailureMode, failure_mode and failure_mode_iri(failure_mode))]
-        filters = []
-        for p, o in wanted:
-            if o:
-                oid = self.graph.storid(o)
-                if oid is None:
-                    return None
-                filters.append((self.graph.sid[p], oid))
-        k = max(0, min(int(k), retrieval.MAX_K))
-        return retrieval.Query(tuple(filters), retrieval.kind_ids(self.graph, kinds), retrieval.words(text), k)
 
-    def _hit(self, s: int, i: str, score: float) -> dict:
-        """The search contract's dict for one ranked item."""
-        one = {p: vals[0] for p, vals in self.graph.values(s).items()}
-        return {"id": i, **self._card(s, one), "score": float(score)}
+def _one(s, p, o) -> Graph:
+    """A graph of one triple."""
+    g = Graph(bind_namespaces="none")
+    g.add((s, p, o))
+    return g
 
-    def _card(self, s: int, one: dict) -> dict:
-        """Kind, title, summary, applies_to, priority, confidence of a stored item (`one`: its data values)."""
-        sid = self.graph.sid
-        return {"kind": self._kind(s), "title": one[sid[OM.title]], "summary": one[sid[OM.summary]],
-                "applies_to": [str(o) for o in self.graph.objects(s, sid[OM.appliesToOntology])],
-                "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]])}
+
+def _text(value) -> str | None:
+    """The text of an optional literal."""
+    return None if value is None else str(value)
 
 
 def _slug(iri: str) -> str:
@@ -299,7 +299,3 @@ def _ids(iris: list[str]) -> list[str]:
     """Item ids of item IRIs."""
     return [i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM))]
 
-
-def _changed(spec: ItemSpec) -> list[URIRef]:
-    """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
-    return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])

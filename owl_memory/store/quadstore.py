@@ -1,8 +1,13 @@
-"""The memory KG: an owlready2 World on one SQLite file, with the FTS5 index in the same transaction."""
+"""The embedded backend: owlready2's SQLite quadstore (items, links, provenance, FTS5 index) plus a blob file.
+
+Every SQL statement on the quadstore and every owlready2 internal of the package lives in this file.
+"""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import owlready2
@@ -12,27 +17,36 @@ from rdflib.namespace import OWL, PROV, RDF, XSD
 from ..errors import LoadError
 from ..resources import memory_ontology
 from ..vocab import ITEM, KINDS, OM
+from . import retrieval
+from .backend import Backend, committing
+from .blobs import MAX_READ, BlobStore
+from .items import COUNTERS, ItemSpec
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
 # immutable ranking fields, so one FTS5 query filters, scores and orders (see retrieval.py).
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
         "priority UNINDEXED, confidence UNINDEXED, tokenize='unicode61')")
+_TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
 
-class MemoryGraph:
-    """Triples of memory items in an owlready2 quadstore; reads go straight to its SQLite tables.
+class QuadstoreBackend(Backend):
+    """One memory directory: `memory.sqlite3` (owlready2 World with the FTS5 index) and `blobs.sqlite3`.
 
     Args:
-        path: the SQLite file of the World; created (with the memory ontology loaded) when missing.
+        path: the memory directory; both files are created (with the memory ontology loaded) when missing.
+        max_read: characters one payload read returns at most.
     """
 
-    def __init__(self, path: str | Path):
-        fresh = not Path(path).exists()
+    def __init__(self, path: str | Path, max_read: int = MAX_READ):
+        path = Path(path)
+        self.payloads = BlobStore(path / "blobs.sqlite3", max_read)
+        fresh = not (path / "memory.sqlite3").exists()
         try:
-            self.world = owlready2.World(filename=str(path))
+            self.world = owlready2.World(filename=str(path / "memory.sqlite3"))
         except Exception as e:
-            raise LoadError(f"cannot open the memory graph: {e}; is another process using it?", source=str(path)) from e
+            raise LoadError(f"cannot open the memory graph: {e}; is another process using it?",
+                            source=str(path / "memory.sqlite3")) from e
         self.db = self.world.graph.db
         self.db.commit()
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -42,6 +56,7 @@ class MemoryGraph:
         if fresh or not self.world.get_ontology(ONTOLOGY_IRI).loaded:
             self._load_tbox()
         self.sid = {t: self.world._abbreviate(str(t)) for t in (RDF.type, *_TERMS)}
+        self._rdflib = None
         self.commit()
 
     def _load_tbox(self) -> None:
@@ -49,7 +64,198 @@ class MemoryGraph:
         nt = memory_ontology().serialize(format="nt", encoding="utf-8")
         self.world.get_ontology(ONTOLOGY_IRI).load(fileobj=io.BytesIO(nt), format="ntriples")
 
-    def storid(self, iri: str, create: bool = False) -> int | None:
+    # ---- Backend: items ----
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that are stored items (a kind among their types)."""
+        kinds = {self.sid[OM[k]] for k in KINDS}
+        out = set()
+        for i in ids:
+            s = self.storid(ITEM[i])
+            if s is not None and any(o in kinds for o in self._objects(s, self.sid[RDF.type])):
+                out.add(i)
+        return out
+
+    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
+        """Payloads first (a crash before the graph commit leaves orphan blobs only), then triples and index rows."""
+        for spec, _ in items:
+            self.payloads.put(spec.content, "content")
+        with self.transaction():
+            for spec, g in items:
+                for t in g:
+                    self._add(*t)
+                self._index(spec, g)
+
+    def describe(self, nodes: Iterable[URIRef]) -> Graph:
+        """Stored triples of the item nodes, rdf:type triples of the other nodes."""
+        g = Graph(bind_namespaces="none")
+        for node in nodes:
+            s = self.storid(node) if isinstance(node, URIRef) else None
+            if s is not None:
+                g += self._triples(s, None if str(node).startswith(str(ITEM)) else RDF.type)
+        return g
+
+    def cards(self, ids: Sequence[str]) -> list[dict]:
+        """Search cards, in the order of `ids`, read straight from the quadstore tables."""
+        return [self._card(i) for i in ids]
+
+    def _card(self, i: str) -> dict:
+        """The card of one stored item."""
+        s, sid = self.storid(ITEM[i]), self.sid
+        one = {p: vals[0] for p, vals in self._values(s).items()}
+        kinds = [str(o).rsplit("#", 1)[-1] for o in self._terms(self._objects(s, sid[RDF.type]))]
+        return {"id": i, "kind": next((k for k in kinds if k in KINDS), None), "title": one[sid[OM.title]],
+                "summary": one[sid[OM.summary]],
+                "applies_to": sorted(str(o) for o in self._terms(self._objects(s, sid[OM.appliesToOntology]))),
+                "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]]),
+                "conflicts_with": sorted(_item_ids(self._terms(self._objects(s, sid[OM.conflictsWith]))))}
+
+    def search(self, query: retrieval.SearchQuery) -> list[tuple[str, float]]:
+        """Ranked (id, score) pairs through the FTS5 accelerator (retrieval.rank)."""
+        q = self._fts_query(query)
+        return [] if q is None else [(i, score) for _, i, score in retrieval.rank(self, q)]
+
+    def _fts_query(self, query: retrieval.SearchQuery) -> retrieval.FtsQuery | None:
+        """The quadstore-id form of a search; None when a filter names something never stored."""
+        filters = []
+        for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
+                     (OM.preventsFailureMode, query.failure_mode)):
+            if o is not None:
+                oid = self.storid(o)
+                if oid is None:
+                    return None
+                filters.append((self.sid[p], oid))
+        kinds = tuple((self.sid[RDF.type], self.sid[k]) for k in query.kinds)
+        return retrieval.FtsQuery(tuple(filters), kinds, query.words, query.k)
+
+    def with_signature(self, signature: str) -> list[str]:
+        """Ids of live items with this violation signature (one indexed lookup on the data table)."""
+        rows = self.db.execute(
+            "SELECT r.iri FROM datas d JOIN resources r ON r.storid = d.s WHERE d.p = ? AND d.o = ? "
+            "AND d.s NOT IN (SELECT o FROM objs WHERE p = ?) "
+            "AND d.s NOT IN (SELECT s FROM datas WHERE p = ? AND o = ?)",
+            (self.sid[OM.violationSignature], str(signature), self.sid[OM.supersedes], self.sid[OM.archived],
+             "true")).fetchall()
+        return sorted(_item_ids(iri for (iri,) in rows))
+
+    def count(self) -> int:
+        """Items stored, counted on the index's row-size table (15x faster than counting FTS rows)."""
+        return self.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
+
+    # ---- Backend: updates ----
+    def count_use(self, id: str, success: bool | None) -> dict:
+        """Increment the counters in place (typed xsd:nonNegativeInteger values stay typed)."""
+        s = self.storid(ITEM[id])
+        bumps = {"use_count": 1, "success_count": int(success is True), "failure_count": int(success is False)}
+        out = {}
+        for key, prop in COUNTERS.items():
+            p = self.sid[prop]
+            row = self.db.execute("SELECT o FROM datas WHERE s = ? AND p = ?", (s, p)).fetchone()
+            out[key] = int(row[0] if row else 0) + bumps[key]
+            if row is None:
+                self._add(ITEM[id], prop, Literal(out[key], datatype=XSD.nonNegativeInteger))
+            elif bumps[key]:
+                self.db.execute("UPDATE datas SET o = ? WHERE s = ? AND p = ?", (out[key], s, p))
+        return out
+
+    def add_triples(self, g: Graph) -> None:
+        """Insert the triples of `g`."""
+        for t in g:
+            self._add(*t)
+
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+        """Delete (subject, predicate, obj), or every value of (subject, predicate)."""
+        si, pi = self.storid(subject), self.storid(predicate)
+        if si is None or pi is None:
+            return
+        if obj is None:
+            self.db.execute("DELETE FROM datas WHERE s = ? AND p = ?", (si, pi))
+            self.db.execute("DELETE FROM objs WHERE s = ? AND p = ?", (si, pi))
+        elif isinstance(obj, Literal):
+            self.db.execute("DELETE FROM datas WHERE s = ? AND p = ? AND o = ?", (si, pi, _stored(obj)))
+        elif self.storid(obj) is not None:
+            self.db.execute("DELETE FROM objs WHERE s = ? AND p = ? AND o = ?", (si, pi, self.storid(obj)))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Commit the block's writes, or roll them back."""
+        with committing(self.commit, self.db.rollback):
+            yield
+
+    # ---- Backend: whole memory ----
+    def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+        """Run a checked query with rdflib's engine over a live view of the quadstore (no copy)."""
+        if self._rdflib is None:
+            self._rdflib = self.world.as_rdflib_graph()
+        result = self._rdflib.query(query, initBindings=bindings)
+        if result.type == "ASK":
+            return ["ask"], [[bool(result.askAnswer)]], False
+        columns = [str(v) for v in result.vars]
+        rows = []
+        for row in result:
+            if len(rows) == limit:
+                return columns, rows, True
+            rows.append(list(row))
+        return columns, rows, False
+
+    def all_triples(self) -> Graph:
+        """The whole store (ontology and items) as an rdflib Graph."""
+        g = Graph()
+        g.bind("om", OM)
+        g.bind("item", ITEM)
+        for s, p, o in self.db.execute("SELECT s, p, o FROM objs"):
+            g.add((self.iri(s), self.iri(p), self.iri(o)))
+        for s, p, o, d in self.db.execute("SELECT s, p, o, d FROM datas"):
+            g.add((self.iri(s), self.iri(p), self._literal(o, d)))
+        return g
+
+    def close(self) -> None:
+        """Commit and close the World and the blob file."""
+        self.commit()
+        self.world.close()
+        self.payloads.close()
+
+    # ---- FTS5 accelerator primitives (retrieval.rank calls these) ----
+    def fts_ranked(self, expr: str | None, limit: int, only: list | None = None, scored: bool = False,
+                   ranks: bool = False) -> list[tuple]:
+        """Ranked (storid, id, score[, priority, confidence]) rows of live index rows matching `expr`."""
+        where, params = [], []
+        if expr:
+            where.append("om_fts MATCH ?")
+            params.append(expr)
+        if only:
+            where.append(f"rowid IN ({', '.join('?' * len(only))})")
+            params.extend(only)
+        where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
+        where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = om_fts.rowid AND a.p = ? AND a.o = 'true')")
+        params += [self.sid[OM.supersedes], self.sid[OM.archived]]
+        score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if scored else "0.0"
+        columns = ", priority, confidence" if ranks else ""
+        sql = (f"SELECT rowid, item, {score} AS score{columns} FROM om_fts WHERE {' AND '.join(where)} "
+               "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ?")
+        return self.db.execute(sql, [*params, limit]).fetchall()
+
+    def exceptions_of(self, items: list[int]) -> dict[int, int]:
+        """{exception storid: rule storid} for the exceptions of the given rules."""
+        if not items:
+            return {}
+        rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND s IN ({', '.join('?' * len(items))})",
+                               [self.sid[OM.hasException], *items]).fetchall()
+        return dict(rows)
+
+    def _index(self, spec: ItemSpec, g: Graph) -> None:
+        """(Re)write the retrieval index row of an item; its rowid is the item's quadstore id."""
+        s = self.storid(ITEM[spec.id])
+        keyed = {self.sid[p] for p in retrieval.KEYED}
+        keys = " ".join(sorted({retrieval.key_token(self.storid(p), self.storid(o)) for x, p, o in g
+                                if x == ITEM[spec.id] and self.storid(p) in keyed}))
+        self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
+        self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (s, spec.title, spec.summary, " ".join(spec.tags), keys, spec.id, spec.priority,
+                         spec.confidence))
+
+    # ---- quadstore tables ----
+    def storid(self, iri, create: bool = False) -> int | None:
         """The quadstore id of an IRI; None when unknown and not created."""
         return self.world._abbreviate(str(iri), create)
 
@@ -57,38 +263,32 @@ class MemoryGraph:
         """The rdflib term of a quadstore id."""
         return BNode(f"b{-storid}") if storid < 0 else URIRef(self.world._unabbreviate(storid))
 
-    def add(self, s: URIRef, p: URIRef, o) -> None:
+    def _add(self, s: URIRef, p: URIRef, o) -> None:
         """Insert one triple (object IRI or Literal); a triple already present is left as it is."""
         si, pi = self.storid(s, True), self.storid(p, True)
         if isinstance(o, Literal):
-            v = o.toPython()
-            v = v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(o)
             self.db.execute("INSERT OR IGNORE INTO datas (c, s, p, o, d) VALUES (?, ?, ?, ?, ?)",
-                            (self.items.storid, si, pi, v, self.storid(o.datatype or XSD.string, True)))
+                            (self.items.storid, si, pi, _stored(o), self.storid(o.datatype or XSD.string, True)))
         else:
             self.db.execute("INSERT OR IGNORE INTO objs (c, s, p, o) VALUES (?, ?, ?, ?)",
                             (self.items.storid, si, pi, self.storid(o, True)))
 
-    def remove(self, s: URIRef, p: URIRef) -> None:
-        """Delete every value of (s, p)."""
-        si, pi = self.storid(s), self.storid(p)
-        if si is not None and pi is not None:
-            self.db.execute("DELETE FROM datas WHERE s = ? AND p = ?", (si, pi))
-            self.db.execute("DELETE FROM objs WHERE s = ? AND p = ?", (si, pi))
+    def _objects(self, s: int, p: int) -> list[int]:
+        """Object ids of (s, p)."""
+        return [o for (o,) in self.db.execute("SELECT o FROM objs WHERE s = ? AND p = ?", (s, p))]
 
-    def objects(self, s: int, p: int) -> list:
-        """Object terms of (s, p), sorted, as rdflib terms."""
-        rows = self.db.execute("SELECT o FROM objs WHERE s = ? AND p = ?", (s, p)).fetchall()
-        return sorted(self.iri(o) for (o,) in rows)
+    def _terms(self, storids: list[int]) -> list:
+        """rdflib terms of quadstore ids, sorted."""
+        return sorted(self.iri(o) for o in storids)
 
-    def values(self, s: int) -> dict[int, list]:
+    def _values(self, s: int) -> dict[int, list]:
         """Data values of s by property id, as Python values."""
         out: dict[int, list] = {}
         for p, o in self.db.execute("SELECT p, o FROM datas WHERE s = ?", (s,)):
             out.setdefault(p, []).append(o)
         return out
 
-    def triples(self, s: int, p: URIRef | None = None) -> Graph:
+    def _triples(self, s: int, p: URIRef | None = None) -> Graph:
         """The triples with subject s (and predicate p when given), as an rdflib Graph."""
         g, pid = Graph(bind_namespaces="none"), None if p is None else self.storid(p)
         for pi, o in self.db.execute("SELECT p, o FROM objs WHERE s = ?", (s,)):
@@ -96,52 +296,35 @@ class MemoryGraph:
                 g.add((self.iri(s), self.iri(pi), self.iri(o)))
         for pi, o, d in self.db.execute("SELECT p, o, d FROM datas WHERE s = ?", (s,)):
             if pid in (None, pi):
-                g.add((self.iri(s), self.iri(pi), _literal(self, o, d)))
+                g.add((self.iri(s), self.iri(pi), self._literal(o, d)))
         return g
 
-    def to_rdflib(self) -> Graph:
-        """The whole store (ontology and items) as an rdflib Graph, for export and full validation."""
-        g = Graph()
-        g.bind("om", OM)
-        g.bind("item", ITEM)
-        for s, p, o in self.db.execute("SELECT s, p, o FROM objs"):
-            g.add((self.iri(s), self.iri(p), self.iri(o)))
-        for s, p, o, d in self.db.execute("SELECT s, p, o, d FROM datas"):
-            g.add((self.iri(s), self.iri(p), _literal(self, o, d)))
-        return g
-
-    def index_item(self, s: int, item: str, title: str, summary: str, tags: str, keys: str, priority: int,
-                   confidence: float) -> None:
-        """(Re)write the retrieval index row of item s; its rowid is the item's quadstore id."""
-        self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
-        self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (s, title, summary, tags, keys, item, priority, confidence))
+    def _literal(self, o, d) -> Literal:
+        """An rdflib Literal from an owlready2 (value, datatype-or-language) pair."""
+        if isinstance(d, str):
+            return Literal(o, lang=d.lstrip("@") or None)
+        dt = self.iri(d) if d else XSD.string
+        return Literal(o) if dt == XSD.string else Literal(o, datatype=dt)  # RDF 1.1: plain == xsd:string
 
     def commit(self) -> None:
         """Make every write so far durable."""
         self.world.graph.commit()
 
-    def rollback(self) -> None:
-        """Drop every write since the last commit."""
-        self.db.rollback()
 
-    def close(self) -> None:
-        """Commit and close the World."""
-        self.commit()
-        self.world.close()
+def _stored(o: Literal):
+    """The value owlready2's data table holds for a literal: numbers as numbers, everything else as its text."""
+    v = o.toPython()
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(o)
 
 
-def _literal(graph: MemoryGraph, o, d) -> Literal:
-    """An rdflib Literal from an owlready2 (value, datatype-or-language) pair."""
-    if isinstance(d, str):
-        return Literal(o, lang=d.lstrip("@") or None)
-    dt = graph.iri(d) if d else XSD.string
-    return Literal(o) if dt == XSD.string else Literal(o, datatype=dt)  # RDF 1.1: plain == xsd:string
+def _item_ids(iris: Iterable) -> list[str]:
+    """Item ids of item IRIs (other IRIs dropped)."""
+    return [str(i)[len(str(ITEM)):] for i in iris if str(i).startswith(str(ITEM))]
 
 
 _TERMS = [OM[n] for n in (
     "title", "summary", "scope", "confidence", "priority", "createdAt", "useCount", "successCount", "failureCount",
     "contentRef", "contentHash", "tag", "violationSignature", "actionSchema", "verificationHook",
     "appliesToOntology", "appliesToTaskType", "preventsFailureMode", "refines", "hasException", "supersedes",
-    "conflictsWith", "groundedByEpisode", "derivedFromTrace", "TargetOntology", "TaskType", "FailureMode", "Run",
-    "Trajectory", *KINDS)] + [PROV.wasGeneratedBy, PROV.wasDerivedFrom, PROV.Activity, OWL.NamedIndividual]
+    "conflictsWith", "groundedByEpisode", "derivedFromTrace", "archived", "TargetOntology", "TaskType", "FailureMode",
+    "Run", "Trajectory", *KINDS)] + [PROV.wasGeneratedBy, PROV.wasDerivedFrom, PROV.Activity, OWL.NamedIndividual]

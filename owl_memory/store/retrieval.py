@@ -22,19 +22,42 @@ from rdflib import URIRef
 from rdflib.namespace import RDF
 
 from ..vocab import OM
-from .items import normalize_kind
-from .quadstore import MemoryGraph
+from .items import IRI, failure_mode_iri, normalize_kind, task_type_iri
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50
 MAX_TOKENS = 32
 KEYED = (RDF.type, OM.appliesToOntology, OM.appliesToTaskType, OM.preventsFailureMode)
-_TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
 
 @dataclass(frozen=True)
-class Query:
-    """A normalized search request: quadstore ids of the filters and kinds, query words, result count."""
+class SearchQuery:
+    """A search request in backend-neutral terms: filter IRIs (None: no filter), kind class IRIs (any one),
+    the query's word tokens and the result count."""
+
+    words: tuple[str, ...] = ()
+    ontology: URIRef | None = None
+    task_type: URIRef | None = None
+    failure_mode: URIRef | None = None
+    kinds: tuple[URIRef, ...] = ()
+    k: int = 5
+
+
+def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None,
+                 k: int = 5) -> SearchQuery | None:
+    """Normalize `Memory.search` arguments; None when a filter can match nothing (an ontology that is no IRI)."""
+    if ontology and not IRI.match(str(ontology)):
+        return None
+    names = [kinds] if isinstance(kinds, str) else list(kinds or ())
+    return SearchQuery(words(text), URIRef(str(ontology)) if ontology else None,
+                       task_type_iri(task_type) if task_type else None,
+                       failure_mode_iri(failure_mode) if failure_mode else None,
+                       tuple(OM[normalize_kind(n)] for n in names), max(0, min(int(k), MAX_K)))
+
+
+@dataclass(frozen=True)
+class FtsQuery:
+    """A search in the embedded index's terms: quadstore ids of the filters and kinds, words, result count."""
 
     filters: tuple  # ((property storid, object storid), ...): every one must hold
     kinds: tuple  # ((rdf:type storid, kind class storid), ...): any one must hold
@@ -53,14 +76,7 @@ def key_token(p: int, o: int) -> str:
     return f"k{p}x{o}"
 
 
-def item_keys(graph: MemoryGraph, triples, item: URIRef) -> str:
-    """Key tokens of an item's kind and applicability links, for its index row."""
-    keyed = {graph.sid[p] for p in KEYED}
-    return " ".join(sorted({key_token(graph.storid(p), graph.storid(o)) for s, p, o in triples
-                            if s == item and graph.storid(p) in keyed}))
-
-
-def match_expression(q: Query) -> str | None:
+def match_expression(q: FtsQuery) -> str | None:
     """The FTS5 MATCH text of a query: key tokens AND quoted words; None when there is neither."""
     parts = [f'"{key_token(p, o)}"' for p, o in q.filters]
     if q.kinds:
@@ -72,28 +88,28 @@ def match_expression(q: Query) -> str | None:
     return " AND ".join(x for x in (keys, text) if x) or None
 
 
-def rank(graph: MemoryGraph, q: Query) -> list[tuple[int, str, float]]:
+def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
     """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
-    rows = _by_level_in_python(graph, q) if q.words and (q.filters or q.kinds) else _by_level_in_fts(graph, q)
-    rules = _exceptions_of(graph, [r[0] for r in rows])
+    rows = _by_level_in_python(fts, q) if q.words and (q.filters or q.kinds) else _by_level_in_fts(fts, q)
+    rules = fts.exceptions_of([r[0] for r in rows])
     if rules:
-        found = _ranked(graph, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
+        found = _ranked(fts, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
         rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
     return rows[: q.k]
 
 
-def _by_level_in_fts(graph: MemoryGraph, q: Query) -> list[tuple]:
+def _by_level_in_fts(fts, q: FtsQuery) -> list[tuple]:
     """Top q.k rows, one FTS5 query per coordination level until k are found (large candidate sets)."""
     rows: list = []
     for need in _levels(len(q.words)):
         if len(rows) >= q.k:
             break
         seen = {r[0] for r in rows}
-        rows += [r for r in _ranked(graph, replace(q, need=need), q.k + len(rows)) if r[0] not in seen]
+        rows += [r for r in _ranked(fts, replace(q, need=need), q.k + len(rows)) if r[0] not in seen]
     return rows[: q.k]
 
 
-def _by_level_in_python(graph: MemoryGraph, q: Query) -> list[tuple]:
+def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
     """Top q.k rows for small, filtered candidate sets: one cheap keys-AND-word query per word.
 
     FTS5 bm25 is a sum over the query's phrases, so the per-word scores add up to the score of the whole query;
@@ -101,7 +117,7 @@ def _by_level_in_python(graph: MemoryGraph, q: Query) -> list[tuple]:
     """
     hits: dict[int, list] = {}
     for w in q.words:
-        for s, item, score, prio, conf in _ranked(graph, replace(q, words=(w,)), -1, ranks=True):
+        for s, item, score, prio, conf in _ranked(fts, replace(q, words=(w,)), -1, ranks=True):
             h = hits.setdefault(s, [0, 0.0, item, prio, conf])
             h[0], h[1] = h[0] + 1, h[1] + score
     best = sorted(hits.items(), key=lambda x: (-x[1][0], -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
@@ -115,34 +131,6 @@ def _levels(n: int) -> list[int]:
     return [n] + ([n - 1] if 3 <= n <= 6 else []) + [1]
 
 
-def _ranked(graph: MemoryGraph, q: Query, limit: int, only: list | None = None, ranks: bool = False) -> list[tuple]:
-    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, non-superseded items."""
-    expr = match_expression(q)
-    where, params = [], []
-    if expr:
-        where.append("om_fts MATCH ?")
-        params.append(expr)
-    if only:
-        where.append(f"rowid IN ({', '.join('?' * len(only))})")
-        params.extend(only)
-    where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
-    params.append(graph.sid[OM.supersedes])
-    score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if q.words else "0.0"
-    columns = ", priority, confidence" if ranks else ""
-    sql = (f"SELECT rowid, item, {score} AS score{columns} FROM om_fts WHERE {' AND '.join(where)} "
-           "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ?")
-    return graph.db.execute(sql, [*params, limit]).fetchall()
-
-
-def _exceptions_of(graph: MemoryGraph, items: list[int]) -> dict[int, int]:
-    """{exception storid: rule storid} for the exceptions of the given rules."""
-    if not items:
-        return {}
-    rows = graph.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND s IN ({', '.join('?' * len(items))})",
-                            [graph.sid[OM.hasException], *items]).fetchall()
-    return dict(rows)
-
-
 def _exceptions_first(rows: list, exceptions: list) -> list:
     """Put each exception (storid, id, score, rule) just above its rule in the ranked rows."""
     moved = {e[0] for e in exceptions}
@@ -154,9 +142,6 @@ def _exceptions_first(rows: list, exceptions: list) -> list:
     return order
 
 
-def kind_ids(graph: MemoryGraph, kinds) -> tuple:
-    """(rdf:type, kind class) quadstore id pairs of kind names (any case); InvalidItem names the valid kinds."""
-    if kinds is None:
-        return ()
-    names = [kinds] if isinstance(kinds, str) else list(kinds)
-    return tuple((graph.sid[RDF.type], graph.sid[OM[normalize_kind(n)]]) for n in names)
+def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False) -> list[tuple]:
+    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.fts_ranked)."""
+    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks)

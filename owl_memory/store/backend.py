@@ -1,0 +1,104 @@
+"""The backend interface: what a memory store must do. `Memory` is a facade over one backend.
+
+Two implementations: `quadstore.QuadstoreBackend` (embedded: owlready2's SQLite quadstore plus a blob file) and
+`sparql_server.SparqlServerBackend` (any SPARQL 1.1 Query + Update server). The facade owns everything that is
+the same on both: building an item's RDF (items.py), SHACL validation (validation.py), the search request and its
+defining SPARQL (retrieval.py), the read-only guard for user queries (sparql_guard.py). A backend only stores,
+finds and counts; it never validates.
+
+Items cross this interface as (ItemSpec, rdflib Graph of its triples); search requests as `retrieval.SearchQuery`
+(IRIs, words, k); search results as (id, score) pairs; item cards as dicts (see `cards`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from rdflib import Graph, URIRef
+
+from .blobs import PayloadStore
+from .items import ItemSpec
+
+
+class Backend(ABC):
+    """Where one memory's items, links, provenance and payloads live."""
+
+    payloads: PayloadStore
+
+    # ---- items ----
+    @abstractmethod
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that are stored items."""
+
+    @abstractmethod
+    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
+        """Store new, already validated items: payloads first, then all their triples (and any index) in one
+        transaction; an error leaves none of the batch's triples behind."""
+
+    @abstractmethod
+    def describe(self, nodes: Iterable[URIRef]) -> Graph:
+        """Every stored triple whose subject is an item among `nodes`, and the rdf:type triples of the other
+        nodes (the context SHACL needs for sh:class)."""
+
+    @abstractmethod
+    def cards(self, ids: Sequence[str]) -> list[dict]:
+        """Search cards of stored items, in the order given: {id, kind, title, summary, applies_to (sorted IRIs),
+        priority, confidence, conflicts_with (sorted ids)}."""
+
+    @abstractmethod
+    def search(self, query) -> list[tuple[str, float]]:
+        """Up to query.k (id, score) pairs, best first, with the semantics retrieval.py defines for a
+        `retrieval.SearchQuery`: applicable, not superseded, not archived, exceptions above their rules."""
+
+    @abstractmethod
+    def with_signature(self, signature: str) -> list[str]:
+        """Ids of items carrying om:violationSignature `signature`, neither superseded nor archived."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """Number of stored items (superseded and archived ones included)."""
+
+    # ---- updates (call inside `transaction()`) ----
+    @abstractmethod
+    def count_use(self, id: str, success: bool | None) -> dict:
+        """Add 1 to useCount (and to successCount / failureCount when success is True / False) as typed
+        xsd:nonNegativeInteger literals; returns {use_count, success_count, failure_count}."""
+
+    @abstractmethod
+    def add_triples(self, g: Graph) -> None:
+        """Insert the triples of `g` (links, archive flags, provenance); present ones are left as they are."""
+
+    @abstractmethod
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+        """Delete (subject, predicate, obj), or every value of (subject, predicate) when obj is None."""
+
+    @abstractmethod
+    def transaction(self) -> Iterator[None]:
+        """Context manager: commit the writes inside it, or roll them all back on any error."""
+
+    # ---- whole memory ----
+    @abstractmethod
+    def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+        """Run a checked, read-only parsed query (sparql_guard.check_read_only) with bound values:
+        (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
+
+    @abstractmethod
+    def all_triples(self) -> Graph:
+        """The whole memory (ontology, items, links, provenance) as an rdflib Graph, for export and validation."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Commit nothing pending and release connections."""
+
+
+@contextmanager
+def committing(commit, rollback) -> Iterator[None]:
+    """Run the block, then `commit()`; on any error `rollback()` and re-raise (helper for transaction())."""
+    try:
+        yield
+    except BaseException:
+        rollback()
+        raise
+    commit()
