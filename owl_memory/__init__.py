@@ -1,14 +1,32 @@
-"""owl-memory: symbolic, procedural memory for strict-RLM LLM agents."""
+"""owl-memory: symbolic, procedural memory for strict-RLM LLM agents.
 
-from .agent.runner import RLM, RunResult, run
-from .agent.tools import OwlTool, tools
-from .errors import CapExceeded, ConfigError, InvalidItem, LoadError, OwlMemoryError, ToolError, UnknownItem
-from .store.blobs import BlobStore, ReadBudget, Ref
-from .store.items import ItemSpec
-from .store.memory import Memory
+Names are imported on first use (PEP 562), so `import owl_memory.errors` or a CLI command that runs no LM
+never loads dspy or litellm.
+"""
 
-__all__ = [
-    "RLM", "BlobStore", "CapExceeded", "ConfigError", "InvalidItem", "ItemSpec", "LoadError", "Memory",
-    "OwlMemoryError", "OwlTool", "ReadBudget", "Ref", "RunResult", "ToolError", "UnknownItem", "run", "tools",
-]
+from importlib import import_module
+
+_EXPORTS = {
+    "BlobStore": ".store.blobs", "ReadBudget": ".store.blobs", "Ref": ".store.blobs", "ItemSpec": ".store.items",
+    "CapExceeded": ".errors", "ConfigError": ".errors", "InvalidItem": ".errors", "LoadError": ".errors",
+    "OwlMemoryError": ".errors", "ToolError": ".errors", "UnknownItem": ".errors",
+    "Memory": ".store.memory",
+    "RLM": ".agent.runner", "RunResult": ".agent.runner", "run": ".agent.runner",
+    "OwlTool": ".agent.tools", "tools": ".agent.tools",
+}
+__all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """Import a public name from its module the first time it is used."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'owl_memory' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The public names, for tab completion."""
+    return sorted([*globals(), *_EXPORTS])

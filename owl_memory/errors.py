@@ -39,3 +39,7 @@ class ConfigError(OwlMemoryError, ValueError):
 
 class ToolError(OwlMemoryError):
     """A recoverable tool failure; its message becomes the "[Error] …" observation."""
+
+
+class QueryRefused(OwlMemoryError, ValueError):
+    """A SPARQL query is not a read-only query over the given graph (update, SERVICE, FROM, LOAD) or does not parse."""

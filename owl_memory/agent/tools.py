@@ -16,22 +16,21 @@ from pathlib import Path
 
 import dspy
 from pydantic import PrivateAttr
-from rdflib import BNode, Graph, URIRef
+from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from ..errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
 from ..rdfio import load_graph
 from ..store.blobs import BlobStore, ReadBudget, Ref
 from .dspy_compat import validate_tool_args, with_callbacks
+from .query_worker import QueryLimits, QueryResult, QueryWorker
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take
 MAX_LIST = 50  # entries one listing may return
-MAX_ROWS = 10_000  # rows one query may store behind its handle
 MAX_CALLS = 400  # tool calls one run may make
 MAX_ARG = 4_000  # characters of a string argument (a pattern, a query)
 LARGE_RETURN = 1_000  # a return above this many serialized characters counts as large
 
-_FORBIDDEN = re.compile(r"\b(SERVICE|LOAD|FROM|INSERT|DELETE|CLEAR|DROP|CREATE)\b", re.I)
 _CLASS_TYPES = (OWL.Class, RDFS.Class)
 _KIND = {"integer": "an integer", "string": "a string", "number": "a number", "boolean": "true or false",
          "array": "a list", "object": "a dict"}  # JSON-schema types as the fix-it message names them
@@ -60,11 +59,14 @@ class Toolbox:
         budget: the run's ReadBudget (a fresh default one when None).
         observer: called with each tool_call / tool_result event (sizes and handles, no payload).
         blobs: the blob store to use when there is no memory (an in-memory one by default).
+        query_limits: wall time, memory and rows of each agent SPARQL query (QueryLimits() by default:
+            10 s, 512 MB, 10,000 rows); a query runs in a worker process killed when it passes a limit.
     """
 
     def __init__(self, memory=None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
                  budget: ReadBudget | None = None, *, observer: Callable[[dict], None] | None = None,
-                 blobs: BlobStore | None = None, max_calls: int = MAX_CALLS):
+                 blobs: BlobStore | None = None, max_calls: int = MAX_CALLS,
+                 query_limits: QueryLimits | None = None):
         self.memory = memory
         self.blobs = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
         self.scratch = BlobStore(":memory:", max_read=self.blobs.max_read)  # this run's query results
@@ -72,6 +74,8 @@ class Toolbox:
         self.prompt = self.blobs.put(prompt, "prompt") if isinstance(prompt, str) else prompt
         self.graph = load_graph(ontology) if ontology is not None else None
         self.observer, self.max_calls = observer, max_calls
+        self.query_limits = query_limits or QueryLimits()
+        self._ontology_worker: QueryWorker | None = None  # started by the first ontology_query
         self._lock = threading.RLock()  # interpreters call tools from worker threads; one call at a time
         self.results: dict[str, list[int]] = {}  # results handle -> line start offsets (plus the end)
         self.payloads: list[Ref] = [self.prompt] if self.prompt is not None else []
@@ -236,17 +240,12 @@ class Toolbox:
 
     def ontology_query(self, sparql: str) -> dict | str:
         """Run a read-only SPARQL query; returns a results handle and row count (read rows with results_peek)."""
-        g, q = self._need_graph(), _text(sparql, "sparql")
-        if m := _FORBIDDEN.search(q):
-            raise ToolError(f"{m.group(1).upper()} is not allowed; write a SELECT/ASK/CONSTRUCT over the loaded "
-                            "ontology only (no FROM, SERVICE or updates)")
-        try:
-            result = g.query(q)
-        except Exception as e:  # rdflib raises pyparsing and evaluation errors of many types
-            raise ToolError(f"the query failed ({type(e).__name__}: {clip(e, 160)}); fix the SPARQL and retry, "
-                            "declaring every PREFIX you use") from e
-        if result.type == "ASK":
-            return {"ask": bool(result.askAnswer)}
+        self._need_graph()
+        if self._ontology_worker is None:
+            self._ontology_worker = QueryWorker(self.graph, self.query_limits)
+        result = self._ontology_worker.query(_text(sparql, "sparql"))
+        if result.kind == "ASK":
+            return {"ask": result.ask}
         return self._store_rows(result)
 
     def results_peek(self, handle: str, n: int = 5, offset: int = 0) -> dict | str:
@@ -321,16 +320,11 @@ class Toolbox:
                             "ontology_properties(), or use a full IRI")
         return term
 
-    def _store_rows(self, result) -> dict:
+    def _store_rows(self, result: QueryResult) -> dict:
         """Serialize query rows as JSON lines into a "results" blob; return its handle and row count."""
-        columns = [str(v) for v in result.vars] if result.type == "SELECT" else ["s", "p", "o"]
-        lines, truncated = [], False
-        for i, row in enumerate(result):
-            if i >= MAX_ROWS:
-                truncated = True
-                break
-            values = row if result.type == "SELECT" else tuple(row)
-            self.vocabulary.update(str(v) for v in values if isinstance(v, URIRef))
+        columns, lines = list(result.columns), []
+        for values in result.rows:
+            self.vocabulary.update(text for kind, text in filter(None, values) if kind == "uri")
             lines.append(dumps({c: _term_text(v) for c, v in zip(columns, values, strict=False) if v is not None}))
         text = "".join(line + "\n" for line in lines)
         ref = self.scratch.put(text, "results")
@@ -341,7 +335,7 @@ class Toolbox:
         self.results[ref.key] = starts + [pos]
         self._watch(ref.key)
         return {"handle": ref.key, "rows": len(lines), "columns": columns[:MAX_LIST], "size": ref.size,
-                "truncated": truncated}
+                "truncated": result.truncated}
 
     def _used(self, id: str, content_ref: str | None = None) -> None:
         """Remember that the agent looked at memory item `id` (and that its content is a payload to watch)."""
@@ -472,9 +466,10 @@ def _limit(value) -> int:
     return max(1, min(_int(value, "limit"), MAX_LIST))
 
 
-def _term_text(value) -> str:
-    """An RDF term as a short string: IRI, _:bnode, or the literal's lexical form."""
-    return f"_:{value}" if isinstance(value, BNode) else str(value)
+def _term_text(value: tuple[str, str]) -> str:
+    """A (kind, text) term from a query worker as a short string: IRI, _:bnode, or the literal's lexical form."""
+    kind, text = value
+    return f"_:{text}" if kind == "bnode" else text
 
 
 def _whole_rows(text: str) -> list[dict]:

@@ -1,0 +1,273 @@
+"""Agent SPARQL in a worker process with a wall-time and a memory limit, killed on overrun.
+
+The host keeps one worker per graph: a `python -m owl_memory.agent.query_worker` child that caps its own address
+space (RLIMIT_AS) and CPU time (RLIMIT_CPU, so an orphan cannot run on) before it reads anything, loads the graph
+once, then answers one query per JSON line. Each query is checked by `sparql_guard.check_read_only` and the
+checked algebra is what runs. The host waits at most `seconds` for an answer; past that it kills the worker and
+starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the agent sees "[Error] …".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from dataclasses import dataclass
+
+from rdflib import BNode, Graph, URIRef
+
+from ..errors import ConfigError, QueryRefused, ToolError
+
+_MEMORY_EXIT = 3  # the worker's exit status when the memory limit stopped it before it could answer
+STARTUP_SECONDS = 60  # time a new worker may take to start and load the graph (not counted in a query's limit)
+
+
+class _Overrun(Exception):
+    """The worker did not answer within its time (not an OSError, unlike TimeoutError)."""
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """The limits one agent query runs under.
+
+    Args:
+        seconds: wall time one query may take before its worker is killed.
+        memory_mb: address space the worker process may use (graph, query and results together).
+        max_rows: rows one query may return (more are cut and flagged truncated).
+    """
+
+    seconds: float = 10.0
+    memory_mb: int = 512
+    max_rows: int = 10_000
+
+    def __post_init__(self):
+        """Refuse limits that cannot work."""
+        if not (self.seconds > 0 and self.memory_mb >= 64 and self.max_rows >= 1):
+            raise ConfigError("query limits need seconds > 0, memory_mb >= 64 and max_rows >= 1")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of one query: terms as ("uri" | "bnode" | "literal", text) pairs, None where a variable is unbound."""
+
+    kind: str  # SELECT, ASK, CONSTRUCT or DESCRIBE
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()
+    truncated: bool = False
+    ask: bool | None = None
+
+
+class QueryWorker:
+    """The host side: one limited worker process over one graph, started on first use, restarted after a kill."""
+
+    def __init__(self, graph: Graph, limits: QueryLimits | None = None):
+        self.graph, self.limits = graph, limits or QueryLimits()
+        self._proc: subprocess.Popen | None = None
+        self._buffer = b""
+
+    def query(self, sparql: str) -> QueryResult:
+        """Run one read-only query under the limits; QueryRefused or ToolError (naming the limit hit) otherwise."""
+        from ..sparql_guard import check_read_only
+
+        check_read_only(sparql)  # refuse here too, before a worker is started for nothing
+        reply = self._ask({"query": sparql, "max_rows": self.limits.max_rows})
+        if "refused" in reply:
+            raise QueryRefused(reply["refused"])
+        if "failed" in reply:
+            raise ToolError(f"the query failed ({reply['failed']}); fix the SPARQL and retry, declaring every "
+                            "PREFIX you use")
+        if "memory" in reply:
+            self.close()
+            raise ToolError(self._memory_message())
+        r = reply["ok"]
+        return QueryResult(r["kind"], tuple(r["columns"]), tuple(tuple(_decode(v) for v in row) for row in r["rows"]),
+                           r["truncated"], r.get("ask"))
+
+    def close(self) -> None:
+        """Stop the worker (a new one starts on the next query)."""
+        if self._proc is not None:
+            _kill(self._proc)
+            self._proc, self._buffer = None, b""
+
+    def _ask(self, message: dict) -> dict:
+        """Send one message and wait for the answer within the wall-time limit."""
+        proc = self._worker()
+        try:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            line = self._read_line(proc, self.limits.seconds)
+        except OSError:
+            return self._died()
+        except _Overrun:
+            self.close()
+            raise ToolError(self._time_message()) from None
+        return json.loads(line)
+
+    def _worker(self) -> subprocess.Popen:
+        """The running worker, started (graph sent once, then its "ready" line awaited) when there is none."""
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._proc, self._buffer = _start(self.limits), b""
+        weakref.finalize(self, _kill, self._proc)
+        graph = {"namespaces": {p: str(ns) for p, ns in self.graph.namespaces()},
+                 "ntriples": self.graph.serialize(format="nt")}
+        try:
+            self._proc.stdin.write(json.dumps(graph).encode() + b"\n")
+            self._proc.stdin.flush()
+            self._read_line(self._proc, STARTUP_SECONDS)
+        except OSError:
+            self._died()
+        except _Overrun:
+            self.close()
+            raise ToolError(f"the query worker did not load the ontology within {STARTUP_SECONDS} s") from None
+        return self._proc
+
+    def _read_line(self, proc: subprocess.Popen, seconds: float) -> bytes:
+        """One line from the worker within `seconds`; _Overrun past that, OSError when the worker is gone."""
+        fd, deadline = proc.stdout.fileno(), time.monotonic() + seconds
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise _Overrun
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise OSError("the query worker closed its output")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def _died(self) -> dict:
+        """The worker is gone without an answer: say which limit stopped it."""
+        proc, self._proc = self._proc, None
+        try:
+            code = proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # output closed but still exiting: a worker out of memory can hang here
+            _kill(proc)
+            code = proc.returncode
+        if code in (_MEMORY_EXIT, -signal.SIGKILL, -signal.SIGABRT):
+            raise ToolError(self._memory_message())
+        if code == -signal.SIGXCPU:
+            raise ToolError(self._time_message())
+        raise ToolError(f"the query worker stopped (exit status {code}); retry with a smaller query")
+
+    def _time_message(self) -> str:
+        """The [Error] text for a query that ran past the wall-time limit."""
+        return (f"the query ran past the wall-time limit of {self.limits.seconds:g} s and was stopped; add LIMIT, "
+                "avoid cross products (every pattern should share a variable) and filter early")
+
+    def _memory_message(self) -> str:
+        """The [Error] text for a query that hit the memory limit."""
+        return (f"the query hit the memory limit of {self.limits.memory_mb} MB and was stopped; add LIMIT, avoid "
+                "cross products and ORDER BY over large results")
+
+
+def _start(limits: QueryLimits) -> subprocess.Popen:
+    """A fresh worker process under the given limits."""
+    cmd = [sys.executable, "-m", "owl_memory.agent.query_worker", str(limits.memory_mb), str(limits.seconds)]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            close_fds=True)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill a worker and reap it."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
+def _encode(term) -> list | None:
+    """An RDF term as a JSON pair."""
+    if term is None:
+        return None
+    kind = "uri" if isinstance(term, URIRef) else "bnode" if isinstance(term, BNode) else "literal"
+    return [kind, str(term)]
+
+
+def _decode(value) -> tuple | None:
+    """A JSON pair back as a (kind, text) tuple."""
+    return None if value is None else (value[0], value[1])
+
+
+# ---- the worker process ------------------------------------------------------------------------------------
+
+
+def _limit_self(memory_mb: int) -> None:
+    """Cap this process's address space before it reads anything."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def _limit_cpu(seconds: float) -> None:
+    """Let this process use at most `seconds` more CPU time (plus slack): an orphaned worker cannot run on."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(used.ru_utime + used.ru_stime + seconds) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def _run(graph: Graph, sparql: str, max_rows: int) -> dict:
+    """Evaluate the checked algebra of one query; rows capped at max_rows."""
+    from ..sparql_guard import check_read_only
+
+    result = graph.query(check_read_only(sparql))
+    if result.type == "ASK":
+        return {"kind": "ASK", "columns": [], "rows": [], "truncated": False, "ask": bool(result.askAnswer)}
+    columns = [str(v) for v in result.vars] if result.type == "SELECT" else ["s", "p", "o"]
+    rows, truncated = [], False
+    for row in result:
+        if len(rows) >= max_rows:
+            truncated = True
+            break
+        rows.append([_encode(v) for v in (row if result.type == "SELECT" else tuple(row))])
+    return {"kind": result.type, "columns": columns, "rows": rows, "truncated": truncated}
+
+
+def _answer(graph: Graph, message: dict, seconds: float) -> dict:
+    """The reply to one query message."""
+    _limit_cpu(seconds)
+    try:
+        return {"ok": _run(graph, message["query"], int(message["max_rows"]))}
+    except QueryRefused as e:
+        return {"refused": str(e)}
+    except MemoryError:
+        return {"memory": True}
+    except Exception as e:  # rdflib raises evaluation errors of many types
+        return {"failed": f"{type(e).__name__}: {str(e)[:160]}"}
+
+
+def main(argv: list[str]) -> int:
+    """Worker entry point: limit self, load the graph from the first line, answer one query per line."""
+    _limit_self(int(argv[0]))
+    seconds = float(argv[1])
+    try:
+        init = json.loads(sys.stdin.buffer.readline())
+        graph = Graph()
+        for prefix, ns in init["namespaces"].items():
+            graph.bind(prefix, ns, override=True, replace=True)
+        graph.parse(data=init["ntriples"], format="nt")
+        del init
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+        for line in sys.stdin.buffer:
+            reply = json.dumps(_answer(graph, json.loads(line), seconds))
+            sys.stdout.write(reply + "\n")
+            sys.stdout.flush()
+    except MemoryError:
+        os._exit(_MEMORY_EXIT)  # no interpreter shutdown: it may need memory there is none of
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
