@@ -43,3 +43,11 @@ class ToolError(OwlMemoryError):
 
 class QueryRefused(OwlMemoryError, ValueError):
     """A SPARQL query is not a read-only query over the given graph (update, SERVICE, FROM, LOAD) or does not parse."""
+
+
+class MemoryNotFound(OwlMemoryError):
+    """No memory at that location; a command that writes creates it, or `owl-memory copy` moves one there."""
+
+
+class ServerError(OwlMemoryError):
+    """A SPARQL server refused a request or could not be reached; the message carries its answer."""

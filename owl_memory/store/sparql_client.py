@@ -1,0 +1,186 @@
+"""SPARQL 1.1 Protocol over HTTP (standard library only): endpoints, escaped terms, SELECT / ASK / CONSTRUCT / UPDATE.
+
+Every value that reaches a query string goes through `term()`: IRIs are checked against the IRI grammar's
+forbidden characters and literals are escaped character by character, so no user text is ever parsed as
+SPARQL syntax.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import re
+import threading
+from dataclasses import dataclass
+from urllib.parse import unquote, urlencode, urlsplit
+
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import XSD
+
+from ..errors import ConfigError, InvalidItem, ServerError
+
+_BAD_IRI = re.compile(r"[\x00-\x20<>\"{}|^`\\]")
+_LANG = re.compile(r"^[A-Za-z]+(-[A-Za-z0-9]+)*$")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_RESULTS_JSON = "application/sparql-results+json"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where a memory URL's queries and updates go, and its Basic-auth header value (or None)."""
+
+    query: str
+    update: str
+    auth: str | None = None
+
+
+def endpoints(url: str) -> Endpoints:
+    """Query and update endpoints of a memory URL.
+
+    http://host:port or .../query (Oxigraph, Fuseki): queries to .../query, updates to .../update;
+    .../repositories/NAME (GraphDB, RDF4J): updates to .../repositories/NAME/statements;
+    any other path (Virtuoso's /sparql, Blazegraph, Neptune, QLever): one endpoint for both.
+    user:password@ in the URL is sent as HTTP Basic authentication.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"a server memory is an http(s) URL such as http://127.0.0.1:7878, got {url[:80]!r}")
+    auth = None
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        auth = "Basic " + base64.b64encode(pair).decode()
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    base = f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+    path = parts.path.rstrip("/")
+    if path == "" or path.endswith("/query"):
+        root = path.removesuffix("/query")
+        return Endpoints(f"{base}{root}/query", f"{base}{root}/update", auth)
+    if re.search(r"/repositories/[^/]+$", path):
+        return Endpoints(base + path, f"{base}{path}/statements", auth)
+    return Endpoints(base + path, base + path, auth)
+
+
+def iri(value) -> str:
+    """An IRI as SPARQL text; InvalidItem when it holds a character no IRI may hold."""
+    text = str(value)
+    if not text or _BAD_IRI.search(text) or ":" not in text:
+        raise InvalidItem(f"not an IRI a SPARQL server accepts: {text[:80]!r}")
+    return f"<{text}>"
+
+
+def string(value: str) -> str:
+    """A string literal as SPARQL text, every quote, backslash and control character escaped."""
+    out = []
+    for ch in str(value):
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04X}")
+        elif "\ud800" <= ch <= "\udfff":
+            raise InvalidItem("text with a lone surrogate cannot be stored in RDF; encode it first")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def term(t) -> str:
+    """An rdflib term (URIRef, Literal, BNode) as SPARQL text."""
+    if isinstance(t, URIRef):
+        return iri(t)
+    if isinstance(t, BNode):
+        return "_:" + re.sub(r"[^A-Za-z0-9]", "_", str(t))
+    if isinstance(t, Literal):
+        text = string(str(t))
+        if t.language:
+            if not _LANG.match(t.language):
+                raise InvalidItem(f"not a language tag: {t.language[:20]!r}")
+            return f"{text}@{t.language}"
+        return text if t.datatype in (None, XSD.string) else f"{text}^^{iri(t.datatype)}"
+    raise InvalidItem(f"cannot send a {type(t).__name__} to a SPARQL server")
+
+
+def from_json(cell: dict | None):
+    """An rdflib term from one SPARQL results JSON cell (None for an unbound variable)."""
+    if cell is None:
+        return None
+    kind, value = cell["type"], cell["value"]
+    if kind == "uri":
+        return URIRef(value)
+    if kind == "bnode":
+        return BNode(value)
+    dt = cell.get("datatype")
+    return Literal(value, lang=cell.get("xml:lang"), datatype=None if dt in (None, str(XSD.string)) else URIRef(dt))
+
+
+class SparqlClient:
+    """A SPARQL 1.1 Protocol client with one persistent connection per thread.
+
+    Args:
+        url: the memory URL (see `endpoints`).
+        timeout: seconds to wait for one answer.
+    """
+
+    def __init__(self, url: str, timeout: float = 60.0):
+        self.url, self.ends, self.timeout = url, endpoints(url), timeout
+        self._local = threading.local()
+
+    def select(self, query: str, graphs: dict | None = None) -> tuple[list[str], list[dict]]:
+        """Run a SELECT (`graphs`: protocol dataset parameters): (variable names, rows as {name: rdflib term})."""
+        doc = json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))
+        names = doc["head"].get("vars", [])
+        return names, [{n: from_json(row.get(n)) for n in names} for row in doc["results"]["bindings"]]
+
+    def ask(self, query: str, graphs: dict | None = None) -> bool:
+        """Run an ASK (`graphs`: protocol dataset parameters); its boolean."""
+        return bool(json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))["boolean"])
+
+    def construct(self, query: str) -> Graph:
+        """Run a CONSTRUCT; its triples as an rdflib Graph (N-Triples on the wire)."""
+        body = self._post(self.ends.query, "query", query, "application/n-triples")
+        g = Graph(bind_namespaces="none")
+        g.parse(data=body.decode("utf-8"), format="nt")
+        return g
+
+    def update(self, request: str) -> None:
+        """Run a SPARQL Update request (all its operations, one request)."""
+        self._post(self.ends.update, "update", request, "*/*")
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _post(self, url: str, field: str, text: str, accept: str, graphs: dict | None = None) -> bytes:
+        """POST a form-encoded query or update; the answer body, or ServerError with the server's message."""
+        parts = urlsplit(url)
+        body = urlencode({field: text, **(graphs or {})}).encode("utf-8")
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept}
+        if self.ends.auth:
+            headers["Authorization"] = self.ends.auth
+        for attempt in (0, 1):  # a kept-alive connection the server closed is reopened once
+            conn = self._connection(parts)
+            try:
+                conn.request("POST", parts.path or "/", body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                self.close()
+                if attempt:
+                    raise ServerError(f"cannot reach the SPARQL server at {url}: {e}; is it running?") from e
+                continue
+            if resp.status >= 300:
+                raise ServerError(f"the SPARQL server at {url} answered {resp.status}: "
+                                  f"{data.decode('utf-8', 'replace')[:300]}")
+            return data
+        raise AssertionError("unreachable")
+
+    def _connection(self, parts) -> http.client.HTTPConnection:
+        """This thread's open connection to the server, made on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            conn = self._local.conn = cls(parts.hostname, parts.port, timeout=self.timeout)
+        return conn

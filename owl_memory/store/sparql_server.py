@@ -1,0 +1,447 @@
+"""The SPARQL 1.1 server backend: a memory kept in any Query + Update server (Oxigraph, Virtuoso, GraphDB, ...).
+
+Layout on the server (one memory per dataset):
+- `GRAPH_ITEMS`: the memory ontology, items, links and PROV-O provenance (what embedded memory keeps in its
+  quadstore);
+- `GRAPH_PAYLOADS`: payloads, content-addressed (`<blob/SHA256>` with its kind, size and text); a window is cut
+  on the server with SUBSTR, so no read transfers a whole payload;
+- `GRAPH_USES`: one event node per `record_use`; a counter is the item's stored literal plus its events, so
+  concurrent writers never lose a count on servers whose updates are only snapshot-isolated (Oxigraph).
+Writes are SPARQL Update requests; an item is inserted only when no item with its id is stored, so adds are
+idempotent by stable id. Reads inside `transaction()` see its pending writes.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
+
+from rdflib import Graph, Literal, Namespace, URIRef
+from rdflib.namespace import OWL, RDF, RDFS, XSD
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.algebra import translateAlgebra
+
+from ..errors import MemoryNotFound, UnknownItem
+from ..resources import memory_ontology
+from ..vocab import BLOB, ITEM, KINDS, OM
+from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, sha256
+from .items import COUNTERS, ID, ItemSpec
+from .sparql_client import SparqlClient, iri, string, term
+
+ONTOLOGY_IRI = "http://w3id.org/owl-memory"
+GRAPH_ITEMS = URIRef("http://w3id.org/owl-memory/graph/items")
+GRAPH_PAYLOADS = URIRef("http://w3id.org/owl-memory/graph/payloads")
+GRAPH_USES = URIRef("http://w3id.org/owl-memory/graph/uses")
+SRV = Namespace("http://w3id.org/owl-memory/server#")  # payload and use-event terms of this backend
+_KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
+_PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a lone surrogate -> wide form
+_WIDE = "utf-32-le"
+_KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+
+
+def _values(var: str, terms: Iterable) -> str:
+    """A VALUES block binding ?var to escaped terms."""
+    return f"VALUES ?{var} {{ {' '.join(term(t) for t in terms)} }}"
+
+
+def _triples(g: Iterable) -> str:
+    """Triples as SPARQL text, every term escaped."""
+    return " ".join(f"{term(s)} {term(p)} {term(o)} ." for s, p, o in g)
+
+
+class ServerPayloads:
+    """Payloads in the server's payload graph: content-addressed, windows cut on the server.
+
+    Args:
+        client: the memory's SPARQL client.
+        max_read: characters one read returns at most.
+    """
+
+    def __init__(self, client: SparqlClient, max_read: int = MAX_READ):
+        self.client, self.max_read = client, max_read
+
+    def put(self, text: str, kind: str = "content") -> Ref:
+        """Store `text` (idempotent, keyed by sha256) and return its handle."""
+        if kind not in REF_KINDS:
+            raise ValueError(f"blob kind {kind!r} is not one of {', '.join(REF_KINDS)}")
+        self.client.update(self.put_request(text, kind))
+        sha = sha256(text)
+        return Ref(f"sha256:{sha}", kind, len(text), sha)
+
+    @staticmethod
+    def put_request(text: str, kind: str) -> str:
+        """The update that stores a payload unless its key is stored (plain text, or hex UTF-32 when it has a NUL
+        or a lone surrogate, so windows stay exact)."""
+        node = BLOB[sha256(text)]
+        if _PLAIN.fullmatch(text):
+            body = f"{iri(SRV.text)} {string(text)}"
+        else:
+            body = f"{iri(SRV.wide)} {string(text.encode(_WIDE, 'surrogatepass').hex())}"
+        return (f"INSERT {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(node)} {iri(SRV.kind)} {string(kind)} ; "
+                f"{iri(SRV.size)} {len(text)} ; {body} }} }} WHERE {{ FILTER NOT EXISTS {{ "
+                f"GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(node)} {iri(SRV.size)} ?size }} }} }}")
+
+    def ref(self, key: str | Ref) -> Ref:
+        """The handle stored under `key`; UnknownItem when there is none."""
+        return self._window(key, 0, 0)[0]
+
+    def read(self, key: str | Ref, start: int = 0, length: int | None = None,
+             budget: ReadBudget | None = None) -> dict:
+        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+        k = key.key if isinstance(key, Ref) else str(key)
+        wanted = self.max_read if length is None else max(0, int(length))
+        n = min(wanted, self.max_read) if budget is None else min(budget.allow(k, wanted), self.max_read)
+        ref, start, text = self._window(key, max(0, int(start)), n)
+        if budget is not None:
+            budget.charge(ref.key, len(text))
+        return {"text": text, "start": start, "end": start + len(text), "size": ref.size}
+
+    def load(self, key: str | Ref) -> str:
+        """The whole payload, for library code only (graph versions, deltas); never hand it to a model."""
+        ref = self.ref(key)
+        return self._window(ref, 0, ref.size)[2]
+
+    def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
+        """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them; each
+        offset is found on the server (STRBEFORE), one request per hit."""
+        ref, hits, at = self.ref(key), [], 0
+        node = iri(BLOB[ref.sha])
+        while len(hits) < limit and pattern and at < ref.size:
+            _, rows = self.client.select(
+                f"SELECT ?before WHERE {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {node} {iri(SRV.text)} ?t }} "
+                f"BIND(SUBSTR(?t, {at + 1}) AS ?rest) FILTER(CONTAINS(?rest, {string(pattern)})) "
+                f"BIND(STRLEN(STRBEFORE(?rest, {string(pattern)})) AS ?before) }}")
+            if not rows:
+                if not hits and not _PLAIN.fullmatch(pattern):  # a wide payload: search it here
+                    return _find_local(self.load(ref), pattern, limit)
+                break
+            hits.append(at + int(rows[0]["before"]))
+            at = hits[-1] + 1
+        return hits or (_find_local(self.load(ref), pattern, limit) if self._wide(ref) else [])
+
+    def close(self) -> None:
+        """Nothing of its own to release (the memory closes the client)."""
+
+    def _wide(self, ref: Ref) -> bool:
+        """Whether a payload is stored in the wide (hex UTF-32) form."""
+        return self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(BLOB[ref.sha])} {iri(SRV.wide)} ?h }} }}")
+
+    def _window(self, key: str | Ref, start: int, n: int) -> tuple[Ref, int, str]:
+        """(handle, clamped start, text of at most n characters from start), cut on the server in one request."""
+        k = key.key if isinstance(key, Ref) else str(key)
+        if not _KEY.match(k):
+            raise UnknownItem(f"no payload under handle {k[:80]!r}; use a handle a tool returned")
+        _, rows = self.client.select(
+            f"SELECT ?kind ?size (SUBSTR(?t, {start + 1}, {n}) AS ?w) (SUBSTR(?h, {8 * start + 1}, {8 * n}) AS ?wh) "
+            f"WHERE {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(BLOB[k[7:]])} {iri(SRV.kind)} ?kind ; {iri(SRV.size)} ?size "
+            f"OPTIONAL {{ {iri(BLOB[k[7:]])} {iri(SRV.text)} ?t }} "
+            f"OPTIONAL {{ {iri(BLOB[k[7:]])} {iri(SRV.wide)} ?h }} }} }} "
+            "ORDER BY ?kind LIMIT 1")
+        if not rows:
+            raise UnknownItem(f"no payload under handle {k[:80]!r}; use a handle a tool returned")
+        row = rows[0]
+        size = int(row["size"])
+        text = str(row["w"]) if row.get("w") is not None else bytes.fromhex(str(row["wh"] or "")).decode(
+            _WIDE, "surrogatepass")
+        return Ref(k, str(row["kind"]), size, k[7:]), min(start, size), text
+
+
+def _find_local(data: str, pattern: str, limit: int) -> list[int]:
+    """Offsets of `pattern` in `data`, at most `limit`."""
+    hits, i = [], -1
+    while len(hits) < limit and pattern:
+        i = data.find(pattern, i + 1)
+        if i < 0:
+            break
+        hits.append(i)
+    return hits
+
+
+class SparqlServerBackend:
+    """A memory in a SPARQL 1.1 server (see the module docstring for its layout).
+
+    Args:
+        url: the server's memory URL (see sparql_client.endpoints).
+        max_read: characters one payload read returns at most.
+        create: load the memory ontology when the server holds no memory yet; False raises MemoryNotFound.
+    """
+
+    def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True):
+        self.url = url
+        self.client = SparqlClient(url)
+        self.payloads = ServerPayloads(self.client, max_read)
+        self._pending: list[tuple[str, object]] | None = None
+        if not self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{ONTOLOGY_IRI}> a {iri(OWL.Ontology)} }} }}"):
+            if not create:
+                raise MemoryNotFound(f"no memory at {url}; create one by writing to it (owl-memory add ... "
+                                     f"--memory {url}) or copy one there with owl-memory copy")
+            self._insert(memory_ontology())
+
+    # ---- items ----
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that are stored items."""
+        wanted = [ITEM[i] for i in dict.fromkeys(ids) if isinstance(i, str) and ID.match(i)]
+        if not wanted:
+            return set()
+        _, rows = self.client.select(
+            f"SELECT DISTINCT ?i WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_values('i', wanted)} ?i a ?k . "
+            f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
+        return {str(r["i"])[len(ITEM):] for r in rows}
+
+    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
+        """Store new, validated items: payloads first, then all their triples in one update request (each item
+        only when no item with its id is stored yet)."""
+        if not items:
+            return
+        self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
+        ops = [f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{ FILTER NOT EXISTS {{ "
+               f"GRAPH {iri(GRAPH_ITEMS)} {{ {iri(ITEM[spec.id])} a ?kind }} }} }}" for spec, g in items]
+        self.client.update(" ;\n".join(ops))
+
+    def describe(self, nodes: Iterable[URIRef]) -> Graph:
+        """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
+        an open transaction included)."""
+        nodes = list(dict.fromkeys(nodes))
+        items = [n for n in nodes if isinstance(n, URIRef) and str(n).startswith(str(ITEM))]
+        others = [n for n in nodes if isinstance(n, URIRef) and n not in items]
+        parts = []
+        if items:
+            parts.append(f"{{ {_values('s', items)} ?s ?p ?o }}")
+        if others:
+            parts.append(f"{{ {_values('s', others)} ?s a ?o BIND({iri(RDF.type)} AS ?p) }}")
+        g = Graph(bind_namespaces="none")
+        if parts:
+            _, rows = self.client.select(
+                f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {' UNION '.join(parts)} }} }}")
+            for r in rows:
+                g.add((r["s"], r["p"], r["o"]))
+        self._overlay(g, set(items), set(others))
+        return self._with_uses(_declared_types(g), items)
+
+    def cards(self, ids: Sequence[str]) -> list[dict]:
+        """Search cards of stored items, in the order given."""
+        if not ids:
+            return []
+        fields = [RDF.type, OM.title, OM.summary, OM.appliesToOntology, OM.priority, OM.confidence, OM.conflictsWith]
+        _, rows = self.client.select(
+            f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_values('s', [ITEM[i] for i in ids])} "
+            f"{_values('p', fields)} ?s ?p ?o }} }}")
+        by: dict[str, dict] = {}
+        for r in rows:
+            by.setdefault(str(r["s"])[len(ITEM):], {}).setdefault(r["p"], []).append(r["o"])
+        return [_card(i, by.get(i, {})) for i in ids]
+
+    def search(self, query) -> list[tuple[str, float]]:
+        """Up to query.k (id, score) pairs, best first, by the defining SPARQL run on the server."""
+        rows = self._ranked(query, query.k)
+        rules = self._exceptions_of([i for i, _ in rows])
+        if rules:
+            found = self._ranked(query, len(rules), only=sorted(rules))
+            rows = _exceptions_first(rows, [(i, score, rules[i]) for i, score in found])
+        return rows[: query.k]
+
+    def _ranked(self, query, limit: int, only: list[str] | None = None) -> list[tuple[str, float]]:
+        """Applicable, live items by priority, confidence and id (the defining query without text)."""
+        _, rows = self.client.select(_applicable(query, limit, only))
+        return [(str(r["i"])[len(ITEM):], 0.0) for r in rows]
+
+    def _exceptions_of(self, ids: list[str]) -> dict[str, str]:
+        """{exception id: rule id} for the exceptions of the given rules."""
+        if not ids:
+            return {}
+        _, rows = self.client.select(
+            f"SELECT ?rule ?e WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_values('rule', [ITEM[i] for i in ids])} "
+            f"?rule {iri(OM.hasException)} ?e }} }}")
+        return {str(r["e"])[len(ITEM):]: str(r["rule"])[len(ITEM):] for r in rows}
+
+    def with_signature(self, signature: str) -> list[str]:
+        """Ids of items carrying om:violationSignature `signature`, neither superseded nor archived."""
+        _, rows = self.client.select(
+            f"SELECT ?i WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?i {iri(OM.violationSignature)} {string(signature)} "
+            f"FILTER NOT EXISTS {{ ?newer {iri(OM.supersedes)} ?i }} "
+            f"FILTER NOT EXISTS {{ ?i {iri(OM.archived)} true }} }} }} ORDER BY ?i")
+        return [str(r["i"])[len(ITEM):] for r in rows]
+
+    def count(self) -> int:
+        """Number of stored items (superseded and archived ones included)."""
+        _, rows = self.client.select(
+            f"SELECT (COUNT(DISTINCT ?i) AS ?n) WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?i a ?k . "
+            f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
+        return int(rows[0]["n"])
+
+    # ---- updates ----
+    def count_use(self, id: str, success: bool | None) -> dict:
+        """Record one use as its own event node (never lost under concurrent writers); returns the counters."""
+        event = URIRef(f"urn:uuid:{uuid.uuid4()}")
+        g = [(event, SRV.usesItem, ITEM[id])]
+        if success is not None:
+            g.append((event, SRV.succeeded, Literal(bool(success))))
+        self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_USES)} {{ {_triples(g)} }} }}")
+        return self.counters(id)
+
+    def counters(self, id: str) -> dict:
+        """{use_count, success_count, failure_count} of an item: stored literal plus recorded events."""
+        g = self.describe([ITEM[id]])
+        return {k: int(g.value(ITEM[id], p) or 0) for k, p in COUNTERS.items()}
+
+    def add_triples(self, g: Graph) -> None:
+        """Insert the triples of `g`; present ones are left as they are (buffered inside a transaction)."""
+        if len(g):
+            self._send("add", g)
+
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+        """Delete (subject, predicate, obj), or every value of (subject, predicate) when obj is None."""
+        self._send("remove", (subject, predicate, obj))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Buffer the writes inside the block and send them as one update request (one server transaction);
+        on any error nothing is sent."""
+        if self._pending is not None:
+            yield
+            return
+        self._pending = []
+        try:
+            yield
+            ops, self._pending = self._pending, None
+            if ops:
+                self.client.update(" ;\n".join(_operation(kind, arg) for kind, arg in ops))
+        finally:
+            self._pending = None
+
+    # ---- whole memory ----
+    def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+        """Run a checked, read-only query on the server over the items graph only (payloads are out of reach):
+        (column names, up to `limit` rows of rdflib terms or None, truncated?); ASK gives (["ask"], [[bool]]).
+        Bindings travel as a trailing VALUES block of escaped terms."""
+        parsed = prepareQuery(query) if isinstance(query, str) else query
+        text = query if isinstance(query, str) else translateAlgebra(query)
+        if bindings:
+            names = [str(n) for n in bindings]
+            row = " ".join(term(bindings[n]) for n in bindings)
+            text += f"\nVALUES ({' '.join('?' + n for n in names)}) {{ ({row}) }}"
+        graphs = {"default-graph-uri": str(GRAPH_ITEMS), "named-graph-uri": str(GRAPH_ITEMS)}
+        if parsed.algebra.name == "AskQuery":
+            return ["ask"], [[self.client.ask(text, graphs)]], False
+        columns, rows = self.client.select(text, graphs)
+        return columns, [[r[c] for c in columns] for r in rows[:limit]], len(rows) > limit
+
+    def all_triples(self) -> Graph:
+        """The whole memory (ontology, items, links, provenance) with counters that include recorded uses."""
+        g = self.client.construct(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?s ?p ?o }} }}")
+        items = {s for s, _, k in g.triples((None, RDF.type, None)) if k in {OM[x] for x in KINDS}}
+        return self._with_uses(_declared_types(g), items)
+
+    def close(self) -> None:
+        """Release the connection."""
+        self.client.close()
+
+    # ---- helpers ----
+    def _insert(self, g: Graph) -> None:
+        """Insert triples into the items graph now."""
+        self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }}")
+
+    def _send(self, kind: str, arg) -> None:
+        """Send one write now, or buffer it when a transaction is open."""
+        if self._pending is None:
+            self.client.update(_operation(kind, arg))
+        else:
+            self._pending.append((kind, arg))
+
+    def _overlay(self, g: Graph, items: set, others: set) -> None:
+        """Apply an open transaction's pending writes to a described graph."""
+        for kind, arg in self._pending or ():
+            if kind == "add":
+                for s, p, o in arg:
+                    if s in items or (s in others and p == RDF.type):
+                        g.add((s, p, o))
+            else:
+                g.remove(arg)
+
+    def _with_uses(self, g: Graph, items) -> Graph:
+        """Add each item's recorded use events to its counter literals in `g` (items: the item nodes)."""
+        items = [i for i in items if (i, RDF.type, None) in g]
+        if not items:
+            return g
+        _, rows = self.client.select(
+            f"SELECT ?i (COUNT(?e) AS ?uses) (SUM(?win) AS ?wins) (SUM(?loss) AS ?losses) WHERE {{ "
+            f"GRAPH {iri(GRAPH_USES)} {{ {_values('i', items)} ?e {iri(SRV.usesItem)} ?i "
+            f"OPTIONAL {{ ?e {iri(SRV.succeeded)} ?ok }} }} BIND(IF(BOUND(?ok) && ?ok, 1, 0) AS ?win) "
+            f"BIND(IF(BOUND(?ok) && !?ok, 1, 0) AS ?loss) }} GROUP BY ?i")
+        for r in rows:
+            added = {OM.useCount: int(r["uses"]), OM.successCount: int(r["wins"] or 0),
+                     OM.failureCount: int(r["losses"] or 0)}
+            for p, extra in added.items():
+                base = int(g.value(r["i"], p) or 0)
+                g.set((r["i"], p, Literal(base + extra, datatype=XSD.nonNegativeInteger)))
+        return g
+
+
+@cache
+def _integer_ranges() -> dict:
+    """{property: datatype} for memory-ontology properties whose range is a derived integer type."""
+    derived = {XSD.nonNegativeInteger, XSD.positiveInteger, XSD.nonPositiveInteger, XSD.negativeInteger, XSD.long,
+               XSD.int, XSD.short, XSD.byte, XSD.unsignedLong, XSD.unsignedInt, XSD.unsignedShort, XSD.unsignedByte}
+    return {p: r for p, r in memory_ontology().subject_objects(RDFS.range) if r in derived}
+
+
+def _declared_types(g: Graph) -> Graph:
+    """Give xsd:integer values of memory-ontology properties back their declared integer type (servers such as
+    Oxigraph store every derived integer type as xsd:integer)."""
+    for p, dt in _integer_ranges().items():
+        for s, o in list(g.subject_objects(p)):
+            if isinstance(o, Literal) and o.datatype == XSD.integer:
+                g.remove((s, p, o))
+                g.add((s, p, Literal(str(o), datatype=dt)))
+    return g
+
+
+def _applicable(query, limit: int, only: list[str] | None) -> str:
+    """The SELECT of applicable, live items (kind, ontology, task type, failure mode; not superseded, not
+    archived), ordered by priority, confidence and id, every value escaped."""
+    kinds = query.kinds or tuple(OM[k] for k in KINDS)
+    where = [_values("kind", kinds), "?i a ?kind ."]
+    if only:
+        where.insert(0, _values("i", [ITEM[i] for i in only]))
+    for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
+                 (OM.preventsFailureMode, query.failure_mode)):
+        if o is not None:
+            where.append(f"?i {iri(p)} {term(o)} .")
+    where += [f"?i {iri(OM.priority)} ?priority ; {iri(OM.confidence)} ?confidence .",
+              f"FILTER NOT EXISTS {{ ?newer {iri(OM.supersedes)} ?i }}",
+              f"FILTER NOT EXISTS {{ ?i {iri(OM.archived)} true }}"]
+    return (f"SELECT DISTINCT ?i ?priority ?confidence WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {' '.join(where)} }} }} "
+            f"ORDER BY DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
+
+
+def _exceptions_first(rows: list, exceptions: list) -> list:
+    """Put each exception (id, score, rule id) just above its rule in the ranked rows."""
+    moved = {e[0] for e in exceptions}
+    order = [r for r in rows if r[0] not in moved]
+    for e in exceptions:
+        at = next((n for n, r in enumerate(order) if r[0] == e[2]), None)
+        if at is not None:
+            order.insert(at, e[:2])
+    return order
+
+
+def _operation(kind: str, arg) -> str:
+    """One update operation on the items graph: insert a graph's triples, or delete a (s, p[, o]) pattern."""
+    if kind == "add":
+        return f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(arg)} }} }}"
+    s, p, o = arg
+    obj = "?o" if o is None else term(o)
+    return f"DELETE WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {term(s)} {term(p)} {obj} }} }}"
+
+
+def _card(i: str, v: dict) -> dict:
+    """The search card of one item from its values by predicate."""
+    kinds = [str(t).rsplit("#", 1)[-1] for t in v.get(RDF.type, [])]
+    return {"id": i, "kind": next((k for k in kinds if k in KINDS), None), "title": str(v[OM.title][0]),
+            "summary": str(v[OM.summary][0]), "applies_to": sorted(str(o) for o in v.get(OM.appliesToOntology, [])),
+            "priority": int(v[OM.priority][0]) if OM.priority in v else 0,
+            "confidence": float(v[OM.confidence][0]),
+            "conflicts_with": sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))}

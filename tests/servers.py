@@ -1,0 +1,153 @@
+"""Real SPARQL servers for tests: Oxigraph (PyPI `oxigraph` CLI) and, opt-in, Virtuoso open source (OS package)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, proc: subprocess.Popen, seconds: float = 30.0) -> None:
+    """Poll `url` with an ASK until the server answers; fail with its log when it exits or times out."""
+    query = urllib.request.quote("ASK {}")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}?query={query}", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"server at {url} not ready after {seconds} s")
+
+
+def oxigraph_cli() -> str:
+    """The `oxigraph` executable next to this Python (the venv's), else on PATH."""
+    local = Path(sys.executable).with_name("oxigraph")
+    return str(local) if local.exists() else (shutil.which("oxigraph") or "oxigraph")
+
+
+class Oxigraph:
+    """An Oxigraph server on 127.0.0.1 with its data in `location`; `url` is the memory URL."""
+
+    def __init__(self, location: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([oxigraph_cli(), "serve", "--location", str(location),
+                                      "--bind", f"127.0.0.1:{self.port}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_ready(f"{self.url}/query", self.proc)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+VIRTUOSO_INI = """[Database]
+DatabaseFile = {d}/virtuoso.db
+ErrorLogFile = {d}/virtuoso.log
+TransactionFile = {d}/virtuoso.trx
+xa_persistent_file = {d}/virtuoso.pxa
+[TempDatabase]
+DatabaseFile = {d}/virtuoso-temp.db
+TransactionFile = {d}/virtuoso-temp.trx
+[Parameters]
+ServerPort = 127.0.0.1:{sql}
+DirsAllowed = {d}
+NumberOfBuffers = 20000
+MaxDirtyBuffers = 15000
+[HTTPServer]
+ServerPort = 127.0.0.1:{http}
+ServerRoot = {d}
+ServerThreads = 8
+[SPARQL]
+ResultSetMaxRows = 1000000
+MaxQueryExecutionTime = 60
+"""
+
+
+class Virtuoso:
+    """Virtuoso open source on 127.0.0.1 with a temp database; SPARQL updates granted to the anonymous user."""
+
+    def __init__(self, location: Path):
+        exe = shutil.which("virtuoso-t") or "/usr/bin/virtuoso-t"
+        location.mkdir(parents=True, exist_ok=True)
+        self.sql, port = free_port(), free_port()
+        ini = location / "virtuoso.ini"
+        ini.write_text(VIRTUOSO_INI.format(d=location, sql=self.sql, http=port))
+        self.url = f"http://127.0.0.1:{port}/sparql"
+        self.proc = subprocess.Popen([exe, "+foreground", "+configfile", str(ini)], cwd=location,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_ready(self.url, self.proc, 90)
+            self.isql("GRANT SPARQL_UPDATE TO \"SPARQL\";")
+        except BaseException:
+            self.stop()
+            raise
+
+    def isql(self, statement: str) -> None:
+        """Run one SQL statement as dba through isql-vt."""
+        exe = shutil.which("isql-vt") or "/usr/bin/isql-vt"
+        subprocess.run([exe, f"127.0.0.1:{self.sql}", "dba", "dba", f"exec={statement}"], check=True,
+                       capture_output=True, timeout=60)
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def oxigraph(tmp_path_factory):
+    """One Oxigraph server for the session (tests use fresh datasets by clearing it; see `server_url`)."""
+    server = Oxigraph(tmp_path_factory.mktemp("oxigraph"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server_url(oxigraph):
+    """The URL of an emptied Oxigraph dataset for one test."""
+    req = urllib.request.Request(f"{oxigraph.url}/update", data=b"update=DROP%20ALL", method="POST",
+                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    urllib.request.urlopen(req, timeout=30).read()
+    return oxigraph.url
+
+
+@pytest.fixture(scope="session")
+def virtuoso(tmp_path_factory):
+    """A Virtuoso server for the session; only with OWL_MEMORY_VIRTUOSO=1 (needs the virtuoso-opensource package)."""
+    if os.environ.get("OWL_MEMORY_VIRTUOSO") != "1":
+        pytest.skip("Virtuoso tests are opt-in: apt-get install -y virtuoso-opensource, then OWL_MEMORY_VIRTUOSO=1")
+    server = Virtuoso(tmp_path_factory.mktemp("virtuoso"))
+    yield server
+    server.stop()
