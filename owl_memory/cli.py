@@ -25,7 +25,8 @@ MAX_MESSAGE = 1000  # characters of an error message printed at most
 def memory_option(f):
     """Shared `--memory PATH` option."""
     return click.option("--memory", "memory_path", default=".owl-memory", show_default=True,
-                        type=click.Path(file_okay=False), help="Memory directory (created when missing).")(f)
+                        type=click.Path(file_okay=False),
+                        help="Memory directory (created when missing) or SPARQL server URL (http://host:port).")(f)
 
 
 def json_option(f):
@@ -361,3 +362,23 @@ def _repair_report(summary: dict) -> None:
                f"compiled new={len(summary['compiled_new'])}" + (f" -> {summary['out']}" if summary["out"] else ""))
     for sig, why in summary["reasons"].items():
         click.echo(f"  left: {sig}: {why}")
+
+
+@main.command("copy")
+@click.argument("src")
+@click.argument("dst")
+@json_option
+@library_errors
+def copy_command(src, dst, as_json):
+    """Copy the memory SRC into DST (directories or SPARQL server URLs): same ids, triples, counters and payloads;
+    DST is validated after the copy.
+
+    Example: owl-memory copy .owl-memory http://127.0.0.1:7878
+    """
+    from .store.copy import copy_memory
+
+    with Memory(src) as a, Memory(dst) as b:
+        result = copy_memory(a, b)
+    emit(result | {"src": src, "dst": dst}, as_json,
+         lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
+                              f"from {d['src']} to {d['dst']}"))

@@ -1,0 +1,65 @@
+"""Copy a memory between backends (directory <-> SPARQL server) losslessly: same ids, triples and payloads."""
+
+from __future__ import annotations
+
+from rdflib import Graph, URIRef
+from rdflib.namespace import RDF
+
+from ..errors import InvalidItem
+from ..vocab import BLOB, ITEM, KINDS, OM
+from .items import ItemSpec
+from .memory import Memory
+
+
+def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
+    """Copy every item (with its own triples: counters, dates, links, archive flag), every other triple
+    (runs, trajectories, provenance) and every payload the memory refers to from `src` into `dst`; then validate
+    `dst`. Returns {items, triples, payloads}; InvalidItem when the copy does not validate."""
+    g = src.to_graph()
+    kinds = {OM[k] for k in KINDS}
+    items = sorted({s for s, k in g.subject_objects(RDF.type) if k in kinds and str(s).startswith(str(ITEM))})
+    stored = dst.backend.stored(str(i)[len(ITEM):] for i in items)
+    todo = [i for i in items if str(i)[len(ITEM):] not in stored]
+    for at in range(0, len(todo), batch):
+        dst.backend.write_items([_item(src, g, node) for node in todo[at: at + batch]])
+    rest = Graph(bind_namespaces="none")
+    for t in g:
+        if t[0] not in items:
+            rest.add(t)
+    with dst.backend.transaction():
+        dst.backend.add_triples(rest)
+    payloads = _copy_payloads(src, dst, g)
+    report = dst.validate()
+    if not report["conforms"]:
+        raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report["messages"][:5]))
+    return {"items": len(items), "triples": len(g), "payloads": payloads}
+
+
+def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
+    """An item's spec (what a backend indexes) and its stored triples, exactly as the source holds them."""
+    card = src.get(str(node)[len(ITEM):])
+    content = src.blobs.load(card["content_ref"])
+    spec = ItemSpec(card["kind"], card["title"], card["summary"], content, applies_to=tuple(card["applies_to"]),
+                    tags=tuple(card["tags"]), priority=card["priority"], confidence=card["confidence"],
+                    scope=card["scope"])
+    if spec.id != card["id"]:
+        raise InvalidItem(f"item {card['id']} does not match its stored title and content (id {spec.id}); "
+                          "repair the source memory before copying it")
+    own = Graph(bind_namespaces="none")
+    for p, o in g.predicate_objects(node):
+        own.add((node, p, o))
+    return spec, own
+
+
+def _copy_payloads(src: Memory, dst: Memory, g: Graph) -> int:
+    """Copy the payloads the graph names as blob IRIs (trajectories a run was derived from); returns how many."""
+    n = 0
+    for node in sorted({t for t in g.all_nodes() if isinstance(t, URIRef) and str(t).startswith(str(BLOB))}):
+        key = "sha256:" + str(node)[len(BLOB):]
+        try:
+            ref = src.blobs.ref(key)
+        except KeyError:
+            continue
+        dst.blobs.put(src.blobs.load(ref), ref.kind)
+        n += 1
+    return n
