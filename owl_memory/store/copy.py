@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rdflib import Graph, URIRef
-from rdflib.namespace import RDF
+from rdflib import BNode, Graph, URIRef
+from rdflib.namespace import OWL, RDF
 
 from ..errors import InvalidItem
+from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
 from .items import ItemSpec
 from .memory import Memory
@@ -22,10 +23,9 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
     todo = [i for i in items if str(i)[len(ITEM):] not in stored]
     for at in range(0, len(todo), batch):
         dst.backend.write_items([_item(src, g, node) for node in todo[at: at + batch]])
-    rest = Graph(bind_namespaces="none")
-    for t in g:
-        if t[0] not in items:
-            rest.add(t)
+    rest = data_triples(g)
+    for node in items:
+        rest.remove((node, None, None))
     with dst.backend.transaction():
         dst.backend.add_triples(rest)
     payloads = _copy_payloads(src, dst, g)
@@ -33,6 +33,17 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
     if not report["conforms"]:
         raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report["messages"][:5]))
     return {"items": len(items), "triples": len(g), "payloads": payloads}
+
+
+def data_triples(g: Graph) -> Graph:
+    """The triples of a memory graph that are neither the memory ontology (whose blank nodes differ per store)
+    nor an ontology header a store adds (owlready2 declares its graphs as owl:Ontology)."""
+    tbox = set(memory_ontology().subjects()) | set(g.subjects(RDF.type, OWL.Ontology))
+    out = Graph(bind_namespaces="none")
+    for t in g:
+        if not isinstance(t[0], BNode) and t[0] not in tbox:
+            out.add(t)
+    return out
 
 
 def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
