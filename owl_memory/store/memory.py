@@ -16,6 +16,7 @@ from ..vocab import ITEM, OM, PROV
 from . import retrieval
 from .backend import Backend
 from .blobs import MAX_READ, Ref
+from .export import with_header
 from .items import COUNTERS, ID, ItemSpec, item_graph, linked_ids
 from .quadstore import QuadstoreBackend
 from .validation import check, require_valid
@@ -201,7 +202,7 @@ class Memory:
         check_output(path, format)
         g = self.to_graph()
         require_valid(g, what="the memory")
-        return write_rdf(g, path, format)
+        return write_rdf(with_header(g), path, format)
 
     def close(self) -> None:
         """Close the backend (and its payload store)."""
