@@ -178,7 +178,7 @@ def window_item(item_id, start, length, memory_path, as_json):
 
 
 @main.command("export")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option("--format", "fmt", default="turtle", show_default=True, help="rdflib serializer name.")
 @memory_option
 @json_option
@@ -326,7 +326,7 @@ def _sprint_report(result: dict) -> None:
 @main.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
 @click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the repaired graph here (format from suffix).")
+@click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix).")
 @click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
 @memory_option
 @json_option

@@ -11,6 +11,7 @@ from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 
 from ..errors import LoadError
+from ..rdfio import read_text
 
 CQ_KEYS = {"id", "question", "query", "expected", "bindings"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")
@@ -105,10 +106,8 @@ def _read_yaml(source) -> tuple[object, str]:
     is_path = isinstance(source, Path) or ("\n" not in str(source) and str(source).endswith((".yaml", ".yml")))
     label = str(source) if is_path else "<text>"
     try:
-        text = Path(source).read_text(encoding="utf-8") if is_path else str(source)
+        text = read_text(source) if is_path else str(source)
         return yaml.safe_load(text), label
-    except FileNotFoundError as e:
-        raise LoadError("no such file; check the path", source=label) from e
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise LoadError(f"invalid YAML: {getattr(e, 'problem', e)}; fix the file", source=label,

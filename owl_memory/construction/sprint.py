@@ -27,7 +27,7 @@ from rdflib.namespace import OWL, RDF
 from .. import compiled
 from ..datadir import data_dir
 from ..errors import ConfigError, LoadError, UnknownItem
-from ..rdfio import load_graph
+from ..rdfio import load_graph, read_text
 from ..repair.verify import VerifyResult, Violation, verify
 from ..resources import shipped
 from ..store.blobs import sha256
@@ -77,9 +77,7 @@ def load_sprint(path: str | Path) -> Sprint:
     """Read a sprint YAML; relative paths resolve against its folder, ${OWL_MEMORY_DATA} against the data dir."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise LoadError("no such sprint file; check the path", source=str(path)) from e
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise LoadError(f"invalid YAML: {getattr(e, 'problem', e)}", source=str(path),
