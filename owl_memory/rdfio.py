@@ -51,10 +51,12 @@ def _reason(e: Exception) -> str:
     return reason.removesuffix(" at ^ in:").removesuffix(":")[:200]
 
 
-def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's content; LoadError when it is missing, unreadable or not UTF-8."""
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A UTF-8 text file's content; LoadError when it is missing, unreadable or not UTF-8 (`what` names it)."""
     try:
         return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise LoadError(f"no such {what}; check the path", source=str(path)) from e
     except UnicodeDecodeError as e:
         raise LoadError(f"not UTF-8 text (byte {e.start}); convert it, e.g. iconv -t utf-8", source=str(path)) from e
     except OSError as e:

@@ -77,7 +77,7 @@ def load_sprint(path: str | Path) -> Sprint:
     """Read a sprint YAML; relative paths resolve against its folder, ${OWL_MEMORY_DATA} against the data dir."""
     path = Path(path)
     try:
-        data = yaml.safe_load(read_text(path))
+        data = yaml.safe_load(read_text(path, "sprint file"))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise LoadError(f"invalid YAML: {getattr(e, 'problem', e)}", source=str(path),
