@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from .errors import OwlMemoryError
-from .rdfio import read_text
-from .store.items import ItemSpec
-from .store.memory import Memory
 
-console = Console(stderr=True)
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 MAX_MESSAGE = 1000  # characters of an error message printed at most
+
+
+def Memory(*args, **kwargs):  # noqa: N802 (stands in for the class at every call site)
+    """owl_memory.Memory, imported on first use: `--help` and commands without a memory skip the store's imports."""
+    from .store.memory import Memory as memory_class
+
+    return memory_class(*args, **kwargs)
 
 
 def memory_option(f):
@@ -73,12 +75,16 @@ def emit(data, as_json: bool, render=None) -> None:
 
 
 def _items_table(items: list[dict]) -> None:
-    """Print search hits as a table."""
-    table = Table("id", "kind", "title", "priority", "confidence", "score")
-    for it in items:
-        table.add_row(it["id"], it["kind"], it["title"], str(it["priority"]), f"{it['confidence']:.2f}",
-                      f"{it['score']:.4f}")
-    Console().print(table)
+    """Print search hits as aligned columns: ids whole (paste them into `show`), titles cut to fit a terminal."""
+    header = ("id", "kind", "priority", "confidence", "score", "title")
+    rows = [header, *[(it["id"], it["kind"], str(it["priority"]), f"{it['confidence']:.2f}", f"{it['score']:.4f}",
+                       it["title"]) for it in items]]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    room = max(20, shutil.get_terminal_size().columns - sum(widths) - 2 * len(widths)) if sys.stdout.isatty() \
+        else max(len(row[5]) for row in rows)  # piped: nothing is cut
+    for row in rows:
+        title = row[5] if len(row[5]) <= room else row[5][: room - 1] + "…"
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + title)
 
 
 def _mapping(data: dict) -> None:
@@ -118,6 +124,9 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     """
     if (content is None) == (content_file is None):
         raise click.UsageError("give exactly one of --content or --content-file")
+    from .rdfio import read_text
+    from .store.items import ItemSpec
+
     text = content if content is not None else read_text(content_file)
     with Memory(memory_path) as m:
         i = m.add(ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
@@ -210,7 +219,7 @@ def validate_memory(memory_path, as_json):
 
 @main.command("demo")
 @click.option("--memory", "memory_path", type=click.Path(file_okay=False),
-              help="Memory directory (default: a new temp directory).")
+              help="Memory directory to build and keep (default: a temporary one, removed on exit).")
 @json_option
 @library_errors
 def demo(memory_path, as_json):
@@ -220,13 +229,17 @@ def demo(memory_path, as_json):
     """
     from .demo import run_demo
 
-    path = Path(memory_path or tempfile.mkdtemp(prefix="owl-memory-demo-"))
-    emit(run_demo(path), as_json, _demo_report)
+    if memory_path:
+        emit({**run_demo(Path(memory_path)), "kept": True}, as_json, _demo_report)
+        return
+    with tempfile.TemporaryDirectory(prefix="owl-memory-demo-") as tmp:  # removed on the way out, error or not
+        emit({**run_demo(Path(tmp) / "memory"), "kept": False}, as_json, _demo_report)
 
 
 def _demo_report(result: dict) -> None:
     """Print what the demo built and found."""
-    click.echo(f"memory: {result['memory']} ({result['items']} items from {result['ontology']})")
+    kept = "" if result["kept"] else "; a temporary memory, removed on exit: pass --memory DIR to keep one"
+    click.echo(f"memory: {result['memory']} ({result['items']} items from {result['ontology']}{kept})")
     for query, hits in result["searches"].items():
         click.echo(f"\nsearch {query}")
         _items_table(hits)
@@ -253,9 +266,10 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
 
     Without --sandbox, generated code runs in a local Python subprocess that is not a sandbox.
 
-    Example: owl-memory run "Direct subclasses of prov:Entity?" --ontology prov-o.ttl --lm openai/gpt-4o-mini
+    Example: owl-memory run "Subclasses of om:MemoryItem?" --ontology ontology/owl-memory.ttl --lm openai/gpt-4o-mini
     """
     from .agent.runner import interpreter_factory, resolve_lm, run
+    from .rdfio import read_text
 
     model, prompt = resolve_lm(lm, api_base), None
     interpreter_factory(sandbox)
@@ -288,6 +302,7 @@ def sprint(sprint_file, lm, api_base, memory_path, as_json):
 
     Example: owl-memory sprint experiments/sprint1/sprint.yaml --memory .owl-memory --json
     """
+    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
     from .construction.sprint import default_sprint, load_sprint, run_sprint
@@ -298,6 +313,7 @@ def sprint(sprint_file, lm, api_base, memory_path, as_json):
         from .agent.runner import resolve_lm
 
         model = resolve_lm(lm, api_base)
+    console = Console(stderr=True)
     with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
                                             transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(f"sprint {spec.name}", total=None)
@@ -339,7 +355,7 @@ def repair_data(data, shapes, out, max_rounds, memory_path, as_json):
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
-    from .rdfio import check_output, guess_format, load_graph, write_graph
+    from .rdfio import check_output, guess_format, load_graph, read_text, write_graph
     from .repair import repair
     from .store.blobs import sha256
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import pyshacl
 from rdflib import Graph
 from rdflib.namespace import RDFS, SH
 
@@ -27,6 +26,8 @@ def check(*graphs: Graph, focus: list | None = None) -> dict:
     for g in (*graphs, _class_tree()):
         for t in g:
             data.add(t)
+    import pyshacl  # 0.5 s of imports: only commands that validate pay for it
+
     conforms, report, _ = pyshacl.validate(data, shacl_graph=memory_shapes(), inference="none", focus_nodes=focus)
     msgs = sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
     return {"conforms": bool(conforms), "violation_count": len(msgs), "messages": msgs}
