@@ -398,3 +398,18 @@ def copy_command(src, dst, as_json):
     emit(result | {"src": src, "dst": dst}, as_json,
          lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
                               f"from {d['src']} to {d['dst']}"))
+
+
+@main.command("report")
+@click.argument("folder", type=click.Path(file_okay=False))
+@json_option
+@library_errors
+def ablation_report(folder, as_json):
+    """Rebuild FOLDER/report.html (inline SVG plots and tables) from an ablation's results.jsonl and summary.json.
+
+    Example: owl-memory report runs/ablation-1 && xdg-open runs/ablation-1/report.html
+    """
+    from .ablation.report import build_report
+
+    path = build_report(folder)
+    emit({"report": str(path)}, as_json, lambda d: click.echo(d["report"]))

@@ -1,0 +1,141 @@
+"""The ablation report: one self-contained HTML page whose plots render in a real headless Chromium."""
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+from click.testing import CliRunner
+
+from owl_memory.ablation.records import Record, append_record, interval, read_records, summarize
+from owl_memory.ablation.report import build_report
+from owl_memory.cli import main
+
+PLOTS = ("holdout-success", "tokens-per-task", "iterations-per-task", "payload-chars", "memory-vs-success")
+
+
+def _records():
+    """Two repeats of A0/A2/A4 over three checkpoints with distinct, plausible numbers."""
+    out = []
+    for cond, skill, leak in (("A0", 0.0, 0), ("A2", 0.3, 0), ("A4", 0.15, 4000)):
+        for rep in range(2):
+            for cp in range(3):
+                for t in range(4):
+                    ok = (t + rep) / 4 < 0.25 + skill * cp
+                    out.append(Record(cond, rep, "holdout", cp, cp * 3, f"h{t}", "holdout", ok, "sparql",
+                                      iterations=6 - cp if cond != "A0" else 6, lm_calls=6, prompt_tokens=900 + leak,
+                                      completion_tokens=120, tool_calls=5, payload_chars_in_history=leak + t,
+                                      memory_items=0 if cond == "A0" else 2 * cp, seconds=0.5))
+                if cp < 2:
+                    out += [Record(cond, rep, "train", cp + 1, cp * 3 + t, f"t{cp * 3 + t}", "train", True, "sparql",
+                                   extracted=() if cond == "A0" else (f"i{cp}{t % 2}",)) for t in range(3)]
+    return out
+
+
+def _write(folder, records):
+    """results.jsonl and summary.json as the harness writes them."""
+    for r in records:
+        append_record(folder / "results.jsonl", r)
+    (folder / "summary.json").write_text(json.dumps(summarize(records, {"curriculum": "test"})))
+
+
+def _png_pixels(data: bytes) -> tuple[int, int, set]:
+    """Width, height and the set of distinct RGB pixels of an 8-bit RGB(A) PNG (Chromium's screenshot)."""
+    w, h, depth, ctype = struct.unpack(">IIBB", data[16:26])
+    idat = b"".join(data[i + 8:i + 8 + struct.unpack(">I", data[i:i + 4])[0]] for i in _chunks(data, b"IDAT"))
+    raw, bpp = zlib.decompress(idat), 4 if ctype == 6 else 3
+    stride, prev, colours = w * bpp, bytearray(w * bpp), set()
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a, b, c = line[i - bpp] if i >= bpp else 0, prev[i], prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pred = (a, b, (a + b) // 2, a if abs(p - a) <= min(abs(p - b), abs(p - c)) else
+                    (b if abs(p - b) <= abs(p - c) else c))
+            line[i] = (line[i] + (0 if f == 0 else pred[f - 1])) & 0xFF
+        colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp * 7))
+        prev = line
+    return w, h, colours
+
+
+def _chunks(data: bytes, kind: bytes):
+    """Offsets of the PNG chunks of one kind."""
+    i = 8
+    while i < len(data):
+        n = struct.unpack(">I", data[i:i + 4])[0]
+        if data[i + 4:i + 8] == kind:
+            yield i
+        i += 12 + n
+
+
+def test_summary_intervals_and_resume_keys(tmp_path):
+    """Holdout success per checkpoint has a mean inside its 95% interval; a torn last line is ignored."""
+    recs = _records()
+    _write(tmp_path, recs)
+    with open(tmp_path / "results.jsonl", "a") as f:
+        f.write('{"condition": "A2", "rep')
+    assert read_records(tmp_path / "results.jsonl") == recs
+    s = summarize(recs)["conditions"]
+    assert [h["train_seen"] for h in s["A2"]["holdout"]] == [0, 3, 6]
+    assert s["A2"]["holdout"][-1]["mean"] > s["A0"]["holdout"][-1]["mean"]
+    for h in s["A2"]["holdout"]:
+        assert h["low"] <= h["mean"] <= h["high"]
+    assert s["A2"]["dedup_rate"] == pytest.approx(1 - 4 / 12, abs=1e-4)
+    assert s["A4"]["leakage"]["payload_chars_in_history_max"] == 4003
+    assert interval([], 5, 10)[0] < 0.5 < interval([], 5, 10)[1]
+
+
+def test_report_is_self_contained(tmp_path):
+    """Every plot is an inline svg; no script, no external reference."""
+    _write(tmp_path, _records())
+    page = build_report(tmp_path).read_text()
+    for plot in PLOTS:
+        assert f'id="{plot}"' in page
+    assert "<script" not in page and not re.search(r'(src|href)="https?:', page)
+
+
+def test_report_command_rebuilds(tmp_path):
+    """`owl-memory report DIR` writes report.html; a folder without results is a bad-input exit 2."""
+    _write(tmp_path, _records())
+    r = CliRunner().invoke(main, ["report", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["report"].endswith("report.html")
+    assert (tmp_path / "report.html").stat().st_size > 5000
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = CliRunner().invoke(main, ["report", str(empty)])
+    assert r.exit_code == 2 and "owl-memory ablate" in r.output
+
+
+def chromium(*args, tmp_path) -> subprocess.CompletedProcess:
+    """Run headless Chromium (from the OS packages) with no network, sync or first-run work."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None and os.environ.get("OWL_MEMORY_REQUIRE_DATA") == "1":
+        pytest.fail("chromium is missing in CI: .ci/run installs it (apt-get install -y chromium)")
+    if exe is None:
+        pytest.skip("chromium is not installed (CI installs it: apt-get install -y chromium)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    return subprocess.run([exe, *flags, *args], capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_report_renders_in_chromium(tmp_path):
+    """Chromium lays out every plot as an svg with content, and the screenshot is not blank."""
+    _write(tmp_path, _records())
+    page = build_report(tmp_path)
+    dom = chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path).stdout.decode()
+    svgs = re.findall(r'<svg id="([^"]+)" class="plot"', dom)
+    assert set(PLOTS) <= set(svgs)
+    assert dom.count("<polyline") >= 6 and dom.count("<rect") > 20
+    shot = tmp_path / "shot.png"
+    chromium(f"--screenshot={shot}", "--window-size=1280,1400", page.as_uri(), tmp_path=tmp_path)
+    w, h, colours = _png_pixels(shot.read_bytes())
+    assert (w, h) == (1280, 1400)
+    condition_colours = {bytes.fromhex(c) for c in ("7f7f7f", "2ca02c", "d62728")}
+    assert len(colours) > 20 and condition_colours <= colours
