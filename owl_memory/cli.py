@@ -87,6 +87,13 @@ def _items_table(items: list[dict]) -> None:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + title)
 
 
+def _explained(out: dict) -> None:
+    """Print search hits, then the defining SPARQL, its bindings and the engine that ran it."""
+    _items_table(out["hits"])
+    click.echo(out["sparql"])
+    click.echo(f"bindings: {json.dumps(out['bindings'])}  engine: {out['engine']}")
+
+
 def _mapping(data: dict) -> None:
     """Print a dict as key: value lines."""
     for key, value in data.items():
@@ -142,18 +149,19 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
 @click.option("--failure-mode", help="Only items that prevent this failure mode.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("-k", "--limit", "k", type=int, default=5, show_default=True, help="How many items at most.")
+@click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
 @memory_option
 @json_option
 @library_errors
-def search_items(text, ontology, task_type, failure_mode, kinds, k, memory_path, as_json):
+def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, memory_path, as_json):
     """Search memory: ids and metadata of applicable items, best first.
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
     with Memory(memory_path) as m:
-        hits = m.search(text, ontology=ontology, task_type=task_type, failure_mode=failure_mode,
-                        kinds=kinds or None, k=k)
-    emit(hits, as_json, _items_table)
+        out = m.search(text, ontology=ontology, task_type=task_type, failure_mode=failure_mode,
+                       kinds=kinds or None, k=k, explain=explain)
+    emit(out, as_json, _explained if explain else _items_table)
 
 
 @main.command("show")

@@ -27,6 +27,15 @@ def test_conflicts_are_written_both_ways_and_shown_in_get_and_search(memory):
     assert memory.validate()["conforms"]
 
 
+def test_an_exception_cannot_be_linked_to_a_second_rule(memory):
+    a, b = two(memory)
+    exc = memory.add(ItemSpec("Principle", "Bundles use hadMember", "Use when the entity is a bundle.", "c",
+                              applies_to=[PROV_O], scope="exception", refines=b, priority=0))
+    with pytest.raises(InvalidItem, match="refines: at most one"):
+        memory.link(exc, "refines", a)
+    assert memory.get(exc)["refines"] == [b] and [h["id"] for h in memory.search(ontology=PROV_O)] == [a, exc, b]
+
+
 def test_bad_links_are_refused_and_change_nothing(memory):
     a, b = two(memory)
     with pytest.raises(InvalidItem, match="unknown relation"):

@@ -26,6 +26,7 @@ class Backend(ABC):
     """Where one memory's items, links, provenance and payloads live."""
 
     payloads: PayloadStore
+    engine: str  # what runs searches, shown by search(explain=True): "fts5" embedded, "sparql" on a server
 
     # ---- items ----
     @abstractmethod

@@ -165,13 +165,19 @@ class Memory:
         return self.blobs.read(str(self.backend.describe([ITEM[id]]).value(ITEM[id], OM.contentRef)), start, length)
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-               failure_mode: str | None = None, kinds=None, k: int = 5) -> list[dict]:
+               failure_mode: str | None = None, kinds=None, k: int = 5, explain: bool = False) -> list[dict] | dict:
         """Applicable items, best first: [{id, kind, title, summary, applies_to, priority, confidence, score,
-        conflicts_with}]; superseded and archived items are never returned."""
+        conflicts_with}]; superseded and archived items are never returned. With `explain`:
+        {hits, sparql (the SELECT that defines the result, see retrieval.py), bindings, engine}."""
         q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k)
         ranked = self.backend.search(q) if q is not None and q.k else []
         cards = self.backend.cards([i for i, _ in ranked])
-        return [{**c, "score": float(score)} for c, (_, score) in zip(cards, ranked, strict=True)]
+        hits = [{**c, "score": float(score)} for c, (_, score) in zip(cards, ranked, strict=True)]
+        if not explain:
+            return hits
+        q = q or retrieval.SearchQuery(k=0)
+        return {"hits": hits, "sparql": retrieval.defining_sparql(q),
+                "bindings": {k: str(v) for k, v in retrieval.bindings(q).items()}, "engine": self.backend.engine}
 
     def by_signature(self, signature: str) -> list[dict]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
@@ -261,9 +267,12 @@ class Memory:
                           focus=_changed(spec))
 
     def _context(self, g: Graph, items: list) -> Graph:
-        """Stored triples of the other items `g` touches and the types of its other nodes, for sh:class checks."""
-        nodes = (set(g.objects()) | set(g.subjects())) - set(items)
-        return self.backend.describe(n for n in nodes if isinstance(n, URIRef))
+        """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of
+        its other nodes, and the types of the nodes those stored items point to."""
+        nodes = {n for n in set(g.objects()) | set(g.subjects()) if isinstance(n, URIRef)} - set(items)
+        ctx = self.backend.describe(nodes)
+        hop = {o for o in ctx.objects() if isinstance(o, URIRef)} - nodes - set(items)
+        return ctx + self.backend.describe(hop)
 
     def _update(self, g: Graph, focus: list) -> None:
         """Add `g`, validate the focus nodes with what is stored about them, commit or roll back."""

@@ -38,6 +38,8 @@ class QuadstoreBackend(Backend):
         max_read: characters one payload read returns at most.
     """
 
+    engine = "fts5"
+
     def __init__(self, path: str | Path, max_read: int = MAX_READ):
         path = Path(path)
         self.payloads = BlobStore(path / "blobs.sqlite3", max_read)
@@ -216,7 +218,7 @@ class QuadstoreBackend(Backend):
 
     # ---- FTS5 accelerator primitives (retrieval.rank calls these) ----
     def fts_ranked(self, expr: str | None, limit: int, only: list | None = None, scored: bool = False,
-                   ranks: bool = False) -> list[tuple]:
+                   ranks: bool = False, offset: int = 0) -> list[tuple]:
         """Ranked (storid, id, score[, priority, confidence]) rows of live index rows matching `expr`."""
         where, params = [], []
         if expr:
@@ -231,14 +233,22 @@ class QuadstoreBackend(Backend):
         score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if scored else "0.0"
         columns = ", priority, confidence" if ranks else ""
         sql = (f"SELECT rowid, item, {score} AS score{columns} FROM om_fts WHERE {' AND '.join(where)} "
-               "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ?")
-        return self.db.execute(sql, [*params, limit]).fetchall()
+               "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ? OFFSET ?")
+        return self.db.execute(sql, [*params, limit, offset]).fetchall()
 
     def exceptions_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for the exceptions of the given rules."""
         if not items:
             return {}
         rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND s IN ({', '.join('?' * len(items))})",
+                               [self.sid[OM.hasException], *items]).fetchall()
+        return dict(rows)
+
+    def rules_of(self, items: list[int]) -> dict[int, int]:
+        """{exception storid: rule storid} for those of the given items that are exceptions of a rule."""
+        if not items:
+            return {}
+        rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND o IN ({', '.join('?' * len(items))})",
                                [self.sid[OM.hasException], *items]).fetchall()
         return dict(rows)
 

@@ -1,17 +1,30 @@
-"""Deterministic retrieval: one FTS5 query filters by applicability, scores the words and orders the items.
+"""Deterministic retrieval: the SPARQL that defines a search, and the FTS5 accelerator that runs it embedded.
 
-Each item has one row in the `om_fts` index: the words of its title, summary and tags; key tokens for its kind
-and applicability links (`k<property id>x<object id>`, quadstore ids); and its priority, confidence and id.
-A search is a single MATCH expression (keys AND words) passed as a bound parameter: user text reaches it only
-as quoted word tokens, filter values only as quadstore ids, so no user text is ever parsed as query syntax.
+**Definition without text** (`defining_sparql`, one SELECT; filter values are bound, never pasted): the items
+that apply (every given filter holds: om:appliesToOntology ?ontology, om:appliesToTaskType ?taskType,
+om:preventsFailureMode ?failureMode; the kind is one of the given kinds, or any kind), that no item supersedes
+and that are not archived. They are ordered in groups: an applicable exception whose rule (the item that
+om:hasException it) also applies and is live belongs to its rule's group, every other item leads its own group.
+Groups are ordered by the leader's priority DESC, confidence DESC, id ASC; inside a group the exceptions come
+first (priority DESC, confidence DESC, id ASC), then the rule. The first k rows are the result. Every backend
+returns exactly these ids in this order (tests/test_retrieval.py runs the SELECT on rdflib over an export and
+compares it with the embedded accelerator for every query shape).
 
-Ranking by coordination level: items containing all the query words first, then (for 3 to 6 words) items
-containing all but one, then items containing any; within a level, FTS5 bm25 over title, summary and tags,
-then priority, confidence and id. A lower level is only queried when the levels above give fewer than k
-items. Superseded items are excluded live (from the graph), and an exception is moved just above the rule it
-refines when that rule is in the results.
+**Text ranking** (a query with words): words are the distinct lower-case `\\w+` runs of the text (at most 32).
+Candidates are the items the definition above admits whose title, summary or tags contain at least one word
+(FTS5 unicode61 tokens: case- and diacritic-insensitive). They are ranked by coordination level: items with
+all the words first, then (for 3 to 6 words) items with all but one, then items with any; within a level by
+Okapi BM25 (k1 = 1.2, b = 0.75; SQLite FTS5's `bm25()` over title, summary and tags with weight 1 each, so
+document length counts those columns' tokens; the score is the sum over the matched words, rounded to 6
+places); then priority DESC, confidence DESC, id ASC. Finally each applicable exception of a rule in the
+results is moved just above its rule, and the list is cut to k. A backend without BM25 statistics must compute
+them over the same fields to return the same order.
+
+**The embedded accelerator**: each item has one row in the `om_fts` index: the words of its title, summary and
+tags; key tokens for its kind and applicability links (`k<property id>x<object id>`, quadstore ids); and its
+priority, confidence and id. A search is a MATCH expression (keys AND words) passed as a bound parameter: user
+text reaches it only as quoted word tokens, filter values only as quadstore ids.
 """
-
 from __future__ import annotations
 
 import re
@@ -21,7 +34,7 @@ from itertools import combinations
 from rdflib import URIRef
 from rdflib.namespace import RDF
 
-from ..vocab import OM
+from ..vocab import ITEM, KINDS, OM
 from .items import IRI, failure_mode_iri, normalize_kind, task_type_iri
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -90,12 +103,38 @@ def match_expression(q: FtsQuery) -> str | None:
 
 def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
     """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
-    rows = _by_level_in_python(fts, q) if q.words and (q.filters or q.kinds) else _by_level_in_fts(fts, q)
+    if not q.words:
+        return _grouped(fts, q)
+    rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
     rules = fts.exceptions_of([r[0] for r in rows])
     if rules:
-        found = _ranked(fts, replace(q, need=1 if q.words else 0), len(rules), only=sorted(rules))
+        found = _ranked(fts, replace(q, need=1), len(rules), only=sorted(rules))
         rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
     return rows[: q.k]
+
+
+def _grouped(fts, q: FtsQuery) -> list[tuple]:
+    """No text: walk the live applicable rows in (priority, confidence, id) order, each rule preceded by its
+    applicable live exceptions, each such exception shown only there (the definition's groups)."""
+    out: list = []
+    offset, page = 0, max(2 * q.k, 16)
+    while len(out) < q.k:
+        rows = _ranked(fts, q, page, offset=offset)
+        ids = [r[0] for r in rows]
+        parents = fts.rules_of(ids)
+        live = {r[0] for r in _ranked(fts, q, len(parents), only=sorted(set(parents.values())))} if parents else set()
+        children = fts.exceptions_of(ids)
+        kids: dict[int, list] = {}
+        for e in _ranked(fts, q, len(children), only=sorted(children)) if children else []:
+            kids.setdefault(children[e[0]], []).append(e)
+        for r in rows:
+            out += kids.get(r[0], [])
+            if parents.get(r[0]) not in live:
+                out.append(r)
+        if len(rows) < page:
+            break
+        offset += page
+    return out[: q.k]
 
 
 def _by_level_in_fts(fts, q: FtsQuery) -> list[tuple]:
@@ -142,6 +181,50 @@ def _exceptions_first(rows: list, exceptions: list) -> list:
     return order
 
 
-def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False) -> list[tuple]:
+def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
+            offset: int = 0) -> list[tuple]:
     """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.fts_ranked)."""
-    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks)
+    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset)
+
+
+# ---- the defining SPARQL ----
+_PREFIX = "PREFIX om: <http://w3id.org/owl-memory#>\n"
+_FILTERS = (("ontology", "om:appliesToOntology"), ("taskType", "om:appliesToTaskType"),
+            ("failureMode", "om:preventsFailureMode"))
+
+
+def bindings(q: SearchQuery) -> dict:
+    """The values the defining query binds: {ontology, taskType, failureMode} for the filters given."""
+    values = {"ontology": q.ontology, "taskType": q.task_type, "failureMode": q.failure_mode}
+    return {name: v for name, v in values.items() if v is not None}
+
+
+def defining_sparql(q: SearchQuery) -> str:
+    """The one SELECT that defines the applicability part of a search (its filter values are bound, see
+    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise."""
+    bound = bindings(q)
+    kinds = ", ".join(f"<{k}>" for k in (q.kinds or tuple(OM[k] for k in KINDS)))
+
+    def applies(var: str) -> str:
+        """Patterns: `var` is of one of the kinds, has every bound filter value, is neither superseded nor archived."""
+        links = "".join(f" ; {prop} ?{name}" for name, prop in _FILTERS if name in bound)
+        return (f"?{var} a ?{var}Kind{links} . FILTER(?{var}Kind IN ({kinds}))\n"
+                f"    FILTER NOT EXISTS {{ ?{var}Newer om:supersedes ?{var} }}\n"
+                f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")
+
+    return (f"{_PREFIX}SELECT ?item WHERE {{\n"
+            f"  ?item om:priority ?priority ; om:confidence ?confidence .\n  {applies('item')}\n"
+            "  OPTIONAL { ?rule om:hasException ?item ; om:priority ?rulePriority ; om:confidence ?ruleConfidence }\n"
+            f"  BIND(IF(BOUND(?rule), EXISTS {{\n    {applies('rule')}\n  }}, false) AS ?grouped)\n"
+            "  BIND(IF(?grouped, ?rulePriority, ?priority) AS ?groupPriority)\n"
+            "  BIND(IF(?grouped, ?ruleConfidence, ?confidence) AS ?groupConfidence)\n"
+            "  BIND(IF(?grouped, STR(?rule), STR(?item)) AS ?group)\n"
+            "  BIND(IF(?grouped, 0, 1) AS ?slot)\n"
+            "}\nORDER BY DESC(?groupPriority) DESC(?groupConfidence) ?group ?slot DESC(?priority) DESC(?confidence) "
+            "STR(?item)" + ("" if q.words else f"\nLIMIT {int(q.k)}"))
+
+
+def run_defining(graph, q: SearchQuery) -> list[str]:
+    """Item ids the defining SELECT returns on an rdflib graph (any store rdflib can query)."""
+    rows = graph.query(defining_sparql(q), initBindings=bindings(q))
+    return [str(r[0])[len(str(ITEM)):] for r in rows]
