@@ -164,6 +164,42 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, mem
     emit(out, as_json, _explained if explain else _items_table)
 
 
+@main.command("sparql")
+@click.argument("query")
+@click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
+              help="Bind ?NAME: <iri> for an IRI, anything else as a literal (repeatable).")
+@click.option("--limit", type=int, default=1000, show_default=True, help="Rows at most (1000 is the cap).")
+@memory_option
+@json_option
+@library_errors
+def sparql_query(query, binds, limit, memory_path, as_json):
+    """Ask a read-only SPARQL SELECT or ASK of the memory graph (items, links, provenance; never payload text).
+
+    Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
+    """
+    with Memory(memory_path) as m:
+        out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit)
+    emit(out, as_json, _rows_table)
+
+
+def _binding(text: str) -> tuple[str, object]:
+    """NAME=VALUE from --bind: <iri> becomes an IRI, anything else a literal."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise click.UsageError(f"--bind takes NAME=VALUE, got {text[:40]!r}")
+    from rdflib import URIRef
+
+    return name, URIRef(value[1:-1]) if value.startswith("<") and value.endswith(">") else value
+
+
+def _rows_table(out: dict) -> None:
+    """Print SPARQL rows as tab-separated lines under a header (and say when they were cut at the limit)."""
+    for row in [out["columns"], *out["rows"]]:
+        click.echo("\t".join("" if v is None else str(v) for v in row))
+    if out["truncated"]:
+        click.echo(f"(first {len(out['rows'])} rows; more exist: narrow the query or raise --limit)")
+
+
 @main.command("show")
 @click.argument("item_id")
 @memory_option

@@ -81,8 +81,9 @@ class Backend(ABC):
 
     # ---- whole memory ----
     @abstractmethod
-    def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
-        """Run a checked, read-only parsed query (sparql_guard.check_read_only) with bound values:
+    def sparql(self, query: str, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+        """Run the text of a SELECT / ASK that sparql_guard.check_read_only accepted, with bound values
+        ({Variable: rdflib term}):
         (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
 
     @abstractmethod

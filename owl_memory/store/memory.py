@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import Graph, Literal, URIRef, Variable
+from rdflib.term import Identifier
 
-from ..errors import InvalidItem, UnknownItem
+from ..errors import InvalidItem, QueryRefused, UnknownItem
 from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
+from ..sparql_guard import check_read_only
 from ..vocab import ITEM, OM, PROV
 from . import retrieval
 from .backend import Backend
@@ -21,6 +24,8 @@ from .items import COUNTERS, ID, ItemSpec, item_graph, linked_ids
 from .quadstore import QuadstoreBackend
 from .validation import check, require_valid
 
+MAX_ROWS = 1000  # rows one sparql() call returns at most
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINKS = {"conflictsWith": OM.conflictsWith, "refines": OM.refines, "supersedes": OM.supersedes,
          "groundedByEpisode": OM.groundedByEpisode}
 
@@ -179,6 +184,24 @@ class Memory:
         return {"hits": hits, "sparql": retrieval.defining_sparql(q),
                 "bindings": {k: str(v) for k, v in retrieval.bindings(q).items()}, "engine": self.backend.engine}
 
+    def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> dict:
+        """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
+        {columns, rows (strings or None; ASK: [[bool]]), truncated}. Bindings map variable names to rdflib terms
+        or Python values (str becomes a literal; pass URIRef for an IRI). QueryRefused for updates, SERVICE, FROM,
+        CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
+        limit = max(1, min(int(limit), MAX_ROWS))
+        parsed = check_read_only(str(query))
+        kind = parsed.algebra.name
+        if kind not in ("SelectQuery", "AskQuery"):
+            raise QueryRefused(f"only SELECT and ASK are answered here, got {kind.removesuffix('Query').upper()}; "
+                               "rewrite it as a SELECT of the values you need")
+        asked = _limit_of(parsed.algebra)
+        if asked is not None and asked > limit:
+            raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
+        columns, rows, truncated = self.backend.sparql(str(query), _bound(bindings or {}), limit)
+        cells = [[c if isinstance(c, bool) else None if c is None else str(c) for c in row] for row in rows]
+        return {"columns": columns, "rows": cells, "truncated": truncated}
+
     def by_signature(self, signature: str) -> list[dict]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
         items = [self.get(i) for i in self.backend.with_signature(signature)]
@@ -286,6 +309,25 @@ class Memory:
 def _changed(spec: ItemSpec) -> list[URIRef]:
     """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
     return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])
+
+
+def _limit_of(algebra) -> int | None:
+    """The LIMIT of a parsed query (the outermost Slice), None when it has none."""
+    node = algebra.get("p")
+    while node is not None and getattr(node, "name", None) != "Slice":
+        node = node.get("p") if hasattr(node, "get") else None
+    return None if node is None or node.get("length") is None else int(node["length"])
+
+
+def _bound(bindings: dict) -> dict:
+    """Variable bindings as rdflib terms; QueryRefused for a name that is no SPARQL variable."""
+    out = {}
+    for name, value in bindings.items():
+        name = str(name).lstrip("?$")
+        if not _VARIABLE.match(name):
+            raise QueryRefused(f"binding name {name[:40]!r} is not a SPARQL variable name; use letters, digits, _")
+        out[Variable(name)] = value if isinstance(value, Identifier) else Literal(value)
+    return out
 
 
 def _one(s, p, o) -> Graph:

@@ -59,6 +59,7 @@ class QuadstoreBackend(Backend):
             self._load_tbox()
         self.sid = {t: self.world._abbreviate(str(t)) for t in (RDF.type, *_TERMS)}
         self._rdflib = None
+        self.closed = False
         self.commit()
 
     def _load_tbox(self) -> None:
@@ -211,10 +212,13 @@ class QuadstoreBackend(Backend):
         return g
 
     def close(self) -> None:
-        """Commit and close the World and the blob file."""
+        """Commit and close the World and the blob file (a second close does nothing)."""
+        if self.closed:
+            return
         self.commit()
         self.world.close()
         self.payloads.close()
+        self.closed = True
 
     # ---- FTS5 accelerator primitives (retrieval.rank calls these) ----
     def fts_ranked(self, expr: str | None, limit: int, only: list | None = None, scored: bool = False,

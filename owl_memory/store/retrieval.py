@@ -199,9 +199,10 @@ def bindings(q: SearchQuery) -> dict:
     return {name: v for name, v in values.items() if v is not None}
 
 
-def defining_sparql(q: SearchQuery) -> str:
+def defining_sparql(q: SearchQuery, graph: URIRef | None = None) -> str:
     """The one SELECT that defines the applicability part of a search (its filter values are bound, see
-    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise."""
+    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. `graph`:
+    match in that named graph instead of the default graph (a server keeping items in a named graph)."""
     bound = bindings(q)
     kinds = ", ".join(f"<{k}>" for k in (q.kinds or tuple(OM[k] for k in KINDS)))
 
@@ -212,7 +213,8 @@ def defining_sparql(q: SearchQuery) -> str:
                 f"    FILTER NOT EXISTS {{ ?{var}Newer om:supersedes ?{var} }}\n"
                 f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")
 
-    return (f"{_PREFIX}SELECT ?item WHERE {{\n"
+    where, end = (f"GRAPH <{graph}> {{", "  }\n") if graph is not None else ("", "")
+    return (f"{_PREFIX}SELECT ?item WHERE {{{where}\n"
             f"  ?item om:priority ?priority ; om:confidence ?confidence .\n  {applies('item')}\n"
             "  OPTIONAL { ?rule om:hasException ?item ; om:priority ?rulePriority ; om:confidence ?ruleConfidence }\n"
             f"  BIND(IF(BOUND(?rule), EXISTS {{\n    {applies('rule')}\n  }}, false) AS ?grouped)\n"
@@ -220,8 +222,8 @@ def defining_sparql(q: SearchQuery) -> str:
             "  BIND(IF(?grouped, ?ruleConfidence, ?confidence) AS ?groupConfidence)\n"
             "  BIND(IF(?grouped, STR(?rule), STR(?item)) AS ?group)\n"
             "  BIND(IF(?grouped, 0, 1) AS ?slot)\n"
-            "}\nORDER BY DESC(?groupPriority) DESC(?groupConfidence) ?group ?slot DESC(?priority) DESC(?confidence) "
-            "STR(?item)" + ("" if q.words else f"\nLIMIT {int(q.k)}"))
+            f"{end}}}\nORDER BY DESC(?groupPriority) DESC(?groupConfidence) ?group ?slot "
+            "DESC(?priority) DESC(?confidence) STR(?item)" + ("" if q.words else f"\nLIMIT {int(q.k)}"))
 
 
 def run_defining(graph, q: SearchQuery) -> list[str]:

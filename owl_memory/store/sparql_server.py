@@ -169,6 +169,8 @@ class SparqlServerBackend:
         create: load the memory ontology when the server holds no memory yet; False raises MemoryNotFound.
     """
 
+    engine = "sparql"
+
     def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True):
         self.url = url
         self.client = SparqlClient(url)

@@ -1,0 +1,89 @@
+"""Read-only SPARQL over a memory: Memory.sparql and `owl-memory sparql` (SELECT / ASK, bound values, refusals)."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from rdflib import URIRef
+
+from owl_memory import ItemSpec
+from owl_memory.cli import main
+from owl_memory.errors import QueryRefused
+
+OM = "PREFIX om: <http://w3id.org/owl-memory#>\n"
+PROV_O = "http://www.w3.org/ns/prov#"
+
+
+@pytest.fixture
+def filled(memory):
+    """Two items; the second failed once."""
+    a = memory.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "SECRET-1",
+                            applies_to=[PROV_O], priority=3))
+    b = memory.add(ItemSpec("Procedure", "Page results with LIMIT", "Use when results may be large.", "SECRET-2",
+                            applies_to=[PROV_O]))
+    memory.record_use(b, False)
+    return memory, a, b
+
+
+def test_select_with_bound_values_answers_a_users_question(filled):
+    memory, a, b = filled
+    out = memory.sparql(OM + "SELECT ?i ?t WHERE { ?i om:appliesToOntology ?o ; om:title ?t ; om:failureCount ?f . "
+                             "FILTER(?f > 0) }", {"o": URIRef(PROV_O)})
+    assert out == {"columns": ["i", "t"], "rows": [[f"http://w3id.org/owl-memory/item/{b}", "Page results with LIMIT"]],
+                   "truncated": False}
+    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "Bind values never paste"})["rows"] == [[True]]
+    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "} INSERT DATA { <a:b> <a:c> <a:d> } #"})["rows"] == [
+        [False]]  # a bound value is data, never query text
+
+
+def test_payload_text_is_out_of_reach(filled):
+    memory, _, _ = filled
+    rows = memory.sparql("SELECT ?o WHERE { ?s ?p ?o }")["rows"]
+    assert rows and not any("SECRET" in str(r) for r in rows)
+
+
+def test_rows_are_capped_and_marked_truncated(filled):
+    memory, _, _ = filled
+    out = memory.sparql("SELECT ?s ?p ?o WHERE { ?s ?p ?o }", limit=7)
+    assert len(out["rows"]) == 7 and out["truncated"] is True
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("INSERT DATA { <http://a/b> <http://a/c> <http://a/d> }", "updates"),
+    ("LOAD <http://example.org/x.ttl>", "updates"),
+    ("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }", "SERVICE"),
+    ("SELECT * WHERE { FILTER EXISTS { SERVICE <http://example.org/sparql> { ?s ?p ?o } } }", "SERVICE"),
+    ("SELECT * FROM <http://example.org/g> WHERE { ?s ?p ?o }", "FROM"),
+    ("CONSTRUCT WHERE { ?s ?p ?o }", "only SELECT and ASK"),
+    ("SELECT * WHERE { ?s ?p ?o } LIMIT 100000", "LIMIT 100000"),
+    ("SELECT ?s WHERE { ?s ?p", "does not parse"),
+])
+def test_refused_queries_raise_query_refused_and_change_nothing(filled, query, message):
+    memory, _, _ = filled
+    with pytest.raises(QueryRefused, match=message) as err:
+        memory.sparql(query)
+    assert isinstance(err.value, ValueError) and len(memory) == 2
+
+
+def test_bad_binding_names_are_refused(filled):
+    memory, _, _ = filled
+    with pytest.raises(QueryRefused, match="variable name"):
+        memory.sparql("SELECT ?s WHERE { ?s ?p ?o }", {"s }": "x"})
+
+
+def test_cli_sparql_prints_rows_as_json_and_refuses_with_exit_2(filled):
+    memory, a, _ = filled
+    path = str(memory.location)
+    memory.close()
+    runner = CliRunner()
+    ok = runner.invoke(main, ["sparql", OM + "SELECT ?t WHERE { ?i om:priority ?p ; om:title ?t }", "--bind",
+                              "p=3", "--json", "--memory", path])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["rows"] == []  # "3" bound as a string literal does not equal the integer 3
+    iri = runner.invoke(main, ["sparql", OM + "SELECT ?t WHERE { ?i om:title ?t }", "--bind",
+                               f"i=<http://w3id.org/owl-memory/item/{a}>", "--json", "--memory", path])
+    assert json.loads(iri.output)["rows"] == [["Bind values never paste"]]
+    table = runner.invoke(main, ["sparql", OM + "SELECT ?t WHERE { ?i om:title ?t }", "--memory", path])
+    assert table.exit_code == 0 and "Page results with LIMIT" in table.output
+    bad = runner.invoke(main, ["sparql", "DROP ALL", "--memory", path])
+    assert bad.exit_code == 2 and "not allowed" in bad.output
