@@ -300,7 +300,8 @@ def _demo_report(result: dict) -> None:
               help="A0 no memory, A1 titles+summaries injected, A2 memory through tools.")
 @click.option("--max-iters", type=int, default=12, show_default=True)
 @click.option("--max-llm-calls", type=int, default=20, show_default=True)
-@click.option("--sandbox", is_flag=True, help="Run code in dspy's Deno/Pyodide sandbox (needs Deno).")
+@click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
+                                               "scratch folder (needs the bubblewrap OS package).")
 @memory_option
 @json_option
 @library_errors

@@ -150,13 +150,9 @@ def test_lm_strings_and_the_environment_variable(monkeypatch):
         resolve_lm("openai/")
 
 
-def test_sandbox_without_deno_is_a_clear_error(monkeypatch):
-    import shutil
-
-    if shutil.which("deno"):
-        pytest.skip("Deno is installed here")
+def test_sandbox_without_bubblewrap_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(ConfigError, match="needs Deno"):
+    with pytest.raises(ConfigError, match="apt-get install bubblewrap"):
         interpreter_factory(sandbox=True)
     assert interpreter_factory().__name__ == "LocalInterpreter"
 

@@ -2,17 +2,29 @@
 
 dspy 3.4.1 is pinned (pyproject: dspy>=3.4.1,<3.5). What is private here: dspy.RLM's `_make_interpreter_tool`
 and `_execute_iteration` hooks, dspy.Tool's `_validate_and_parse_args`, the interpreter and REPL types from
-`dspy.primitives`, and the callback decorator from `dspy.utils.callback`.
+`dspy.primitives`, LocalInterpreter's worker script and private start-up helpers, and the callback decorator
+from `dspy.utils.callback`.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
 import dspy
+from dspy.primitives import local_interpreter
+from dspy.primitives.code_interpreter import CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.repl_types import REPLEntry, REPLHistory
 from dspy.utils.callback import with_callbacks
 
-__all__ = ["HookedRLM", "LocalInterpreter", "find_deno", "format_output", "validate_tool_args", "with_callbacks"]
+__all__ = ["CommandInterpreter", "HookedRLM", "LocalInterpreter", "format_output", "validate_tool_args",
+           "with_callbacks"]
+
+WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_worker.py")  # stdlib-only
 
 
 def validate_tool_args(tool: dspy.Tool, arguments: dict) -> dict:
@@ -23,13 +35,6 @@ def validate_tool_args(tool: dspy.Tool, arguments: dict) -> dict:
 def format_output(output: str, cap: int) -> str:
     """The REPL output exactly as dspy.RLM shows it to the model (head+tail cut at `cap`, with a header line)."""
     return REPLEntry.format_output(output, cap)
-
-
-def find_deno() -> str:
-    """The Deno executable dspy's PythonInterpreter would run."""
-    from dspy.primitives.python_interpreter import _find_deno_executable
-
-    return _find_deno_executable()
 
 
 class HookedRLM(dspy.RLM):
@@ -57,3 +62,34 @@ class HookedRLM(dspy.RLM):
         entry = result.entries[-1] if isinstance(result, REPLHistory) else result.trajectory[-1]
         self.iteration_done(iteration, entry if isinstance(entry, dict) else entry.model_dump())
         return result
+
+
+class CommandInterpreter(LocalInterpreter):
+    """dspy's LocalInterpreter (persistent worker, JSON protocol, tools called back on the host) whose worker is
+    started by `worker_command(script)`, so a subclass can run it under a sandbox."""
+
+    start_seconds = 30  # a worker that has not said "ready" by then is a failed start
+
+    def worker_command(self, script: Path) -> list[str]:
+        """The command that runs dspy's worker script; LocalInterpreter's own by default."""
+        return [sys.executable, "-I", str(script)]
+
+    @with_callbacks
+    def start(self) -> None:
+        """Start the worker (as LocalInterpreter.start does, with our command), or return if it is running."""
+        if self._ended:
+            raise CodeInterpreterError("this interpreter session has been shut down")
+        if self._process is not None:
+            return
+        try:
+            process = subprocess.Popen(self.worker_command(WORKER_SCRIPT), stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                                       text=True)
+        except OSError as exc:
+            raise CodeInterpreterError(f"unable to start the Python worker: {exc}") from exc
+        self._process = process
+        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        message = self._receive(time.monotonic() + self.start_seconds,
+                                f"the Python worker did not start within {self.start_seconds} s")
+        if message.get("type") != "ready":
+            self._raise_terminal_error(f"the Python worker sent an invalid start-up message: {message!r}")

@@ -2,14 +2,13 @@
 
 The prompt never enters the model's context: the RLM's inputs carry only its handle (ref, kind, size, sha).
 By default generated code runs in dspy's LocalInterpreter, a local Python subprocess that is NOT a sandbox
-(it has your files, network and credentials); `sandbox=True` uses dspy's Deno/Pyodide interpreter instead.
+(it has your files, network and credentials); `sandbox=True` runs it under bubblewrap instead (agent/sandbox.py).
 Tools take positional or keyword arguments under both: see RLM for why dspy.RLM needs help on LocalInterpreter.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from ..errors import ConfigError
 from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
-from .dspy_compat import HookedRLM, LocalInterpreter, find_deno, format_output
+from .dspy_compat import HookedRLM, LocalInterpreter, format_output
 from .leakage import measure
 from .tools import OwlTool, Toolbox
 
@@ -73,25 +72,21 @@ def resolve_lm(lm=None, api_base: str | None = None):
         raise ConfigError(f"bad LM model string {lm!r}: {e}; use provider/model, e.g. openai/gpt-4o-mini") from e
 
 
-def interpreter_factory(sandbox: bool = False):
-    """dspy's LocalInterpreter (not a sandbox), or dspy's Deno/Pyodide PythonInterpreter when sandbox=True."""
+def interpreter_factory(sandbox=False):
+    """dspy's LocalInterpreter (not a sandbox); with sandbox=True a bubblewrap Sandbox (or the Sandbox given)."""
     if not sandbox:
         return LocalInterpreter
-    from dspy.primitives.python_interpreter import PythonInterpreter
+    from .sandbox import Sandbox
 
-    deno = find_deno()
-    if shutil.which(deno) is None and not Path(deno).is_file():
-        raise ConfigError("sandbox=True needs Deno: install it (https://deno.com, or `pip install deno`) "
-                          "or run without the sandbox (the local interpreter is not a sandbox)")
-    return PythonInterpreter
+    return sandbox if isinstance(sandbox, Sandbox) else Sandbox()
 
 
 class RLM(HookedRLM):
     """dspy.RLM whose interpreter passes positional arguments on to OwlTool tools (any interpreter).
 
     dspy 3.4.1 wraps each tool as `invoke(**kwargs)` before LocalInterpreter sees it, so `prompt_window(0, 50)`
-    fails there whatever the tool accepts; Deno's PythonInterpreter binds positional arguments in its sandbox
-    stubs, so plain dspy.RLM already takes both call styles on its default interpreter.
+    fails there whatever the tool accepts (the bubblewrap Sandbox speaks the same protocol); Deno's
+    PythonInterpreter binds positional arguments in its stubs, so plain dspy.RLM takes both styles there.
     """
 
     def pass_through(self, tool) -> bool:
@@ -114,7 +109,7 @@ class _TracedRLM(RLM):
 
 def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=None, condition: str = "A2",
         max_iters: int = 12, max_llm_calls: int = 20, *, api_base: str | None = None, budget: ReadBudget | None = None,
-        k: int = 5, sandbox: bool = False, trajectory_dir: str | Path | None = None,
+        k: int = 5, sandbox=False, trajectory_dir: str | Path | None = None,
         max_output_chars: int = 4_000) -> RunResult:
     """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics."""
     if condition not in CONDITIONS:
