@@ -134,12 +134,17 @@ def oxigraph(tmp_path_factory):
     server.stop()
 
 
+def clear(url: str) -> None:
+    """Empty every graph of the Oxigraph server at `url`."""
+    req = urllib.request.Request(f"{url}/update", data=b"update=DROP%20ALL", method="POST",
+                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    urllib.request.urlopen(req, timeout=30).read()
+
+
 @pytest.fixture
 def server_url(oxigraph):
     """The URL of an emptied Oxigraph dataset for one test."""
-    req = urllib.request.Request(f"{oxigraph.url}/update", data=b"update=DROP%20ALL", method="POST",
-                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
-    urllib.request.urlopen(req, timeout=30).read()
+    clear(oxigraph.url)
     return oxigraph.url
 
 

@@ -48,17 +48,18 @@ def data_triples(g: Graph) -> Graph:
 
 def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
     """An item's spec (what a backend indexes) and its stored triples, exactly as the source holds them."""
-    card = src.get(str(node)[len(ITEM):])
-    content = src.blobs.load(card["content_ref"])
-    spec = ItemSpec(card["kind"], card["title"], card["summary"], content, applies_to=tuple(card["applies_to"]),
-                    tags=tuple(card["tags"]), priority=card["priority"], confidence=card["confidence"],
-                    scope=card["scope"])
-    if spec.id != card["id"]:
-        raise InvalidItem(f"item {card['id']} does not match its stored title and content (id {spec.id}); "
-                          "repair the source memory before copying it")
     own = Graph(bind_namespaces="none")
     for p, o in g.predicate_objects(node):
         own.add((node, p, o))
+    kind = next(str(k).rsplit("#", 1)[-1] for k in own.objects(node, RDF.type) if str(k).rsplit("#", 1)[-1] in KINDS)
+    one = {p: own.value(node, p) for p in (OM.title, OM.summary, OM.scope, OM.priority, OM.confidence, OM.contentRef)}
+    spec = ItemSpec(kind, str(one[OM.title]), str(one[OM.summary]), src.blobs.load(str(one[OM.contentRef])),
+                    applies_to=tuple(sorted(str(o) for o in own.objects(node, OM.appliesToOntology))),
+                    tags=tuple(sorted(str(o) for o in own.objects(node, OM.tag))), priority=int(one[OM.priority]),
+                    confidence=float(one[OM.confidence]), scope=str(one[OM.scope]))
+    if spec.id != str(node)[len(ITEM):]:
+        raise InvalidItem(f"item {node} does not match its stored title, content and scope (id {spec.id}); "
+                          "repair the source memory before copying it")
     return spec, own
 
 

@@ -5,6 +5,7 @@ Layout on the server (one memory per dataset):
   quadstore);
 - `GRAPH_PAYLOADS`: payloads, content-addressed (`<blob/SHA256>` with its kind, size and text); a window is cut
   on the server with SUBSTR, so no read transfers a whole payload;
+- `GRAPH_INDEX`: text ranking statistics (text_index.py: FTS5's tokens and lengths, so BM25 is the embedded one);
 - `GRAPH_USES`: one event node per `record_use`; a counter is the item's stored literal plus its events, so
   concurrent writers never lose a count on servers whose updates are only snapshot-isolated (Oxigraph).
 Writes are SPARQL Update requests; an item is inserted only when no item with its id is stored, so adds are
@@ -27,14 +28,17 @@ from rdflib.plugins.sparql.algebra import translateAlgebra
 from ..errors import MemoryNotFound, UnknownItem
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
+from . import text_index
 from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, sha256
 from .items import COUNTERS, ID, ItemSpec
 from .sparql_client import SparqlClient, iri, string, term
+from .text_index import IDX
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 GRAPH_ITEMS = URIRef("http://w3id.org/owl-memory/graph/items")
 GRAPH_PAYLOADS = URIRef("http://w3id.org/owl-memory/graph/payloads")
 GRAPH_USES = URIRef("http://w3id.org/owl-memory/graph/uses")
+GRAPH_INDEX = URIRef("http://w3id.org/owl-memory/graph/index")
 SRV = Namespace("http://w3id.org/owl-memory/server#")  # payload and use-event terms of this backend
 _KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a lone surrogate -> wide form
@@ -194,14 +198,17 @@ class SparqlServerBackend:
         return {str(r["i"])[len(ITEM):] for r in rows}
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
-        """Store new, validated items: payloads first, then all their triples in one update request (each item
-        only when no item with its id is stored yet)."""
+        """Store new, validated items: payloads first, then their triples and index entries in one update operation
+        (an item's rows only when no item with its id is stored yet)."""
         if not items:
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        ops = [f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{ FILTER NOT EXISTS {{ "
-               f"GRAPH {iri(GRAPH_ITEMS)} {{ {iri(ITEM[spec.id])} a ?kind }} }} }}" for spec, g in items]
-        self.client.update(" ;\n".join(ops))
+        index = text_index.index_triples(items)
+        rows = " ".join(f"({iri(ITEM[spec.id])} {iri(graph)} {term(a)} {term(p)} {term(o)})"
+                        for (spec, g), extra in zip(items, index, strict=True)
+                        for graph, triples in ((GRAPH_ITEMS, g), (GRAPH_INDEX, extra)) for a, p, o in triples)
+        self.client.update(f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {rows} }} "
+                           f"FILTER NOT EXISTS {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?kind }} }} }}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -237,18 +244,42 @@ class SparqlServerBackend:
         return [_card(i, by.get(i, {})) for i in ids]
 
     def search(self, query) -> list[tuple[str, float]]:
-        """Up to query.k (id, score) pairs, best first, by the defining SPARQL run on the server."""
-        rows = self._ranked(query, query.k)
+        """Up to query.k (id, score) pairs, best first, ranked on the server (see retrieval.py's definition):
+        without text by priority, confidence and id; with text by coordination level and BM25 first."""
+        stats = self._text_stats(query.words) if query.words else None
+        rows = self._ranked(query, query.k, stats)
         rules = self._exceptions_of([i for i, _ in rows])
         if rules:
-            found = self._ranked(query, len(rules), only=sorted(rules))
+            found = self._ranked(query, len(rules), stats, only=sorted(rules))
             rows = _exceptions_first(rows, [(i, score, rules[i]) for i, score in found])
         return rows[: query.k]
 
-    def _ranked(self, query, limit: int, only: list[str] | None = None) -> list[tuple[str, float]]:
-        """Applicable, live items by priority, confidence and id (the defining query without text)."""
-        _, rows = self.client.select(_applicable(query, limit, only))
-        return [(str(r["i"])[len(ITEM):], 0.0) for r in rows]
+    def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
+        """Ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
+        if stats is None:
+            _, rows = self.client.select(_by_order(query, limit, only))
+            return [(str(r["i"])[len(ITEM):], 0.0) for r in rows]
+        _, rows = self.client.select(_by_text(query, limit, only, *stats))
+        return [(str(r["i"])[len(ITEM):], round(float(r["score"]), 6)) for r in rows]
+
+    def _text_stats(self, words) -> tuple[list, float]:
+        """BM25 inputs of the query words: [(word number, token, idf)] and the average document length."""
+        terms = text_index.query_terms(words)
+        toks = sorted({t for word in terms for t in word})
+        if not toks:
+            return [], 1.0
+        _, rows = self.client.select(
+            f"SELECT (COUNT(?i) AS ?n) (SUM(?len) AS ?total) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
+            f"?i {iri(IDX.length)} ?len }} }}")
+        n, total = int(rows[0]["n"]), int(rows[0]["total"] or 0)
+        _, rows = self.client.select(
+            f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
+            f"{_values('tok', map(Literal, toks))} ?tf {iri(IDX.token)} ?tok . ?i {iri(IDX.tf)} ?tf }} }} "
+            "GROUP BY ?tok")
+        hits = {str(r["tok"]): int(r["hits"]) for r in rows}
+        weights = [(w, t, text_index.idf(n, hits.get(t, 0)))
+                   for w, word in enumerate(terms) for t in dict.fromkeys(word)]
+        return weights, (total / n if n else 1.0)
 
     def _exceptions_of(self, ids: list[str]) -> dict[str, str]:
         """{exception id: rule id} for the exceptions of the given rules."""
@@ -401,13 +432,11 @@ def _declared_types(g: Graph) -> Graph:
     return g
 
 
-def _applicable(query, limit: int, only: list[str] | None) -> str:
-    """The SELECT of applicable, live items (kind, ontology, task type, failure mode; not superseded, not
-    archived), ordered by priority, confidence and id, every value escaped."""
-    kinds = query.kinds or tuple(OM[k] for k in KINDS)
-    where = [_values("kind", kinds), "?i a ?kind ."]
-    if only:
-        where.insert(0, _values("i", [ITEM[i] for i in only]))
+def _applicable(query, only: list[str] | None) -> str:
+    """Patterns of the items graph that hold for applicable, live items (kind, ontology, task type, failure mode;
+    not superseded, not archived), binding ?i, ?priority and ?confidence; every value escaped."""
+    where = [_values("i", [ITEM[i] for i in only])] if only else []
+    where += [_values("kind", query.kinds or tuple(OM[k] for k in KINDS)), "?i a ?kind ."]
     for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
                  (OM.preventsFailureMode, query.failure_mode)):
         if o is not None:
@@ -415,8 +444,36 @@ def _applicable(query, limit: int, only: list[str] | None) -> str:
     where += [f"?i {iri(OM.priority)} ?priority ; {iri(OM.confidence)} ?confidence .",
               f"FILTER NOT EXISTS {{ ?newer {iri(OM.supersedes)} ?i }}",
               f"FILTER NOT EXISTS {{ ?i {iri(OM.archived)} true }}"]
-    return (f"SELECT DISTINCT ?i ?priority ?confidence WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {' '.join(where)} }} }} "
+    return f"GRAPH {iri(GRAPH_ITEMS)} {{ {' '.join(where)} }}"
+
+
+def _by_order(query, limit: int, only: list[str] | None) -> str:
+    """The SELECT of a search without text: applicable, live items by priority, confidence and id."""
+    return (f"SELECT DISTINCT ?i ?priority ?confidence WHERE {{ {_applicable(query, only)} }} "
             f"ORDER BY DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
+
+
+def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
+    """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
+    over matched words, rounded to 6 places), priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
+    if not weights:
+        return "SELECT ?i ?score WHERE { FILTER(false) }"
+    n = len({w for w, _, _ in weights})
+    rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
+    level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if 3 <= n <= 6 else f"IF(?m >= {n}, 2, 0)"
+    part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
+            f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
+    return (f"SELECT ?i ?score WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
+            f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
+            f"?tf {iri(IDX.token)} ?tok ; {iri(IDX.frequency)} ?f . ?i {iri(IDX.tf)} ?tf ; {iri(IDX.length)} ?len }} "
+            f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
+            f"BIND({level} AS ?level) BIND(ROUND(?score * 1000000) AS ?rank) }} "
+            f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
+
+
+def _double(x: float) -> str:
+    """A float as an xsd:double SPARQL literal."""
+    return format(float(x), ".17e")
 
 
 def _exceptions_first(rows: list, exceptions: list) -> list:

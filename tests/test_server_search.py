@@ -1,0 +1,75 @@
+"""A search answers the same on an Oxigraph server as embedded: same ids, same order, same scores."""
+
+import random
+
+import pytest
+
+from owl_memory import ItemSpec, Memory
+from owl_memory.store.copy import copy_memory
+
+ONTOLOGIES = ["http://www.w3.org/ns/prov#", "http://purl.org/dc/terms/", "http://www.w3.org/2004/02/skos/core#"]
+TASKS = ["modelling", "cq-answering", "repair"]
+MODES = ["missing-limit", "wrong-datatype"]
+KINDS = ["Principle", "Procedure", "AntiPattern", "Constraint"]
+WORDS = ["lineage", "query", "bind", "values", "café", "Straße", "limit", "paths", "concepts", "datatype",
+         "shape", "repair", "naïve", "graph", "literal", "IRI"]
+
+
+def generated(m: Memory, n: int = 160, seed: int = 7) -> list[str]:
+    """n generated items with repeated words, exceptions, a superseded and an archived share; returns ids."""
+    rnd = random.Random(seed)
+    specs = []
+    for i in range(n):
+        words = rnd.choices(WORDS, k=rnd.randint(2, 6))
+        specs.append(ItemSpec(rnd.choice(KINDS), " ".join(words[:4]) + f" {i}", "Use when " + " ".join(words) + ".",
+                              f"content {i}", applies_to=rnd.sample(ONTOLOGIES, rnd.randint(1, 2)),
+                              task_types=rnd.sample(TASKS, rnd.randint(0, 2)),
+                              failure_modes=rnd.sample(MODES, rnd.randint(0, 1)),
+                              tags=rnd.sample(WORDS, rnd.randint(0, 2)), priority=rnd.randint(0, 3),
+                              confidence=rnd.choice([0.3, 0.5, 0.9])))
+    ids = m.add_many(specs, validate=False)
+    for j in range(0, 40, 8):
+        rule = specs[j]
+        m.add(ItemSpec(rule.kind, f"exception {j}", "Use when the rule does not hold.", f"exc {j}",
+                       applies_to=rule.applies_to, task_types=rule.task_types, failure_modes=rule.failure_modes,
+                       scope="exception", refines=ids[j], priority=rnd.randint(0, 3)))
+    for j in range(41, 60, 3):
+        m.supersede(ids[j], ids[j + 1])
+    for j in range(61, 80, 4):
+        m.archive(ids[j])
+    return ids
+
+
+def shapes() -> list[dict]:
+    """Query shapes: ontology and task-type filters with and without text of 1 to 3 words, drawn failure-mode and
+    kind filters and k."""
+    rnd, out = random.Random(3), []
+    for text in [None, "lineage", "CAFE query", "bind values limit", "naive", "nothing-matches-this", "iri graph"]:
+        for ontology in [None, ONTOLOGIES[0]]:
+            for task in [None, "modelling"]:
+                mode = rnd.choice([None, "missing-limit"])
+                kinds = rnd.choice([None, ["Principle"], ["antipattern", "procedure"]])
+                out.append({"text": text, "ontology": ontology, "task_type": task, "failure_mode": mode,
+                            "kinds": kinds, "k": rnd.choice([1, 5, 20])})
+    return out
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory, oxigraph):
+    """The same generated memory embedded and on an Oxigraph server."""
+    from servers import clear
+
+    clear(oxigraph.url)
+    with Memory(tmp_path_factory.mktemp("embedded") / "m") as local, Memory(oxigraph.url) as server:
+        generated(local)
+        copy_memory(local, server)
+        yield local, server
+
+
+@pytest.mark.parametrize("shape", shapes(), ids=lambda s: "-".join(str(v)[:12] for v in s.values() if v))
+def test_same_ids_order_and_scores(pair, shape):
+    local, server = pair
+    want = [(h["id"], h["score"]) for h in local.search(**shape)]
+    got = [(h["id"], h["score"]) for h in server.search(**shape)]
+    assert [i for i, _ in got] == [i for i, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=2e-6)
