@@ -87,3 +87,20 @@ def test_cli_sparql_prints_rows_as_json_and_refuses_with_exit_2(filled):
     assert table.exit_code == 0 and "Page results with LIMIT" in table.output
     bad = runner.invoke(main, ["sparql", "DROP ALL", "--memory", path])
     assert bad.exit_code == 2 and "not allowed" in bad.output
+
+
+def test_agent_tool_memory_query_returns_a_results_handle_never_content(filled):
+    from owl_memory.agent.tools import Toolbox
+
+    memory, a, b = filled
+    tb = Toolbox(memory, "p", None)
+    f = {fn.__name__: fn for fn in tb.functions()}
+    out = f["memory_query"](OM + "SELECT ?i ?f WHERE { ?i om:failureCount ?f . FILTER(?f > 0) }")
+    assert out["rows"] == 1 and out["handle"].startswith("sha256:")
+    rows = f["results_peek"](out["handle"])["rows"]
+    assert rows == [{"i": f"http://w3id.org/owl-memory/item/{b}", "f": "1"}]
+    every = f["results_peek"](f["memory_query"]("SELECT ?o WHERE { ?s ?p ?o }")["handle"], n=20)
+    assert "SECRET" not in json.dumps(every)
+    assert f["memory_query"](OM + "ASK { ?i om:priority 3 }") == {"ask": True}
+    assert f["memory_query"]("DELETE WHERE { ?s ?p ?o }").startswith("[Error] memory_query:")
+    assert len(memory) == 2

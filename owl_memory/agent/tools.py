@@ -76,6 +76,7 @@ class Toolbox:
         self.observer, self.max_calls = observer, max_calls
         self.query_limits = query_limits or QueryLimits()
         self._ontology_worker: QueryWorker | None = None  # started by the first ontology_query
+        self._memory_worker: QueryWorker | None = None  # started by the first memory_query, on a snapshot
         self._lock = threading.RLock()  # interpreters call tools from worker threads; one call at a time
         self.results: dict[str, list[int]] = {}  # results handle -> line start offsets (plus the end)
         self.payloads: list[Ref] = [self.prompt] if self.prompt is not None else []
@@ -89,7 +90,7 @@ class Toolbox:
         """The tools as OwlTool objects (dspy.Tool), ready for dspy.RLM(sig, tools=...) or direct calls."""
         names = ["prompt_stats", "prompt_window", "prompt_find", "handle_window"]
         if self.memory is not None:
-            names += ["memory_search", "memory_get", "memory_window"]
+            names += ["memory_search", "memory_get", "memory_window", "memory_query"]
         names += ["ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe",
                   "ontology_query", "results_peek"]
         return [OwlTool(getattr(self, n), self) for n in names]
@@ -195,6 +196,16 @@ class Toolbox:
         self._used(item["id"], item["content_ref"])
         return {**self.blobs.read(item["content_ref"], _int(start, "start"), _int(length, "length"),
                                   budget=self.budget), "id": item["id"], "budget_left": self._left()}
+
+    def memory_query(self, sparql: str) -> dict | str:
+        """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content); returns
+        a results handle and row count (read rows with results_peek). Prefix om: <http://w3id.org/owl-memory#>."""
+        if self._memory_worker is None:  # the memory as of this first call, under the same limits as ontology_query
+            self._memory_worker = QueryWorker(self.memory.to_graph(), self.query_limits)
+        result = self._memory_worker.query(_text(sparql, "sparql"))
+        if result.kind == "ASK":
+            return {"ask": result.ask}
+        return self._store_rows(result)
 
     # ---- ontology -------------------------------------------------------------------------------------------
 

@@ -242,18 +242,18 @@ class QuadstoreBackend(Backend):
 
     def exceptions_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for the exceptions of the given rules."""
-        if not items:
-            return {}
-        rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND s IN ({', '.join('?' * len(items))})",
-                               [self.sid[OM.hasException], *items]).fetchall()
-        return dict(rows)
+        return self._has_exception(items, "s")
 
     def rules_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for those of the given items that are exceptions of a rule."""
+        return self._has_exception(items, "o")
+
+    def _has_exception(self, items: list[int], side: str) -> dict[int, int]:
+        """{exception: rule} of the om:hasException links whose rule ("s") or exception ("o") is in `items`."""
         if not items:
             return {}
-        rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND o IN ({', '.join('?' * len(items))})",
-                               [self.sid[OM.hasException], *items]).fetchall()
+        rows = self.db.execute(f"SELECT o, s FROM objs WHERE p = ? AND {'s' if side == 's' else 'o'} IN "
+                               f"({', '.join('?' * len(items))})", [self.sid[OM.hasException], *items]).fetchall()
         return dict(rows)
 
     def _index(self, spec: ItemSpec, g: Graph) -> None:
