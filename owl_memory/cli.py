@@ -290,6 +290,21 @@ def _demo_report(result: dict) -> None:
     click.echo(f"\nwindow of {result['window']['id']}: {result['window']['text']!r}")
 
 
+@main.command("mcp")
+@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
+              help="Memory directory or server URL for the memory_* tools (without it: no memory tools).")
+@click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
+@library_errors
+def mcp(memory_path, ontology):
+    """Serve the capped tools (memory search/get/window/query, ontology tools, results_peek) over MCP on stdio.
+
+    Example: owl-memory mcp --memory .owl-memory --ontology ontology/owl-memory.ttl
+    """
+    from .agent.mcp_server import serve
+
+    serve(memory_path, ontology)
+
+
 @main.command("run")
 @click.argument("task")
 @click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),

@@ -75,8 +75,7 @@ class Toolbox:
         self.graph = load_graph(ontology) if ontology is not None else None
         self.observer, self.max_calls = observer, max_calls
         self.query_limits = query_limits or QueryLimits()
-        self._ontology_worker: QueryWorker | None = None  # started by the first ontology_query
-        self._memory_worker: QueryWorker | None = None  # started by the first memory_query, on a snapshot
+        self._workers: dict[str, QueryWorker] = {}  # "ontology" / "memory" -> its query worker, started on first use
         self._lock = threading.RLock()  # interpreters call tools from worker threads; one call at a time
         self.results: dict[str, list[int]] = {}  # results handle -> line start offsets (plus the end)
         self.payloads: list[Ref] = [self.prompt] if self.prompt is not None else []
@@ -198,14 +197,10 @@ class Toolbox:
                                   budget=self.budget), "id": item["id"], "budget_left": self._left()}
 
     def memory_query(self, sparql: str) -> dict | str:
-        """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content); returns
-        a results handle and row count (read rows with results_peek). Prefix om: <http://w3id.org/owl-memory#>."""
-        if self._memory_worker is None:  # the memory as of this first call, under the same limits as ontology_query
-            self._memory_worker = QueryWorker(self.memory.to_graph(), self.query_limits)
-        result = self._memory_worker.query(_text(sparql, "sparql"))
-        if result.kind == "ASK":
-            return {"ask": result.ask}
-        return self._store_rows(result)
+        """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content), as it was
+        at your first memory_query; returns a results handle and row count (read rows with results_peek).
+        Prefix om: <http://w3id.org/owl-memory#>."""
+        return self._query("memory", self.memory.to_graph, sparql)
 
     # ---- ontology -------------------------------------------------------------------------------------------
 
@@ -251,10 +246,14 @@ class Toolbox:
 
     def ontology_query(self, sparql: str) -> dict | str:
         """Run a read-only SPARQL query; returns a results handle and row count (read rows with results_peek)."""
-        self._need_graph()
-        if self._ontology_worker is None:
-            self._ontology_worker = QueryWorker(self.graph, self.query_limits)
-        result = self._ontology_worker.query(_text(sparql, "sparql"))
+        return self._query("ontology", self._need_graph, sparql)
+
+    def _query(self, name: str, graph: Callable[[], Graph], sparql: str) -> dict:
+        """Run a query in the worker over `name`'s graph (built by `graph()` when the worker first starts)."""
+        sparql = _text(sparql, "sparql")
+        if name not in self._workers:
+            self._workers[name] = QueryWorker(graph(), self.query_limits)
+        result = self._workers[name].query(sparql)
         if result.kind == "ASK":
             return {"ask": result.ask}
         return self._store_rows(result)

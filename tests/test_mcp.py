@@ -1,0 +1,58 @@
+"""`owl-memory mcp` answers the official MCP SDK's stdio client with the capped tools and [Error] rules."""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from owl_memory import ItemSpec, Memory
+from owl_memory.agent.tools import MAX_RETURN
+from owl_memory.resources import shipped
+
+ONTOLOGY = str(shipped("ontology", "owl-memory.ttl"))
+CONTENT = "Bind every value with VALUES and escaped literals; never paste user text into a query. " * 40
+
+
+async def _session_calls(memory: str, calls: list[tuple[str, dict]]) -> tuple[set[str], list[str]]:
+    """Start the server with the SDK's stdio client, list its tools, make the calls; (tool names, text results)."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "owl_memory", "mcp", "--memory", memory, "--ontology", ONTOLOGY])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+        texts = []
+        for name, arguments in calls:
+            result = await session.call_tool(name, arguments)
+            texts.append("".join(c.text for c in result.content if c.type == "text"))
+        return names, texts
+
+
+def test_a_real_mcp_client_gets_capped_tools_and_error_texts(tmp_path):
+    with Memory(tmp_path / "mem") as m:
+        item = m.add(ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", CONTENT,
+                              applies_to=("http://purl.org/dc/terms/",)))
+    calls = [
+        ("memory_search", {"text": "bind values"}),
+        ("memory_get", {"id": item}),
+        ("memory_window", {"id": item, "start": 0, "length": 10**6}),
+        ("memory_query", {"sparql": "SELECT ?t WHERE { ?i <http://w3id.org/owl-memory#title> ?t }"}),
+        ("ontology_query", {"sparql": "SELECT ?c WHERE { ?c a <http://www.w3.org/2002/07/owl#Class> }"}),
+        ("ontology_query", {"sparql": "SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"}),
+        ("memory_get", {"id": "../../etc/passwd"}),
+        ("ontology_classes", {"limit": 10**9}),
+    ]
+    names, texts = asyncio.run(_session_calls(str(tmp_path / "mem"), calls))
+    assert {"memory_search", "memory_get", "memory_window", "memory_query", "ontology_stats", "ontology_classes",
+            "ontology_describe", "ontology_query", "results_peek", "handle_window"} <= names
+    assert not names & {"prompt_stats", "prompt_window", "prompt_find"}
+    search, got, window, mq, oq, service, unknown, classes = texts
+    assert [h["id"] for h in json.loads(search)["items"]] == [item]
+    assert json.loads(got)["id"] == item
+    assert len(json.loads(window)["text"]) == 512  # one read is capped whatever the client asks
+    assert json.loads(mq)["rows"] == 1
+    assert json.loads(oq)["rows"] > 5 and json.loads(oq)["handle"].startswith("sha256:")
+    assert service.startswith("[Error] ontology_query: SERVICE is not allowed")
+    assert unknown.startswith("[Error] memory_get:")
+    assert len(classes) <= MAX_RETURN and json.loads(classes)["classes"]
