@@ -114,3 +114,24 @@ def test_cli_search_explain_prints_the_query(built):
     assert "SELECT ?item" in out["sparql"] and out["bindings"] == {"ontology": ONTOLOGIES[2]}
     text = CliRunner().invoke(main, ["search", "--ontology", ONTOLOGIES[2], "--explain", "--memory", str(path)])
     assert text.exit_code == 0 and "ORDER BY DESC(?groupPriority)" in text.output
+
+
+def test_server_backend_runs_the_same_definition(tmp_path, oxigraph):
+    """A high-priority exception of a low-priority rule: it shows just above its rule, on both backends."""
+    from servers import clear
+
+    from owl_memory.store.copy import copy_memory
+
+    clear(oxigraph.url)
+    with Memory(tmp_path / "m") as local, Memory(oxigraph.url) as server:
+        low = local.add(ItemSpec("Principle", "Low rule", "Use when testing.", "a", applies_to=[ONTOLOGIES[0]]))
+        local.add(ItemSpec("Principle", "Middle item", "Use when testing.", "b", applies_to=[ONTOLOGIES[0]],
+                           priority=5))
+        local.add(ItemSpec("Principle", "High exception", "Use when testing.", "c", applies_to=[ONTOLOGIES[0]],
+                           priority=9, scope="exception", refines=low))
+        copy_memory(local, server)
+        for kw in ({"k": 1}, {"k": 3}, {"ontology": ONTOLOGIES[0], "k": 2}, {"kinds": ["Principle"], "k": 3}):
+            want = [h["id"] for h in local.search(**kw)]
+            assert [h["id"] for h in server.search(**kw)] == want, kw
+        assert [h["title"] for h in local.search(k=3)] == ["Middle item", "High exception", "Low rule"]
+        assert server.search(k=1, explain=True)["engine"] == "sparql"

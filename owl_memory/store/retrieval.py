@@ -199,10 +199,11 @@ def bindings(q: SearchQuery) -> dict:
     return {name: v for name, v in values.items() if v is not None}
 
 
-def defining_sparql(q: SearchQuery, graph: URIRef | None = None) -> str:
+def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "") -> str:
     """The one SELECT that defines the applicability part of a search (its filter values are bound, see
     `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. `graph`:
-    match in that named graph instead of the default graph (a server keeping items in a named graph)."""
+    match in that named graph instead of the default graph (a server keeping items in a named graph); `values`:
+    a VALUES block of escaped terms put first in the pattern, for a server that takes no separate bindings."""
     bound = bindings(q)
     kinds = ", ".join(f"<{k}>" for k in (q.kinds or tuple(OM[k] for k in KINDS)))
 
@@ -214,7 +215,7 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None) -> str:
                 f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")
 
     where, end = (f"GRAPH <{graph}> {{", "  }\n") if graph is not None else ("", "")
-    return (f"{_PREFIX}SELECT ?item WHERE {{{where}\n"
+    return (f"{_PREFIX}SELECT ?item WHERE {{{where}{values}\n"
             f"  ?item om:priority ?priority ; om:confidence ?confidence .\n  {applies('item')}\n"
             "  OPTIONAL { ?rule om:hasException ?item ; om:priority ?rulePriority ; om:confidence ?ruleConfidence }\n"
             f"  BIND(IF(BOUND(?rule), EXISTS {{\n    {applies('rule')}\n  }}, false) AS ?grouped)\n"

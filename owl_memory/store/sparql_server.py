@@ -28,7 +28,7 @@ from rdflib.plugins.sparql.algebra import translateAlgebra
 from ..errors import MemoryNotFound, UnknownItem
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
-from . import text_index
+from . import retrieval, text_index
 from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, sha256
 from .items import COUNTERS, ID, ItemSpec
 from .sparql_client import SparqlClient, iri, string, term
@@ -246,7 +246,11 @@ class SparqlServerBackend:
     def search(self, query) -> list[tuple[str, float]]:
         """Up to query.k (id, score) pairs, best first, ranked on the server (see retrieval.py's definition):
         without text by priority, confidence and id; with text by coordination level and BM25 first."""
-        stats = self._text_stats(query.words) if query.words else None
+        if not query.words:  # the definition itself, its bound values as a VALUES block of escaped terms
+            bound = retrieval.bindings(query)
+            _, rows = self.client.select(retrieval.defining_sparql(query, GRAPH_ITEMS, _values_row(bound)))
+            return [(str(r["item"])[len(ITEM):], 0.0) for r in rows]
+        stats = self._text_stats(query.words)
         rows = self._ranked(query, query.k, stats)
         rules = self._exceptions_of([i for i, _ in rows])
         if rules:
@@ -255,10 +259,7 @@ class SparqlServerBackend:
         return rows[: query.k]
 
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
-        """Ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
-        if stats is None:
-            _, rows = self.client.select(_by_order(query, limit, only))
-            return [(str(r["i"])[len(ITEM):], 0.0) for r in rows]
+        """Text-ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
         _, rows = self.client.select(_by_text(query, limit, only, *stats))
         return [(str(r["i"])[len(ITEM):], round(float(r["score"]), 6)) for r in rows]
 
@@ -447,12 +448,6 @@ def _applicable(query, only: list[str] | None) -> str:
     return f"GRAPH {iri(GRAPH_ITEMS)} {{ {' '.join(where)} }}"
 
 
-def _by_order(query, limit: int, only: list[str] | None) -> str:
-    """The SELECT of a search without text: applicable, live items by priority, confidence and id."""
-    return (f"SELECT DISTINCT ?i ?priority ?confidence WHERE {{ {_applicable(query, only)} }} "
-            f"ORDER BY DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
-
-
 def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
     """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
     over matched words, rounded to 6 places), priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
@@ -474,6 +469,13 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
 def _double(x: float) -> str:
     """A float as an xsd:double SPARQL literal."""
     return format(float(x), ".17e")
+
+
+def _values_row(bound: dict) -> str:
+    """A one-row VALUES block binding the given variables to escaped terms ("" when there are none)."""
+    if not bound:
+        return ""
+    return f" VALUES ({' '.join('?' + n for n in bound)}) {{ ({' '.join(term(v) for v in bound.values())}) }}"
 
 
 def _exceptions_first(rows: list, exceptions: list) -> list:
