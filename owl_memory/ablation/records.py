@@ -38,6 +38,7 @@ class Record:
         memory_items: items in the condition's memory after the run.
         seconds: wall time of the run.
         validations: pySHACL validations (construction tasks), else None.
+        compiled_reused: compiled operators from memory the run applied (construction tasks).
         conflicts: conflict links the learning loop recorded for this run.
         exceptions_used: items used that are exceptions (scope exception).
         error: the exception's type and message when the run failed.
@@ -64,6 +65,7 @@ class Record:
     memory_items: int = 0
     seconds: float = 0.0
     validations: int | None = None
+    compiled_reused: int = 0
     conflicts: int = 0
     exceptions_used: int = 0
     error: str | None = None
@@ -94,6 +96,16 @@ def append_record(path: Path, record: Record) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
         f.flush()
+
+
+def trim_torn(path: Path) -> None:
+    """Drop a last line without its newline (a write cut by a kill), so appends start on a fresh line."""
+    p = Path(path)
+    if not p.exists():
+        return
+    data = p.read_bytes()
+    if data and not data.endswith(b"\n"):
+        p.write_bytes(data[:data.rfind(b"\n") + 1])
 
 
 def read_records(path: Path) -> list[Record]:
@@ -171,6 +183,7 @@ def _condition(records: list[Record]) -> dict:
         "holdout_iterations_per_task": _mean(r.iterations for r in hold),
         "holdout_validations_per_task": _mean(r.validations for r in hold if r.validations is not None),
         "tool_calls_per_task": _mean(r.tool_calls for r in records),
+        "holdout_compiled_reused_per_task": _mean(r.compiled_reused for r in hold),
         "leakage": {"payload_chars_in_history_mean": _mean(r.payload_chars_in_history for r in records),
                     "payload_chars_in_history_max": max((r.payload_chars_in_history for r in records), default=0),
                     "large_returns": sum(r.large_returns for r in records)},

@@ -128,7 +128,19 @@ def headline(summary: dict) -> str:
             f"<li>Cheapest: <b>{escape(cheap)}</b> ({conds[cheap]['tokens_per_task']:g} tokens and "
             f"{conds[cheap]['iterations_per_task']:g} iterations per task).</li>"
             f"<li>Most leakage: <b>{escape(leak)}</b> ({conds[leak]['leakage']['payload_chars_in_history_mean']:g} "
-            "payload characters per run in the LM history).</li></ul>")
+            "payload characters per run in the LM history).</li>" + _validations_line(conds) + "</ul>")
+
+
+def _validations_line(conds: dict) -> str:
+    """Construction ablations: who needed the fewest pySHACL validations per holdout task at the last checkpoint."""
+    last = {n: c["holdout"][-1]["validations"] for n, c in conds.items() if c["holdout"] and
+            c["holdout"][-1].get("validations")}
+    if not last:
+        return ""
+    best = min(last, key=last.get)
+    others = ", ".join(f"{escape(n)} {v:g}" for n, v in last.items() if n != best)
+    return (f"<li>Fewest pySHACL validations per holdout task at the last checkpoint: <b>{escape(best)}</b> "
+            f"({last[best]:g}; {others}).</li>")
 
 
 def _meta(meta: dict) -> str:

@@ -157,6 +157,7 @@ class _State:
     """Counters and bookkeeping of one sprint run."""
 
     verify_iterations: int = 0
+    nested_checks: int = 0
     lm_calls: int = 0
     compiled_reused: int = 0
     compiled_new: int = 0
@@ -292,6 +293,7 @@ class SprintRun:
         r = repair(self.ws.working, self.ws.shapes, memory=self.memory, max_rounds=self.sprint.max_repair_rounds,
                    protected=frozenset(self.ws.base), run_id=self.run_id)
         self.state.verify_iterations += r.verify_iterations
+        self.state.nested_checks += r.nested_checks
         self.state.repair_reused += r.compiled_reused
         self.state.repair_compiled += len(r.compiled_new)
         added = [t for t in r.added if t[0] not in self._frozen_nodes()]
@@ -396,7 +398,8 @@ class SprintRun:
     def _counters(self) -> dict:
         """The run's counters for the summary."""
         s = self.state
-        return {"verify_iterations": s.verify_iterations, "baseline_checks": 1, "lm_calls": s.lm_calls,
+        return {"verify_iterations": s.verify_iterations, "baseline_checks": 1, "nested_checks": s.nested_checks,
+                "validations": s.verify_iterations + s.nested_checks + 1, "lm_calls": s.lm_calls,
                 "compiled_reused": s.compiled_reused + s.repair_reused, "compiled_cq_reused": s.compiled_reused,
                 "compiled_repair_reused": s.repair_reused, "compiled_new": s.compiled_new + s.repair_compiled,
                 "proposals": len(s.proposals), "stuck": sorted(s.stuck)}

@@ -1,0 +1,95 @@
+"""The offline construction ablation: A0 vs A2 on the shipped curriculum, holdout ontologies unseen in training."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rdflib import Graph
+from rdflib.namespace import SH
+
+from owl_memory.ablation.construction import load_construction
+from owl_memory.ablation.harness import Job, ablate, run_job, schedule
+from owl_memory.ablation.records import read_records
+from owl_memory.cli import main
+from owl_memory.errors import ConfigError, LoadError
+
+CURRICULUM = Path(__file__).resolve().parents[1] / "experiments" / "construction" / "curriculum.yaml"
+
+
+def test_schedule_checkpoints():
+    """Holdout before training and after every N train tasks, the last one included."""
+    assert [s[:3] for s in schedule(3, 2)] == [("holdout", 0, 0), ("train", 1, 0), ("train", 1, 1), ("holdout", 1, 2),
+                                               ("train", 2, 2), ("holdout", 2, 3)]
+
+
+def test_holdout_ontologies_are_unseen():
+    """No holdout task shares a data file, a shapes file or a domain namespace with a train task."""
+    cur = load_construction(CURRICULUM)
+    train = {p for t in cur.train for p in (t.data, t.shapes, t.sprint) if p}
+    for t in cur.holdout:
+        assert t.data not in train and t.shapes not in train
+        targets = Graph().parse(t.shapes).objects(None, SH.targetClass)
+        for domain in {str(c).rsplit("#", 1)[0] + "#" for c in targets}:  # the holdout ontology's namespace
+            assert all(domain not in p.read_text() for p in train), domain
+
+
+@pytest.fixture(scope="module")
+def construction_run(tmp_path_factory):
+    """One serial A0/A2 ablation over the shipped curriculum, checkpoints before and after training."""
+    out = tmp_path_factory.mktemp("construction")
+    return out, ablate(CURRICULUM, "A0,A2", out=out, holdout_every=3, parallel=False)
+
+
+def test_memory_helps_on_unseen_ontologies(construction_run):
+    """After training, A2 needs fewer pySHACL validations per holdout task than A0; before, the same."""
+    out, s = construction_run
+    a0, a2 = s["conditions"]["A0"]["holdout"], s["conditions"]["A2"]["holdout"]
+    assert [h["checkpoint"] for h in a2] == [0, 1]
+    assert a2[0]["validations"] == a0[0]["validations"]
+    assert a2[1]["validations"] < a0[1]["validations"]
+    assert a2[1]["mean"] == a0[1]["mean"] == 1.0
+    hold = [r for r in read_records(out / "results.jsonl") if r.phase == "holdout" and r.checkpoint == 1]
+    assert all(r.compiled_reused > 0 for r in hold if r.condition == "A2")
+    assert all(r.compiled_reused == 0 for r in hold if r.condition == "A0")
+
+
+def test_records_and_frozen_holdout(construction_run):
+    """Every (condition, phase, checkpoint, task) has one record; holdout runs never grow the memory."""
+    out, s = construction_run
+    recs = read_records(out / "results.jsonl")
+    assert len(recs) == 2 * (3 + 2 * 2) and len({r.key for r in recs}) == len(recs)
+    a2 = [r for r in recs if r.condition == "A2"]
+    trained = max(r.memory_items for r in a2 if r.phase == "train")
+    assert trained > 0 and all(r.memory_items == trained for r in a2 if r.phase == "holdout" and r.checkpoint == 1)
+    assert all(r.extracted == () for r in recs if r.phase == "holdout")
+    from owl_memory import Memory
+
+    with Memory(out / "memories" / "A2-r0") as m:
+        assert len(m) == trained
+    assert (out / "report.html").is_file() and json.loads((out / "summary.json").read_text())["records"] == 14
+
+
+def test_resume_skips_finished(construction_run):
+    """A rerun over the same folder runs nothing; a torn part file reruns only the missing tasks."""
+    out, _ = construction_run
+    job = Job(str(CURRICULUM), "A0", 0, str(out), 3)
+    assert run_job(job) == 0
+    part = out / "parts" / "A0-r0.jsonl"
+    lines = part.read_text().splitlines(keepends=True)
+    part.write_text("".join(lines[:-2]) + lines[-2][:20])
+    assert run_job(job) == 2
+    keys = [r.key for r in read_records(part)]
+    assert len(keys) == 7 and len(set(keys)) == 7
+
+
+def test_bad_curricula(tmp_path):
+    """Unknown conditions, missing files and no holdout split are typed errors naming the fix."""
+    with pytest.raises(ConfigError, match="A9"):
+        ablate(CURRICULUM, "A0,A9", out=tmp_path / "x")
+    bad = tmp_path / "c.yaml"
+    bad.write_text("id: x\nkind: construction\ntasks:\n  - {id: a, repair: {data: nope.ttl, shapes: nope.ttl}}\n")
+    with pytest.raises(LoadError, match="nope.ttl"):
+        load_construction(bad)
+    r = CliRunner().invoke(main, ["ablate", str(bad), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "nope.ttl" in r.output
