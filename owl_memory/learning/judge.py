@@ -47,6 +47,8 @@ class Judgment:
         confidence: high | medium | low.
         judge: which judge decided (sparql, answer, ask, shacl, structural, llm, error).
         missing: expected items the answer lacks (at most 10).
+        failure_mode: how a failed run failed (missing-answer-terms, extra-answer-terms, wrong-answer, ...);
+            empty on success. Extraction files AntiPatterns under it.
     """
 
     success: bool
@@ -54,17 +56,18 @@ class Judgment:
     confidence: str = "high"
     judge: str = "answer"
     missing: tuple[str, ...] = field(default_factory=tuple)
+    failure_mode: str = ""
 
     def to_dict(self) -> dict:
         """JSON-compatible form."""
         return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
-                "missing": list(self.missing)}
+                "missing": list(self.missing), "failure_mode": self.failure_mode}
 
     @classmethod
     def from_dict(cls, d: dict) -> Judgment:
         """Inverse of to_dict."""
         return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
-                   tuple(d.get("missing") or ()))
+                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""))
 
 
 def normalize(text) -> str:
@@ -82,7 +85,8 @@ def judge_answer(answer, expected) -> Judgment:
         return _set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
     ok = normalize(answer) == normalize(expected)
     return Judgment(ok, "the answer equals the expected answer" if ok else "the answer differs from the expected "
-                    "answer (normalized exact match)", "high", "answer", () if ok else (str(expected)[:200],))
+                    "answer (normalized exact match)", "high", "answer", () if ok else (str(expected)[:200],),
+                    "" if ok else "wrong-answer")
 
 
 def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
@@ -154,7 +158,9 @@ def _set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
     missing = tuple(sorted(m.removeprefix("literal:") for m in gold - found))[:MAX_MISSING]
     reason = (f"precision {precision:.2f} ({len(hit)} of {len(found)} answer terms expected), recall {recall:.2f} "
               f"({len(hit)} of {len(gold)} expected terms given)")
-    return Judgment(ok, reason, "high", judge, missing)
+    mode = "" if ok else "no-answer-terms" if not found else "extra-answer-terms" if precision < 1 else \
+        "missing-answer-terms"
+    return Judgment(ok, reason, "high", judge, missing, mode)
 
 
 # ---- graphs ---------------------------------------------------------------------------------------------------
@@ -182,7 +188,7 @@ def judge_ask(graph: Graph, ask: str) -> Judgment:
         raise LoadError("expect.ask must be an ASK query")
     ok = bool(result.askAnswer)
     return Judgment(ok, f"the gold ASK query answers {str(ok).lower()} over the run's graph", "high", "ask",
-                    () if ok else ("ASK pattern",))
+                    () if ok else ("ASK pattern",), "" if ok else "ask-check-failed")
 
 
 def judge_shacl(graph: Graph, shapes) -> Judgment:
@@ -192,7 +198,7 @@ def judge_shacl(graph: Graph, shapes) -> Judgment:
     conforms, report, _ = pyshacl.validate(graph, shacl_graph=load_graph(shapes), inference="none")
     n = len(set(report.subjects(URIRef("http://www.w3.org/ns/shacl#resultSeverity"), None)))
     return Judgment(bool(conforms), f"SHACL: {'conforms' if conforms else f'{n} violation(s)'}", "high", "shacl",
-                    () if conforms else (f"{n} violation(s)",))
+                    () if conforms else (f"{n} violation(s)",), "" if conforms else "shacl-violation")
 
 
 # ---- structure of a query -------------------------------------------------------------------------------------
@@ -267,7 +273,7 @@ def judge_structural(query: str, reference: str, endpoint: str | None = None) ->
         got = query_structure(query)
     except LoadError:
         return Judgment(False, f"structural judge ({where}): the answer is not a parseable SPARQL query", "medium",
-                        "structural", ("a SPARQL query",))
+                        "structural", ("a SPARQL query",), "no-query")
     want = query_structure(reference)
     hit = sum((got & want).values())
     precision, recall = hit / max(1, sum(got.values())), hit / max(1, sum(want.values()))
@@ -275,7 +281,7 @@ def judge_structural(query: str, reference: str, endpoint: str | None = None) ->
     missing = tuple(sorted(str(k[1])[:120] for k in (want - got)))[:MAX_MISSING]
     return Judgment(ok, f"structural judge ({where}): {hit} of {sum(want.values())} reference patterns/filters "
                     f"matched modulo variable names (precision {precision:.2f}, recall {recall:.2f})", "medium",
-                    "structural", missing)
+                    "structural", missing, "" if ok else "wrong-query-structure")
 
 
 # ---- dispatch -------------------------------------------------------------------------------------------------
@@ -334,5 +340,6 @@ def judge_llm(task: str, answer: str, evidence: str, lm) -> Judgment:
     with dspy.context(lm=lm):
         pred = dspy.Predict(JudgeRun)(task=task[:2000], answer=answer[:2000], evidence=evidence[:4000])
     confidence = str(pred.confidence).strip().lower()
-    return Judgment(bool(pred.success), str(pred.reason)[:500], confidence if confidence in CONFIDENCES else "low",
-                    "llm")
+    ok = bool(pred.success)
+    return Judgment(ok, str(pred.reason)[:500], confidence if confidence in CONFIDENCES else "low", "llm", (),
+                    "" if ok else "judged-wrong")

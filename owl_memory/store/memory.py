@@ -16,7 +16,7 @@ from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
 from ..sparql_guard import check_read_only
 from ..vocab import ITEM, OM, PROV
-from . import retrieval
+from . import forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ, Ref
 from .export import with_header
@@ -58,11 +58,17 @@ class Memory:
             m.search("query user text")
     """
 
-    def __init__(self, location: str | Path = ".owl-memory", max_read: int = MAX_READ):
+    def __init__(self, location: str | Path = ".owl-memory", max_read: int = MAX_READ, *,
+                 max_items: int | None = None):
         self.location = location
         self.backend = open_backend(location, max_read)
         self.blobs = self.backend.payloads
         self.max_read = max_read
+        local = not str(location).startswith(("http://", "https://"))
+        if max_items is not None and local:
+            forgetting.write_bound(Path(location), max_items)
+        self.max_items = forgetting.read_bound(Path(location)) if local else max_items
+        self.forgotten: list[str] = []  # ids the bound archived since this Memory was opened, in order
 
     # ---- writes ----
     def add(self, spec: ItemSpec) -> str:
@@ -80,7 +86,21 @@ class Memory:
         specs = list(specs)
         for at in range(0, len(specs), batch):
             ids += self._add_batch(specs[at: at + batch], validate)
+        self.enforce_bound()
         return ids
+
+    def enforce_bound(self) -> list[str]:
+        """Archive the least useful active items while more than max_items are active; returns their ids."""
+        if self.max_items is None or self.backend.count() <= self.max_items:
+            return []
+        _, rows, _ = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN)
+        cards = [{"id": str(i)[len(str(ITEM)):], "use_count": int(u), "success_count": int(ok),
+                  "failure_count": int(bad), "created_at": str(c)} for i, u, ok, bad, c in rows]
+        victims = forgetting.least_useful(cards, len(cards) - self.max_items)
+        for i in victims:
+            self.archive(i)
+        self.forgotten += victims
+        return victims
 
     def supersede(self, old_id: str, new_id: str) -> None:
         """Mark `old_id` as superseded by `new_id`: it is kept but never retrieved again."""

@@ -1,0 +1,162 @@
+"""Consolidation: store extracted items without duplicates, with conflicts and exceptions made explicit.
+
+For each new item, in order:
+1. exact duplicate: its stable id is already stored -> nothing is written (`duplicates`).
+2. exception: an active item of the other polarity (AntiPattern vs Procedure/Principle) prescribes or forbids the
+   same compiled action, and the new item is narrower (the general one has no ontology, or no task type, where
+   the new one has) -> the new item is stored with scope "exception" and om:refines the general one.
+3. conflict: same contradiction with overlapping applicability but not narrower -> both are stored and linked
+   om:conflictsWith both ways (search hits show `conflicts_with`).
+4. near-duplicate: an active item of the same kind with overlapping applicability whose title + summary
+   similarity is at least SIMILARITY (word-set Jaccard, below) and whose compiled action is the same (or
+   absent on one side) -> the stored item survives and supersedes the new one, which is stored, then archived;
+   counters are summed into the survivor; the archived item keeps its own prov:wasGeneratedBy /
+   prov:wasDerivedFrom, reachable from the survivor through om:supersedes, so both chains stay (`merged`).
+5. otherwise it is added (`added`). Items the shapes reject are reported in `rejected`, never half-written.
+
+Similarity (deterministic): Jaccard index of the sets of case-folded alphanumeric words of title + " " + summary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from ..errors import InvalidItem, UnknownItem
+from ..store.items import ItemSpec
+
+SIMILARITY = 0.8
+CANDIDATES = 50
+_WORD = re.compile(r"[^\W_]+")
+_ADVICE_KINDS = ("Procedure", "Principle")
+
+
+@dataclass
+class Report:
+    """What consolidation did with one run's items (ids in each list)."""
+
+    added: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    merged: list[list[str]] = field(default_factory=list)  # [survivor, archived new item]
+    conflicts: list[list[str]] = field(default_factory=list)  # [new, stored]
+    exceptions: list[list[str]] = field(default_factory=list)  # [exception, general rule]
+    rejected: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)  # forgotten by the bound
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form."""
+        return {k: list(v) for k, v in self.__dict__.items()}
+
+    def counts(self) -> dict:
+        """Per-field counts (the per-run consolidation figures)."""
+        return {k: len(v) for k, v in self.__dict__.items()}
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard index of the case-folded word sets of two texts (1.0 for two empty texts)."""
+    wa, wb = set(_WORD.findall(a.casefold())), set(_WORD.findall(b.casefold()))
+    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
+
+
+def consolidate(memory, specs, report: Report | None = None) -> Report:
+    """Store `specs` into `memory` by the rules above; returns (or extends) the report."""
+    report = report if report is not None else Report()
+    before = len(memory.forgotten)
+    for spec in specs:
+        try:
+            _one(memory, spec, report)
+        except (InvalidItem, UnknownItem) as e:
+            report.rejected.append(f"{spec.kind} {spec.title!r}: {str(e)[:240]}")
+    report.archived += memory.forgotten[before:]
+    return report
+
+
+def _one(memory, spec: ItemSpec, report: Report) -> None:
+    """Consolidate one item."""
+    if _stored(memory, spec.id):
+        report.duplicates.append(spec.id)
+        return
+    candidates = _candidates(memory, spec)
+    opposed = [c for c in candidates if _contradicts(spec, c)]
+    general = next((c for c in opposed if _narrower(spec, c)), None)
+    if general is not None and spec.scope == "general":
+        exc = memory.add(replace(spec, scope="exception", refines=general["id"]))
+        report.exceptions.append([exc, general["id"]])
+        return
+    if opposed:
+        new = memory.add(spec)
+        for c in opposed:
+            memory.link(new, "conflictsWith", c["id"])
+            report.conflicts.append([new, c["id"]])
+        return
+    twin = next((c for c in candidates if _near_duplicate(spec, c)), None)
+    new = memory.add(spec)
+    if twin is None:
+        report.added.append(new)
+        return
+    merge(memory, twin["id"], new)
+    report.merged.append([twin["id"], new])
+
+
+def merge(memory, keep: str, drop: str) -> None:
+    """`keep` supersedes `drop` (archived, its own provenance chain intact) and gains its counters."""
+    gone = memory.get(drop)
+    memory.supersede(drop, keep)
+    memory.archive(drop)
+    for _ in range(gone["success_count"]):
+        memory.record_use(keep, True)
+    for _ in range(gone["failure_count"]):
+        memory.record_use(keep, False)
+    for _ in range(gone["use_count"] - gone["success_count"] - gone["failure_count"]):
+        memory.record_use(keep, None)
+
+
+def _stored(memory, id: str) -> bool:
+    """Whether an item id is stored."""
+    try:
+        memory.get(id)
+    except UnknownItem:
+        return False
+    return True
+
+
+def _candidates(memory, spec: ItemSpec) -> list[dict]:
+    """Active items that could duplicate or contradict `spec`: same task type (when it has one), full records."""
+    task_type = spec.task_types[0] if spec.task_types else None
+    hits = memory.search(task_type=task_type, k=CANDIDATES)
+    return [memory.get(h["id"]) for h in hits if _overlaps(spec, h)]
+
+
+def _overlaps(spec: ItemSpec, item: dict) -> bool:
+    """Overlapping applicability: ontologies intersect, or either side applies to any ontology."""
+    return not spec.applies_to or not item["applies_to"] or bool(set(spec.applies_to) & set(item["applies_to"]))
+
+
+def _contradicts(spec: ItemSpec, item: dict) -> bool:
+    """An AntiPattern forbidding the very compiled action a Procedure/Principle prescribes (either way round)."""
+    kinds = {spec.kind, item["kind"]}
+    if not ("AntiPattern" in kinds and kinds & set(_ADVICE_KINDS)):
+        return False
+    return spec.action_schema is not None and _action(spec.action_schema) == _action(item["action_schema"])
+
+
+def _action(schema: dict | None):
+    """The comparable part of an action schema: operator, form and patterns (no prose, no parameter names)."""
+    if not schema:
+        return None
+    return schema.get("operator"), schema.get("form"), repr(schema.get("where") or schema.get("tools"))
+
+
+def _narrower(spec: ItemSpec, item: dict) -> bool:
+    """The new item constrains applicability where the stored one does not (ontology or task type)."""
+    return (bool(spec.applies_to) and not item["applies_to"]) or (bool(spec.task_types) and not item["task_types"])
+
+
+def _near_duplicate(spec: ItemSpec, item: dict) -> bool:
+    """Same kind, similar title + summary, and the same compiled action (or none on one side)."""
+    if spec.kind != item["kind"] or item.get("scope") != spec.scope:
+        return False
+    if spec.action_schema and item["action_schema"] and _action(spec.action_schema) != _action(item["action_schema"]):
+        return False
+    return similarity(f"{spec.title} {spec.summary}", f"{item['title']} {item['summary']}") >= SIMILARITY
+

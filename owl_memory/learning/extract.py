@@ -1,0 +1,312 @@
+"""Extraction: distill at most `max_items` general memory items from one judged run.
+
+Successes become Procedures, failures AntiPatterns (with `preventsFailureMode` from the judgment). Each item
+applies to the task's ontology and task type, and carries compiled fields where the run shows them:
+`actionSchema` is the SPARQL pattern the agent's last query used (read from its code on the parsed Python AST and
+the parsed SPARQL algebra), with the task's constants (terms the task names, every literal) lifted to parameters;
+`verificationHook` names the check that judged the run. An LLM extractor (a DSPy signature) may write the prose; it
+reads a bounded outline of the trajectory, never the whole trace, and what it returns is checked on its parsed form:
+wrong kinds, malformed items and items that copy the task's strings are rejected and reported, never stored.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field, replace
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+
+from ..errors import InvalidItem
+from ..store.items import ItemSpec
+from ..vocab import local_name
+from .judge import Judgment, _canonical_names, _walk, answer_terms
+
+MAX_ITEMS = 3
+OUTLINE_CHARS = 3_000
+_SHORT = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:", "http://www.w3.org/2000/01/rdf-schema#": "rdfs:",
+          "http://www.w3.org/2002/07/owl#": "owl:", "http://www.w3.org/2001/XMLSchema#": "xsd:"}
+_ADVICE = {
+    "missing-answer-terms": "the answer left out expected terms: check transitive closure (e.g. a + path) and "
+                            "read every result row before answering",
+    "extra-answer-terms": "the answer named terms that are not results: answer only with rows the query returned",
+    "no-answer-terms": "the answer named no term of the ontology: answer with the IRIs or CURIEs the query returned",
+    "wrong-answer": "the answer did not match: recompute it from the query results, not from memory",
+    "wrong-query-structure": "the query's triple patterns or filters differ from what the question needs",
+}
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What extraction reads about one finished run.
+
+    Args:
+        task: the task text; task_type: its type; ontology_iri: the ontology it ran over (None if none).
+        answer: the submitted answer; run_id / trace_ref: provenance (trajectory blob key).
+        events: the parsed trajectory lines; graph: the task's ontology (to recognize its constants).
+    """
+
+    task: str
+    task_type: str
+    ontology_iri: str | None
+    answer: str
+    run_id: str
+    trace_ref: str | None
+    events: tuple = ()
+    graph: Graph | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Items extracted from a run and what was rejected (with why)."""
+
+    items: tuple[ItemSpec, ...]
+    rejected: tuple[str, ...] = ()
+
+
+# ---- what the run shows ---------------------------------------------------------------------------------------
+
+def agent_queries(events) -> list[str]:
+    """SPARQL strings the agent passed to ontology_query, in order (read from its code's Python AST)."""
+    out = []
+    for e in events:
+        if e.get("event") != "iteration":
+            continue
+        try:
+            tree = ast.parse(e.get("code") or "")
+        except SyntaxError:
+            continue
+        out += [q for node in ast.walk(tree) if (q := _query_argument(node))]
+    return out
+
+
+def _query_argument(node) -> str | None:
+    """The constant string argument of an ontology_query(...) call, if that is what `node` is."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ontology_query"):
+        return None
+    args = list(node.args) + [k.value for k in node.keywords if k.arg == "sparql"]
+    first = args[0] if args else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def tools_used(events) -> list[str]:
+    """Tool names the agent called, in order, without repeats in a row."""
+    names = [e["tool"] for e in events if e.get("event") == "tool_call"]
+    return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
+
+
+def lift(query: str, constants: set[str]) -> dict | None:
+    """The query's pattern as an action schema, with `constants` and every literal lifted to parameters."""
+    try:
+        algebra = translateQuery(parseQuery(query)).algebra
+    except Exception:  # noqa: BLE001 - an unparseable query compiles to nothing
+        return None
+    triples, filters = [], []
+    _walk(algebra, triples, filters)
+    if not triples:
+        return None
+    names, params = _canonical_names(triples, filters), {}
+    where = [[_term(t, names, constants, params) for t in tp] for tp in triples]
+    return {"operator": "ontology_query", "form": "select" if "SelectQuery" in str(algebra.name) else "ask",
+            "where": sorted(where), "filters": len(filters),
+            "parameters": [{"name": p, "kind": k} for p, k in params.values()]}
+
+
+def _term(t, names: dict, constants: set[str], params: dict) -> str:
+    """One pattern position: a canonical variable, a kept IRI, or a parameter for a task constant."""
+    if t in names:
+        return names[t]
+    if isinstance(t, Literal) or (isinstance(t, URIRef) and str(t) in constants):
+        key = str(t)
+        if key not in params:
+            params[key] = (f"$p{len(params) + 1}", "literal" if isinstance(t, Literal) else "iri")
+        return params[key][0]
+    if isinstance(t, URIRef):
+        short = next((p + str(t)[len(ns):] for ns, p in _SHORT.items() if str(t).startswith(ns)), None)
+        return short or f"<{t}>"
+    return t.n3() if hasattr(t, "n3") else str(t)
+
+
+def task_constants(record: RunRecord) -> set[str]:
+    """IRIs the task and the answer name (its constants), as strings."""
+    if record.graph is None:
+        return set()
+    return answer_terms(record.task, record.graph, set()) | answer_terms(record.answer, record.graph, set())
+
+
+def forbidden_strings(record: RunRecord) -> set[str]:
+    """Strings a general item must not contain: local names of the task's constants (4+ characters)."""
+    names = {local_name(c) for c in task_constants(record) if not c.startswith("literal:")}
+    return {n for n in names if len(n) >= 4}
+
+
+def copies_task(spec: ItemSpec, forbidden: set[str], task: str) -> str | None:
+    """The first task-specific string a general item copies, or None."""
+    text = " ".join([spec.title, spec.summary, spec.content, json.dumps(spec.action_schema or {}),
+                     spec.verification_hook or ""]).casefold()
+    if len(task.strip()) >= 20 and task.strip().casefold() in text:
+        return "the task text"
+    return next((f for f in sorted(forbidden) if f.casefold() in text), None)
+
+
+# ---- rule-based items -----------------------------------------------------------------------------------------
+
+def extract(record: RunRecord, judgment: Judgment, *, lm=None, max_items: int = MAX_ITEMS) -> Extraction:
+    """At most `max_items` items from one judged run: the LLM extractor's when an LM is given, else rule-based."""
+    schema = _schema(record)
+    base = _rule_item(record, judgment, schema)
+    if lm is None:
+        return _checked([base], record, max_items)
+    try:
+        drafts = llm_drafts(record, judgment, lm, max_items)
+    except Exception as e:  # noqa: BLE001 - any LM or parse failure is recorded; the rule-based item stands in
+        return Extraction(_checked([base], record, max_items).items, (f"extractor failed: {type(e).__name__}",))
+    items, rejected = [], []
+    for n, d in enumerate(drafts, 1):
+        try:
+            items.append(_from_draft(d, record, judgment, schema))
+        except InvalidItem as e:
+            rejected.append(f"draft {n}: {str(e)[:200]}")
+    checked = _checked(items or [base], record, max_items)
+    return Extraction(checked.items, tuple(rejected) + checked.rejected)
+
+
+def _checked(items: list[ItemSpec], record: RunRecord, max_items: int) -> Extraction:
+    """Drop general items that copy the task's strings; keep at most `max_items`."""
+    forbidden, kept, rejected = forbidden_strings(record), [], []
+    for spec in items:
+        bad = copies_task(spec, forbidden, record.task) if spec.scope == "general" else None
+        if bad:
+            rejected.append(f"{spec.kind} {spec.title!r} copies a task-specific string ({bad})")
+        else:
+            kept.append(spec)
+    return Extraction(tuple(kept[:max(0, int(max_items))]), tuple(rejected))
+
+
+def _schema(record: RunRecord) -> dict | None:
+    """The compiled action of the run: its last query's lifted pattern, else the tool sequence it followed."""
+    queries = agent_queries(record.events)
+    schema = lift(queries[-1], task_constants(record)) if queries else None
+    if schema is None and tools_used(record.events):
+        schema = {"operator": "tool_sequence", "tools": tools_used(record.events)[:12]}
+    return schema
+
+
+def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None) -> ItemSpec:
+    """One Procedure (success) or AntiPattern (failure) written from the run's compiled action."""
+    kind_of = _readable(record.task_type)
+    over = _predicates(schema)
+    if judgment.success:
+        title = f"{kind_of.capitalize()} questions: answer with one query pattern"
+        summary = (f"Use for {kind_of} questions answered by one query over {over}; "
+                   "not when the question needs a count or an aggregate.")
+        content = "\n".join(["1. Run the pattern below with the question's terms bound to its parameters.",
+                             "2. Read every result row through the results handle.",
+                             "3. Answer with exactly the IRIs the rows hold, as CURIEs.",
+                             f"Pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}"])
+        return _spec("Procedure", title, summary, content, record, judgment, schema, ())
+    mode = judgment.failure_mode or "wrong-answer"
+    title = f"Avoid {_readable(mode)} on {kind_of} questions"
+    summary = f"Use before answering {kind_of} questions with one query over {over}: this failed before ({mode})."
+    content = "\n".join([f"Failure: {_ADVICE.get(mode, 'the run was judged wrong; recheck the query')}.",
+                         f"Failed pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}"])
+    return _spec("AntiPattern", title, summary, content, record, judgment, schema, (mode,))
+
+
+def _spec(kind, title, summary, content, record: RunRecord, judgment: Judgment, schema, modes) -> ItemSpec:
+    """An ItemSpec with the run's applicability, compiled fields and provenance."""
+    return ItemSpec(kind, title, summary, content, applies_to=(record.ontology_iri,) if record.ontology_iri else (),
+                    task_types=(record.task_type,), failure_modes=modes, tags=("learned", judgment.judge),
+                    confidence={"high": 0.7, "medium": 0.6}.get(judgment.confidence, 0.5),
+                    provenance={"run": record.run_id, **({"derived_from": record.trace_ref} if record.trace_ref
+                                                         else {})},
+                    action_schema=schema, verification_hook=_hook(judgment))
+
+
+def _hook(judgment: Judgment) -> str:
+    """The check that judged the run, as a verification hook (no gold text, which names the task's constants)."""
+    return {"sparql": "judge sparql: answer terms equal the gold SELECT's results (precision 1, recall 1)",
+            "answer": "judge answer: normalized exact or set match with the expected answer",
+            "ask": "judge ask: the gold ASK holds over the run's graph",
+            "shacl": "judge shacl: the run's graph conforms to the task's shapes",
+            "structural": "judge structural: triple patterns and filters equal the reference's modulo variables",
+            }.get(judgment.judge, f"judge {judgment.judge}")
+
+
+def _readable(slug: str) -> str:
+    """A slug as words ('missing-answer-terms' -> 'missing answer terms')."""
+    return " ".join(str(slug).replace("_", "-").split("-")) or "general"
+
+
+def _predicates(schema: dict | None) -> str:
+    """Local names of the kept predicates of a pattern, or its tools, for a summary line."""
+    if not schema:
+        return "the ontology tools"
+    if schema["operator"] == "tool_sequence":
+        return ", ".join(schema["tools"][:4])
+    preds = sorted({local_name(tp[1].strip("<>")) for tp in schema["where"] if not tp[1].startswith(("?", "$"))})
+    return ", ".join(preds[:4]) or "parameters only"
+
+
+# ---- LLM extractor --------------------------------------------------------------------------------------------
+
+def outline(events, cap: int = OUTLINE_CHARS) -> str:
+    """A bounded outline of a trajectory: per iteration its code and output, clipped; at most `cap` characters."""
+    lines = []
+    for e in events:
+        if e.get("event") == "iteration":
+            lines.append(f"[{e['iteration']}] code: {_clip(e.get('code'), 300)} -> {_clip(e.get('output'), 160)}")
+        elif e.get("event") == "tool_result" and e.get("error"):
+            lines.append(f"  tool {e.get('tool')} error: {_clip(e.get('message'), 160)}")
+    return _clip("\n".join(lines), cap)
+
+
+def _clip(text, n: int) -> str:
+    """At most n characters of text, marked when clipped."""
+    text = str(text or "")
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int) -> list:
+    """The LM's draft items (a list of dicts) for a run; raises when its output is not a list."""
+    import dspy
+
+    class ExtractItems(dspy.Signature):
+        """Distill at most max_items reusable memory items from one judged agent run over an ontology.
+
+        Items must be general: never copy the task's names, IRIs, literals or answer. A successful run gives
+        Procedure or Principle items; a failed run gives AntiPattern items with a failure_mode. Each item is a
+        dict with kind, title (at most 10 words), summary (one sentence: when to use it, when not) and content
+        (steps or a checklist)."""
+
+        task_type: str = dspy.InputField()
+        outcome: str = dspy.InputField(desc="success or failure, with the judge's reason")
+        trajectory_outline: str = dspy.InputField(desc="bounded outline of the run, not the whole trace")
+        max_items: int = dspy.InputField()
+        items: list[dict] = dspy.OutputField()
+
+    outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}"
+    with dspy.context(lm=lm):
+        pred = dspy.Predict(ExtractItems)(task_type=record.task_type, outcome=outcome,
+                                          trajectory_outline=outline(record.events), max_items=max_items)
+    if not isinstance(pred.items, list):
+        raise InvalidItem("the extractor did not return a list of items")
+    return pred.items[:max_items]
+
+
+def _from_draft(d, record: RunRecord, judgment: Judgment, schema) -> ItemSpec:
+    """An ItemSpec from one LM draft, checked on its parsed form; InvalidItem says what is wrong."""
+    if not isinstance(d, dict) or not all(isinstance(d.get(k), str) and d[k].strip()
+                                          for k in ("kind", "title", "summary", "content")):
+        raise InvalidItem("a draft item needs string kind, title, summary and content")
+    allowed = ("Procedure", "Principle") if judgment.success else ("AntiPattern",)
+    spec = ItemSpec(d["kind"], d["title"], d["summary"], d["content"])
+    if spec.kind not in allowed:
+        raise InvalidItem(f"a {'successful' if judgment.success else 'failed'} run yields {' or '.join(allowed)}, "
+                          f"not {spec.kind}")
+    mode = str(d.get("failure_mode") or judgment.failure_mode or "wrong-answer")
+    base = _spec(spec.kind, spec.title, spec.summary, spec.content, record, judgment, schema,
+                 (mode,) if spec.kind == "AntiPattern" else ())
+    return replace(base, tags=(*base.tags, "llm-extracted"))
