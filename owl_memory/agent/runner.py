@@ -45,6 +45,10 @@ class RunResult:
         metrics: iterations, LM calls, tokens, tool calls and leakage numbers.
         run_id: the run's id (also on every trajectory line).
         trace_ref: blob key of the trajectory, when the run had a memory.
+        memory_usage: [{memory_id, rank, score}] for every item used (search rank and score; A1 injection rank).
+        judgment: the learning loop's Judgment (run with learn=True), else None.
+        extracted: ids of the items the loop extracted and stored from this run.
+        consolidation: the loop's per-run report (added, duplicates, merged, conflicts, exceptions, ...).
     """
 
     answer: str
@@ -53,6 +57,10 @@ class RunResult:
     metrics: dict = field(default_factory=dict)
     run_id: str = ""
     trace_ref: str | None = None
+    memory_usage: list[dict] = field(default_factory=list)
+    judgment: object = None
+    extracted: list[str] = field(default_factory=list)
+    consolidation: dict = field(default_factory=dict)
 
 
 def resolve_lm(lm=None, api_base: str | None = None):
@@ -110,8 +118,23 @@ class _TracedRLM(RLM):
 def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=None, condition: str = "A2",
         max_iters: int = 12, max_llm_calls: int = 20, *, api_base: str | None = None, budget: ReadBudget | None = None,
         k: int = 5, sandbox=False, trajectory_dir: str | Path | None = None,
-        max_output_chars: int = 4_000) -> RunResult:
-    """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics."""
+        max_output_chars: int = 4_000, learn: bool = False, expect: dict | None = None,
+        task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
+        extract_lm=None) -> RunResult:
+    """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics.
+
+    learn=True (or matts="parallel:K" / "sequential:K") runs the learning loop: the run is judged (by `expect`
+    gold, else by the LM), items are extracted, consolidated and stored with provenance, and the result carries
+    `judgment`, `extracted` and `consolidation` (see owl_memory.learning.loop).
+    """
+    if learn or matts:
+        from ..learning.loop import run_learning
+
+        return run_learning(task, memory, expect=expect, ontology=ontology, lm=lm, condition=condition,
+                            task_type=task_type, task_id=task_id, matts=matts, extract_lm=extract_lm,
+                            api_base=api_base, prompt=prompt, max_iters=max_iters, max_llm_calls=max_llm_calls,
+                            budget=budget, k=k, sandbox=sandbox, trajectory_dir=trajectory_dir,
+                            max_output_chars=max_output_chars)
     if condition not in CONDITIONS:
         raise ConfigError(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
     if not isinstance(task, str) or not task.strip():
@@ -173,7 +196,15 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
     traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
                **_counts(calls, iterations), metrics=metrics, memory_ids_used=used)
     trace_ref = memory.blobs.put(traj.path.read_text(encoding="utf-8"), "trace").key if memory is not None else None
-    return RunResult(str(pred.answer), traj.path, used, metrics, traj.run_id, trace_ref)
+    return RunResult(str(pred.answer), traj.path, used, metrics, traj.run_id, trace_ref, _usage(injected, box))
+
+
+def _usage(injected: list[dict], box: Toolbox) -> list[dict]:
+    """Every used item with its rank and score: A1's injected ranks first, then what the tools met."""
+    seen = {i["id"]: (rank, float(i.get("score", 0.0))) for rank, i in enumerate(injected, 1)}
+    for i, rs in box.memory_usage.items():
+        seen.setdefault(i, rs)
+    return [{"memory_id": i, "rank": r, "score": sc} for i, (r, sc) in seen.items()]
 
 
 def _seen(lm) -> set:
@@ -235,4 +266,5 @@ def _trajectory_dir(where, memory) -> Path:
     """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
     if where is not None:
         return Path(where)
-    return (Path(memory.path) if memory is not None else Path(".owl-memory")) / "runs"
+    local = memory is not None and not str(memory.location).startswith(("http://", "https://"))
+    return (Path(memory.location) if local else Path(".owl-memory")) / "runs"

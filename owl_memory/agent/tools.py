@@ -80,6 +80,7 @@ class Toolbox:
         self.results: dict[str, list[int]] = {}  # results handle -> line start offsets (plus the end)
         self.payloads: list[Ref] = [self.prompt] if self.prompt is not None else []
         self.memory_ids_used: list[str] = []
+        self.memory_usage: dict[str, tuple[int, float]] = {}  # id -> (rank, score) where the agent first met it
         self.vocabulary: set[str] = set()  # IRIs and namespaces the tools show: vocabulary, not payload
         self.stats = {"tool_calls": 0, "tool_errors": 0, "large_returns": 0, "max_return": 0, "max_window": 0}
 
@@ -180,6 +181,8 @@ class Toolbox:
         hits = self.memory.search(text=_text(text, "text") or None, ontology=_text(ontology, "ontology") or None,
                                   task_type=_text(task_type, "task_type") or None,
                                   kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(_int(k, "k"), 10)))
+        for rank, h in enumerate(hits, 1):
+            self._used(h["id"], rank=rank, score=h["score"])
         items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.items()} for h in hits]
         return {"items": items, "count": len(items)}
 
@@ -347,10 +350,11 @@ class Toolbox:
         return {"handle": ref.key, "rows": len(lines), "columns": columns[:MAX_LIST], "size": ref.size,
                 "truncated": result.truncated}
 
-    def _used(self, id: str, content_ref: str | None = None) -> None:
-        """Remember that the agent looked at memory item `id` (and that its content is a payload to watch)."""
+    def _used(self, id: str, content_ref: str | None = None, rank: int | None = None, score: float = 0.0) -> None:
+        """Remember that the agent met memory item `id` (search rank and score; its content is a payload to watch)."""
         if id not in self.memory_ids_used:
             self.memory_ids_used.append(id)
+            self.memory_usage[id] = (rank or len(self.memory_usage) + 1, float(score))
         if content_ref:
             self._watch(content_ref)
 

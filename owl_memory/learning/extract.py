@@ -277,7 +277,7 @@ def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int) -> lis
         """Distill at most max_items reusable memory items from one judged agent run over an ontology.
 
         Items must be general: never copy the task's names, IRIs, literals or answer. A successful run gives
-        Procedure or Principle items; a failed run gives AntiPattern items with a failure_mode. Each item is a
+        Procedure or Principle items; a failed run gives AntiPattern items with a failure_mode. Each draft is a
         dict with kind, title (at most 10 words), summary (one sentence: when to use it, when not) and content
         (steps or a checklist)."""
 
@@ -285,15 +285,15 @@ def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int) -> lis
         outcome: str = dspy.InputField(desc="success or failure, with the judge's reason")
         trajectory_outline: str = dspy.InputField(desc="bounded outline of the run, not the whole trace")
         max_items: int = dspy.InputField()
-        items: list[dict] = dspy.OutputField()
+        drafts: list = dspy.OutputField(desc="a JSON list of item objects")
 
     outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}"
     with dspy.context(lm=lm):
         pred = dspy.Predict(ExtractItems)(task_type=record.task_type, outcome=outcome,
                                           trajectory_outline=outline(record.events), max_items=max_items)
-    if not isinstance(pred.items, list):
+    if not isinstance(pred.drafts, list):
         raise InvalidItem("the extractor did not return a list of items")
-    return pred.items[:max_items]
+    return pred.drafts[: 2 * max_items]  # rejected drafts leave room; at most max_items are kept
 
 
 def _from_draft(d, record: RunRecord, judgment: Judgment, schema) -> ItemSpec:

@@ -1,0 +1,126 @@
+"""The learning loop: run -> judge -> extract -> consolidate -> store, with usage counters and PROV-O provenance.
+
+`owl_memory.run(task, memory, ..., learn=True, expect={...})` lands here. MaTTS (memory-aware test-time scaling) is
+an option: "parallel:K" runs K rollouts, judges each, and extracts by self-contrast (the successes' Procedures
+against the failures' AntiPatterns; consolidation flags where they contradict), at most 5 items; "sequential:K"
+runs up to K refinement passes, each one given the previous pass's answer (never the judge's reason, which would
+leak the gold), stopping at the first success.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from rdflib import Graph
+from rdflib.namespace import OWL, RDF
+
+from ..agent.runner import RunResult, resolve_lm
+from ..agent.runner import run as run_agent
+from ..agent.trajectory import read_trajectory
+from ..errors import ConfigError
+from ..rdfio import load_graph
+from .consolidate import Report, consolidate
+from .extract import MAX_ITEMS, RunRecord, extract, outline
+from .judge import Judgment, judge
+from .provenance import RunInfo, provenance_graph
+
+MATTS_MAX_ITEMS = 5
+MATTS_MAX_K = 8
+
+
+def parse_matts(matts: str | None) -> tuple[str | None, int]:
+    """("parallel" | "sequential" | None, K) from "parallel:K" / "sequential:K"; ConfigError otherwise."""
+    if not matts:
+        return None, 1
+    mode, _, k = str(matts).partition(":")
+    if mode not in ("parallel", "sequential") or not k.isdigit() or not 1 <= int(k) <= MATTS_MAX_K:
+        raise ConfigError(f"matts must be parallel:K or sequential:K with 1 <= K <= {MATTS_MAX_K}, got {matts!r}")
+    return mode, int(k)
+
+
+def ontology_iri(graph: Graph | None) -> str | None:
+    """The IRI of the ontology a graph declares (the first, sorted), or None."""
+    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
+    return iris[0] if iris else None
+
+
+def run_learning(task: str, memory, *, expect: dict | None = None, ontology=None, lm=None, condition: str = "A2",
+                 task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
+                 extract_lm=None, max_extract: int = MAX_ITEMS, api_base: str | None = None,
+                 **run_kwargs) -> RunResult:
+    """Run, judge, extract, consolidate and store; the best rollout's RunResult with judgment and extracted ids."""
+    if memory is None:
+        raise ConfigError("learning needs a memory: pass memory=Memory(PATH) (or --memory PATH)")
+    mode, k = parse_matts(matts)
+    lm = resolve_lm(lm, api_base)
+    graph = load_graph(ontology) if ontology is not None else None
+    ctx = _Context(memory, task, expect, graph, lm, condition, task_type or "general", task_id, run_kwargs)
+    judged = ctx.rollouts(mode, k)
+    cap = MATTS_MAX_ITEMS if mode else max_extract
+    items, rejected = [], []
+    for _, judgment, record in judged:
+        ex = extract(record, judgment, lm=extract_lm, max_items=cap)
+        items += [s for s in ex.items if s.id not in {i.id for i in items}]
+        rejected += ex.rejected
+    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)))
+    for result, judgment, _ in judged:
+        memory.write_graph(provenance_graph(ctx.info(result), judgment))
+    best = next((r for r in judged if r[1].success), judged[-1])
+    return replace(best[0], judgment=best[1], extracted=_stored_ids(report), consolidation=report.to_dict())
+
+
+class _Context:
+    """Everything one learning run shares across its rollouts."""
+
+    def __init__(self, memory, task, expect, graph, lm, condition, task_type, task_id, run_kwargs):
+        self.memory, self.task, self.expect, self.graph, self.lm = memory, task, expect, graph, lm
+        self.condition, self.task_type, self.task_id, self.kwargs = condition, task_type, task_id, run_kwargs
+        self.times: dict[str, tuple[datetime, datetime]] = {}
+
+    def rollouts(self, mode: str | None, k: int) -> list[tuple[RunResult, Judgment, RunRecord]]:
+        """One run, K parallel rollouts, or up to K sequential refinements (stopping at the first success)."""
+        out = [self.one(self.task)]
+        for _ in range(k - 1):
+            if mode == "sequential" and out[-1][1].success:
+                break
+            out.append(self.one(self.task if mode == "parallel" else _refine(self.task, out[-1][0].answer)))
+        return out
+
+    def one(self, text: str) -> tuple[RunResult, Judgment, RunRecord]:
+        """Run the agent once, judge it and count the use of every item it used."""
+        started = datetime.now(timezone.utc)
+        result = run_agent(text, memory=self.memory, ontology=self.graph, lm=self.lm, condition=self.condition,
+                           **self.kwargs)
+        self.times[result.run_id] = (started, datetime.now(timezone.utc))
+        events = tuple(read_trajectory(result.trajectory_path))
+        judgment = judge(self.expect, result.answer, ontology=self.graph, task=self.task, lm=self.lm,
+                         evidence=outline(events))
+        for use in result.memory_usage:
+            self.memory.record_use(use["memory_id"], judgment.success)
+        record = RunRecord(self.task, self.task_type, ontology_iri(self.graph), result.answer, result.run_id,
+                           result.trace_ref, events, self.graph)
+        return result, judgment, record
+
+    def info(self, result: RunResult) -> RunInfo:
+        """The provenance record of one rollout."""
+        started, ended = self.times[result.run_id]
+        used = tuple((u["memory_id"], u["rank"], u["score"]) for u in result.memory_usage)
+        return RunInfo(result.run_id, str(getattr(self.lm, "model", type(self.lm).__name__)), self.condition,
+                       started, ended, ontology_iri(self.graph), self.task_id, self.task, result.trace_ref, used)
+
+
+def _refine(task: str, previous: str) -> str:
+    """The task for a sequential refinement pass: the previous answer to check and improve (no judge text)."""
+    return f"{task}\n\nA previous attempt answered: {previous[:500]}\nCheck that answer against the ontology and " \
+           "submit a corrected, complete answer."
+
+
+def _stored_ids(report: Report) -> list[str]:
+    """Ids of the items this run's extraction left in memory (new, merged-away, conflicting, exceptions, known)."""
+    ids = report.added + [m[1] for m in report.merged] + [c[0] for c in report.conflicts] + \
+        [e[0] for e in report.exceptions] + report.duplicates
+    return list(dict.fromkeys(ids))
+
+
+

@@ -1,0 +1,143 @@
+"""The learning loop end to end with a scripted LM: judge, extract, consolidate, reuse, provenance, MaTTS."""
+
+import json
+
+import pytest
+from dspy.utils import DummyLM
+from rdflib import Graph
+
+from owl_memory import Memory, run
+from owl_memory.errors import ConfigError
+from owl_memory.learning import load_curriculum, shipped_curriculum
+from owl_memory.learning.provenance import FAILED_RUN_ITEMS
+
+PREFIXES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+            "PREFIX lib: <http://w3id.org/owl-memory/examples/library#> ")
+
+
+def steps(*codes):
+    """Scripted RLM actions for DummyLM."""
+    return [{"reasoning": f"step {i + 1}", "code": f"```python\n{c}\n```"} for i, c in enumerate(codes)]
+
+
+def query_agent(where: str, answer_expr: str):
+    """An agent that runs one SELECT over the ontology and submits what `answer_expr` computes from its rows."""
+    q = PREFIXES + f"SELECT ?x WHERE {{ {where} }}"
+    return steps(f"r = ontology_query({q!r})\nrows = results_peek(r['handle'], 20)['rows']\nprint(len(rows))",
+                 f"names = sorted(v.rsplit('#', 1)[1] for row in rows for v in row.values())\n"
+                 f"SUBMIT(answer={answer_expr})")
+
+
+@pytest.fixture(scope="module")
+def course():
+    """The shipped curriculum."""
+    return load_curriculum(shipped_curriculum())
+
+
+def task(course, id):
+    """One task of the shipped curriculum."""
+    return next(t for t in course.tasks if t.id == id)
+
+
+def learn(course, memory, id, lm, tmp_path, **kw):
+    """Run one curriculum task through the loop."""
+    t = task(course, id)
+    return run(t.query, memory=memory, ontology=course.ontology_path, lm=lm, learn=True, expect=t.expect,
+               task_type=t.task_type, task_id=t.id, trajectory_dir=tmp_path, **kw)
+
+
+def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_path):
+    bad = learn(course, memory, "lib-hierarchy-01",
+                DummyLM(query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names[:2])")), tmp_path)
+    assert not bad.judgment.success and bad.judgment.failure_mode == "missing-answer-terms"
+    (anti,) = bad.extracted
+    assert memory.get(anti)["kind"] == "AntiPattern" and memory.get(anti)["failure_modes"] == ["missing-answer-terms"]
+    assert bad.consolidation["added"] == [anti]
+
+    good = learn(course, memory, "lib-hierarchy-02",
+                 DummyLM(query_agent("?x rdfs:subClassOf lib:Organization", "', '.join(names)")), tmp_path)
+    assert good.judgment.success
+    (proc,) = good.extracted
+    item = memory.get(proc)
+    assert item["kind"] == "Procedure" and item["action_schema"]["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
+    assert good.consolidation["conflicts"] == [[proc, anti]]  # same pattern prescribed and forbidden
+    assert item["provenance"]["run"] == [f"http://w3id.org/owl-memory/run/{good.run_id}"]
+
+    # the next task searches memory, reads the procedure, and uses it
+    reuse = steps("hits = memory_search(task_type='hierarchy', kinds=['Procedure'])['items']\nprint(len(hits))",
+                  "p = memory_get(hits[0]['id'])\nprint(p['action_schema']['where'])") + \
+        query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)")
+    third = learn(course, memory, "lib-hierarchy-01", DummyLM(reuse), tmp_path)
+    assert third.judgment.success and third.memory_usage[0]["memory_id"] == proc
+    assert third.memory_usage[0]["rank"] == 1 and third.memory_usage[0]["score"] == 0.0
+    counters = memory.get(proc)
+    assert counters["use_count"] == 1 and counters["success_count"] == 1
+
+    g = Graph().parse(memory.export(tmp_path / "m.ttl"))
+    assert memory.validate()["conforms"]
+    used = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX om: <http://w3id.org/owl-memory#> "
+                   "SELECT ?run ?rank WHERE { ?run prov:qualifiedUsage ?u . ?u prov:entity ?i ; om:rank ?rank }",
+                   initBindings={"i": __import__("rdflib").URIRef(f"http://w3id.org/owl-memory/item/{proc}")})
+    assert [(str(r.run).rsplit("/", 1)[-1], int(r.rank)) for r in used] == [(third.run_id, 1)]
+    assert list(g.query(FAILED_RUN_ITEMS)) == []  # no failed run used an item
+    for i in (anti, proc):  # every item traces back to the run and the trajectory that run generated
+        rows = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?t WHERE { ?i prov:wasGeneratedBy ?r ; "
+                       "prov:wasDerivedFrom ?t . ?t prov:wasGeneratedBy ?r }",
+                       initBindings={"i": __import__("rdflib").URIRef(f"http://w3id.org/owl-memory/item/{i}")})
+        assert len(list(rows)) == 1
+
+
+def test_malformed_extractor_output_is_recorded_and_the_run_goes_on(course, memory, tmp_path):
+    extractor = DummyLM([{"reasoning": "r", "drafts": "not a list at all"}])
+    r = learn(course, memory, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")),
+              tmp_path, extract_lm=extractor)
+    assert r.judgment.success and r.extracted  # the rule-based item stands in
+    assert any("extractor failed" in x for x in r.consolidation["rejected"])
+    assert memory.validate()["conforms"]
+
+
+def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tmp_path):
+    drafts = [{"kind": "Procedure", "title": "Read domains with one pattern", "summary": "Use for schema questions.",
+               "content": "Query rdfs:domain of the property named in the question."},
+              {"kind": "AntiPattern", "title": "Wrong kind for a success", "summary": "x", "content": "y"},
+              {"kind": "Procedure", "title": "Mentions author", "summary": "Use for author.", "content": "author"},
+              "not a dict"]
+    extractor = DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts)}])
+    r = learn(course, memory, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")),
+              tmp_path, extract_lm=extractor)
+    (i,) = r.extracted
+    assert memory.get(i)["title"] == "Read domains with one pattern" and "llm-extracted" in memory.get(i)["tags"]
+    rejected = " ".join(r.consolidation["rejected"])
+    assert "not AntiPattern" in rejected and "copies a task-specific string (author)" in rejected
+    assert "draft 4" in rejected
+
+
+def test_matts_parallel_self_contrast_and_sequential_refinement(course, memory, tmp_path):
+    lm = DummyLM(query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names[:1])") +
+                 query_agent("?x rdfs:subClassOf+ lib:Work", "', '.join(names)") +
+                 query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)"))
+    r = learn(course, memory, "lib-hierarchy-01", lm, tmp_path, matts="parallel:3")
+    assert r.judgment.success
+    kinds = sorted(memory.get(i)["kind"] for i in r.extracted)
+    assert kinds == ["AntiPattern", "AntiPattern", "Procedure"] and len(r.extracted) <= 5  # + path: extra terms
+    assert r.consolidation["conflicts"]  # the failure's anti-pattern contradicts the success's procedure
+    seq = DummyLM(query_agent("?x rdfs:subClassOf lib:Organization", "names[0]") +
+                  query_agent("?x rdfs:subClassOf lib:Organization", "', '.join(names)") +
+                  query_agent("?x rdfs:subClassOf lib:Organization", "'never reached'"))
+    r2 = learn(course, memory, "lib-hierarchy-02", seq, tmp_path, matts="sequential:3")
+    assert r2.judgment.success and "A previous attempt answered" in seq.history[-1]["messages"][-1]["content"]
+    with pytest.raises(ConfigError, match="parallel:K or sequential:K"):
+        learn(course, memory, "lib-hierarchy-02", seq, tmp_path, matts="both:2")
+
+
+def test_learning_needs_a_memory(course, tmp_path):
+    with pytest.raises(ConfigError, match="needs a memory"):
+        run("q", lm=DummyLM([]), learn=True, expect={"answer": "x"})
+
+
+def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path):
+    with Memory(tmp_path / "m", max_items=1) as m:
+        learn(course, m, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")), tmp_path)
+        r = learn(course, m, "lib-schema-02", DummyLM(query_agent("lib:publishedBy rdfs:range ?x", "names[0]")),
+                  tmp_path)
+        assert len(m.search(k=50)) == 1 and len(m) == 2 and r.consolidation["archived"]
