@@ -2,7 +2,7 @@
 
 import pytest
 from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import RDF
+from rdflib.namespace import RDF, XSD
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.errors import InvalidItem, UnknownItem
@@ -132,7 +132,7 @@ def test_write_graph_adds_provenance_and_refuses_items(memory):
     run = URIRef("http://w3id.org/owl-memory/run/r9")
     g = Graph()
     g.add((run, RDF.type, OM.Run))
-    g.add((run, PROV.startedAtTime, Literal("2026-01-01T00:00:00Z")))
+    g.add((run, PROV.startedAtTime, Literal("2026-01-01T00:00:00Z", datatype=XSD.dateTime)))  # RunShape: typed
     memory.write_graph(g)
     assert (run, RDF.type, OM.Run) in memory.to_graph()
     i = memory.add(rule())
