@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .errors import OwlMemoryError
+from .errors import ConfigError, OwlMemoryError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 MAX_MESSAGE = 1000  # characters of an error message printed at most
@@ -317,16 +317,25 @@ def mcp(memory_path, ontology):
 @click.option("--max-llm-calls", type=int, default=20, show_default=True)
 @click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
                                                "scratch folder (needs the bubblewrap OS package).")
+@click.option("--learn", is_flag=True, help="Judge the run, extract items, consolidate and store them with provenance.")
+@click.option("--expect-sparql", help="Gold SELECT over --ontology: the answer's terms must equal its results.")
+@click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
+@click.option("--task-type", help="Task type the learned items apply to (default: general).")
+@click.option("--matts", help="Memory-aware test-time scaling: parallel:K or sequential:K (implies --learn).")
 @memory_option
 @json_option
 @library_errors
-def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, memory_path,
-             as_json):
-    """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails.
+def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, learn,
+             expect_sparql, expect_answer, task_type, matts, memory_path, as_json):
+    """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
+    wrong under --learn).
 
     Without --sandbox, generated code runs in a local Python subprocess that is not a sandbox.
 
     Example: owl-memory run "Subclasses of om:MemoryItem?" --ontology ontology/owl-memory.ttl --lm openai/gpt-4o-mini
+
+    Example: owl-memory run "Direct subclasses of lib:Work?" --ontology experiments/curricula/library.ttl
+    --expect-sparql "SELECT ..." --learn --json --lm openai/gpt-4o-mini
     """
     from .agent.runner import interpreter_factory, resolve_lm, run
     from .rdfio import read_text
@@ -335,18 +344,130 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     interpreter_factory(sandbox)
     if prompt_file:
         prompt = read_text(prompt_file)
+    if expect_sparql and expect_answer:
+        raise ConfigError("give --expect-sparql or --expect, not both")
+    expect = {"sparql": expect_sparql} if expect_sparql else {"answer": expect_answer} if expect_answer else None
     with Memory(memory_path) as m:
         try:
             result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
-                         max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox)
+                         max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
+                         learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts)
         except OwlMemoryError:
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
             click.echo(f"owl-memory: run failed: {type(e).__name__}: {str(e)[:300]}", err=True)
             sys.exit(EXIT_FAILED)
-    out = {"answer": result.answer, "run_id": result.run_id, "trajectory": str(result.trajectory_path),
-           "memory_ids_used": result.memory_ids_used, "metrics": result.metrics}
+    out = run_json(result)
     emit(out, as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
+    if result.judgment is not None and not result.judgment.success:
+        sys.exit(EXIT_FAILED)
+
+
+def run_json(result) -> dict:
+    """Seed 003's subagent JSON for a run (plus judgment, extracted and consolidation when it learned)."""
+    out = {"answer": result.answer, "iterations": result.metrics.get("iterations"), "run_id": result.run_id,
+           "trajectory_id": result.trace_ref, "log_path": str(result.trajectory_path),
+           "memories_used": result.memory_usage, "trajectory": str(result.trajectory_path),
+           "memory_ids_used": result.memory_ids_used, "metrics": result.metrics}
+    if result.judgment is not None:
+        out.update(judgment=result.judgment.to_dict(), extracted=result.extracted,
+                   consolidation=result.consolidation)
+    return out
+
+
+@main.command("train")
+@click.argument("curriculum", type=click.Path(exists=True))
+@lm_options
+@click.option("--split", type=click.Choice(["train", "holdout", "all"]), default="train", show_default=True)
+@click.option("--condition", type=click.Choice(["A0", "A1", "A2"]), default="A2", show_default=True)
+@click.option("--max-iters", type=int, default=12, show_default=True)
+@click.option("--matts", help="parallel:K or sequential:K per task.")
+@click.option("--limit", type=int, help="Run only the first N tasks of the split.")
+@memory_option
+@json_option
+@library_errors
+def train(curriculum, lm, api_base, split, condition, max_iters, matts, limit, memory_path, as_json):
+    """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
+
+    CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
+
+    Example: owl-memory train experiments/curricula/library.yaml --lm openai/gpt-4o-mini --memory .owl-memory
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .agent.runner import resolve_lm
+    from .learning.curriculum import load_curriculum
+    from .learning.train import train_curriculum
+
+    course, model, console = load_curriculum(curriculum), resolve_lm(lm, api_base), Console(stderr=True)
+    with Memory(memory_path) as m, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                            console=console, disable=not console.is_terminal) as bar:
+        todo = bar.add_task(f"train {course.id}", total=None)
+        summary = train_curriculum(course, m, model, split=split, condition=condition, max_iters=max_iters,
+                                   matts=matts, limit=limit,
+                                   progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
+                                                                                 description=line))
+    emit(summary, as_json, _train_report)
+    sys.exit(EXIT_OK if not summary["errors"] else EXIT_FAILED)
+
+
+def _train_report(summary: dict) -> None:
+    """Print a training summary for people."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("task", "success", "judge", "extracted", "added", "dup", "merged", "conflicts", "exceptions")
+    for t in summary["tasks"]:
+        c = t.get("consolidation") or {}
+        figures = (str(len(c.get(k, []))) for k in ("added", "duplicates", "merged", "conflicts", "exceptions"))
+        table.add_row(t["id"], str(t.get("success")), (t.get("judgment") or {}).get("judge", t.get("error", "")),
+                      str(len(t.get("extracted", []))), *figures)
+    Console().print(table)
+    click.echo(f"{summary['succeeded']}/{summary['ran']} succeeded; memory holds {summary['items']} items")
+
+
+@main.group("pack")
+def pack():
+    """Export and import memory packs (JSONL, one item per line; import is idempotent)."""
+
+
+@pack.command("export")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--kind", help="Only items of this kind.")
+@click.option("--source", type=click.Choice(["pack", "extracted", "human"]), help="Only items from this source.")
+@click.option("--min-confidence", type=float, default=0.0, show_default=True)
+@memory_option
+@json_option
+@library_errors
+def pack_export(out, kind, source, min_confidence, memory_path, as_json):
+    """Write the memory's active items to OUT as a JSONL pack.
+
+    Example: owl-memory pack export learned.jsonl --source extracted --min-confidence 0.6
+    """
+    from .learning.packs import export_pack
+
+    with Memory(memory_path) as m:
+        n = export_pack(m, out, kind=kind, source=source, min_confidence=min_confidence)
+    emit({"path": str(out), "items": n}, as_json, _mapping)
+
+
+@pack.command("import")
+@click.argument("pack_file")
+@memory_option
+@json_option
+@library_errors
+def pack_import(pack_file, memory_path, as_json):
+    """Import PACK_FILE (a JSONL path, or the name of a shipped pack such as "starter"); twice is the same as once.
+
+    Example: owl-memory pack import starter --memory .owl-memory
+    """
+    from .learning.packs import import_pack
+
+    with Memory(memory_path) as m:
+        report = import_pack(m, pack_file)
+    emit(report.to_dict(), as_json, lambda d: click.echo(f"{d['pack']}: {len(d['added'])} added, "
+                                                         f"{len(d['skipped'])} skipped"))
 
 
 @main.command("sprint")

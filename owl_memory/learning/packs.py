@@ -1,0 +1,157 @@
+"""Memory packs: JSONL files of items (one per line) to ship, diff and re-import; import is idempotent.
+
+A line: {"memory_id", "kind", "title", "summary", "content", "tags", "scope", "refines", "applies_to",
+"task_types", "failure_modes", "priority", "confidence", "signature", "action_schema", "verification_hook",
+"provenance": {"source": "pack" | "extracted" | "human", "pack": NAME, "run": ..., "derived_from": ...}}.
+`memory_id` is the stable id (checked on import). Imported items carry the tags `source:pack` and `pack:NAME`,
+so exports can filter by source. Packs shipped inside the package are importable by name ("starter").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InvalidItem, LoadError, UnknownItem
+from ..store.items import ItemSpec
+
+PACKS = Path(__file__).parent / "packs"
+SOURCES = ("pack", "extracted", "human")
+_ITEMS = """PREFIX om: <http://w3id.org/owl-memory#>
+SELECT ?i WHERE { ?i om:contentRef ?c FILTER NOT EXISTS { ?i om:archived true } } ORDER BY ?i
+LIMIT 1000 OFFSET %d"""
+PAGE = 1000
+_FIELDS = ("kind", "title", "summary", "content", "tags", "scope", "refines", "applies_to", "task_types",
+           "failure_modes", "priority", "confidence", "signature", "action_schema", "verification_hook")
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What one pack import did: ids added and ids already stored (skipped)."""
+
+    pack: str
+    added: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form."""
+        return {"pack": self.pack, "added": list(self.added), "skipped": list(self.skipped)}
+
+
+def shipped_packs() -> list[str]:
+    """Names of the packs shipped inside the package."""
+    return sorted(p.stem for p in PACKS.glob("*.jsonl"))
+
+
+def pack_path(name_or_path: str | Path) -> Path:
+    """A pack file: an existing path, or the name of a shipped pack; LoadError lists the shipped ones."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    if (PACKS / f"{name_or_path}.jsonl").is_file():
+        return PACKS / f"{name_or_path}.jsonl"
+    raise LoadError(f"no pack file or shipped pack named {str(name_or_path)[:80]!r}; shipped packs: "
+                    f"{', '.join(shipped_packs())}", source=str(name_or_path))
+
+
+def read_pack(path: Path, name: str) -> list[ItemSpec]:
+    """The items of a pack file, checked line by line (LoadError names the line)."""
+    specs = []
+    for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if text.strip():
+            specs.append(_line(text, name, path, n))
+    return specs
+
+
+def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
+    """One pack line as an ItemSpec tagged with its pack; its memory_id must be its stable id."""
+    try:
+        d = json.loads(text)
+        if not isinstance(d, dict):
+            raise InvalidItem("a pack line is a JSON object")
+        fields = {k: d[k] for k in _FIELDS if d.get(k) is not None}
+        tags = tuple(dict.fromkeys([*fields.pop("tags", ()), "source:pack", f"pack:{name}"[:64]]))
+        spec = ItemSpec(**fields, tags=tags)
+    except (json.JSONDecodeError, InvalidItem, TypeError) as e:
+        raise LoadError(f"not a valid pack item: {str(e)[:200]}", source=str(path), line=n) from e
+    if d.get("memory_id") not in (None, spec.id):
+        raise LoadError(f"memory_id {str(d['memory_id'])[:20]!r} is not the item's stable id {spec.id} (was the "
+                        "title, content or scope edited? drop memory_id or fix it)", source=str(path), line=n)
+    return spec
+
+
+def import_pack(memory, name_or_path: str | Path) -> ImportReport:
+    """Import a pack (path or shipped name): new items are added in one checked batch, stored ones skipped."""
+    path = pack_path(name_or_path)
+    name = path.stem
+    specs = read_pack(path, name)
+    stored = {s.id for s in specs if _has(memory, s.id)}
+    memory.add_many([s for s in specs if s.id not in stored])
+    return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)))
+
+
+def _has(memory, id: str) -> bool:
+    """Whether the memory holds an item id."""
+    try:
+        memory.get(id)
+    except UnknownItem:
+        return False
+    return True
+
+
+def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
+                min_confidence: float = 0.0) -> int:
+    """Write the memory's active items (filtered) as a pack; returns how many lines were written."""
+    if source is not None and source not in SOURCES:
+        raise InvalidItem(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    lines = []
+    for i in _active_ids(memory):
+        item = memory.get(i)
+        if (kind and item["kind"].lower() != kind.lower()) or item["confidence"] < min_confidence:
+            continue
+        line = _export_line(memory, item)
+        if source is None or line["provenance"]["source"] == source:
+            lines.append(json.dumps(line, ensure_ascii=False, sort_keys=True))
+    Path(out).write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return len(lines)
+
+
+def _active_ids(memory) -> list[str]:
+    """Ids of every active item, paged through SPARQL."""
+    ids: list[str] = []
+    while True:
+        rows = memory.sparql(_ITEMS % len(ids), limit=PAGE)["rows"]
+        ids += [row[0].rsplit("/", 1)[-1] for row in rows]
+        if len(rows) < PAGE:
+            return ids
+
+
+def _export_line(memory, item: dict) -> dict:
+    """One pack line for a stored item (its whole content read window by window)."""
+    content = _content(memory, item)
+    tags = [t for t in item["tags"] if t != "source:pack" and not t.startswith("pack:")]
+    pack = next((t[5:] for t in item["tags"] if t.startswith("pack:")), None)
+    source = "pack" if pack else "extracted" if item["provenance"]["run"] else "human"
+    return {"memory_id": item["id"], "kind": item["kind"], "title": item["title"], "summary": item["summary"],
+            "content": content, "tags": tags, "scope": item["scope"], "refines": (item["refines"] or [None])[0],
+            "applies_to": item["applies_to"], "task_types": item["task_types"],
+            "failure_modes": item["failure_modes"], "priority": item["priority"], "confidence": item["confidence"],
+            "signature": item["signature"], "action_schema": item["action_schema"],
+            "verification_hook": item["verification_hook"],
+            "provenance": {"source": source, **({"pack": pack} if pack else {}),
+                           **({"run": item["provenance"]["run"][0]} if item["provenance"]["run"] else {}),
+                           **({"derived_from": item["provenance"]["derived_from"][0]}
+                              if item["provenance"]["derived_from"] else {})}}
+
+
+def _content(memory, item: dict) -> str:
+    """An item's whole content, read through capped windows."""
+    parts, start = [], 0
+    while start < item["size"]:
+        w = memory.window(item["id"], start, memory.max_read)
+        parts.append(w["text"])
+        start = w["end"]
+        if not w["text"]:
+            break
+    return "".join(parts)

@@ -1,0 +1,110 @@
+"""The learning CLI through litellm and the replaying OpenAI-compatible server: run --learn, train, packs."""
+
+import json
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its price list (no network)
+
+from click.testing import CliRunner  # noqa: E402
+from test_provider import ScriptedServer, action  # noqa: E402
+
+from owl_memory import Memory  # noqa: E402
+from owl_memory.cli import main  # noqa: E402
+from owl_memory.learning import load_curriculum, shipped_curriculum  # noqa: E402
+from owl_memory.learning.packs import PACKS, shipped_packs  # noqa: E402
+
+COURSE = load_curriculum(shipped_curriculum())
+PREFIXES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+            "PREFIX lib: <http://w3id.org/owl-memory/examples/library#> ")
+
+
+def agent(where: str, answer: str = "', '.join(names)") -> list[str]:
+    """Two scripted completions: run one SELECT, then submit from its rows."""
+    q = PREFIXES + f"SELECT ?x WHERE {{ {where} }}"
+    return [action("Query.", f"r = ontology_query({q!r})\nrows = results_peek(r['handle'], 20)['rows']"),
+            action("Submit.", f"names = sorted(v.rsplit('#', 1)[1] for row in rows for v in row.values())\n"
+                              f"SUBMIT(answer={answer})")]
+
+
+def cli(args, server):
+    """Invoke the CLI against the scripted server."""
+    return CliRunner().invoke(main, [*args, "--lm", "openai/scripted", "--api-base", server.base])
+
+
+def test_run_learn_prints_the_subagent_json_with_judgment_and_extracted(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    t = COURSE.tasks[0]
+    with ScriptedServer(agent("?x rdfs:subClassOf lib:Work")) as server:
+        res = cli(["run", t.query, "--ontology", str(COURSE.ontology_path), "--expect-sparql", t.expect["sparql"],
+                   "--learn", "--task-type", "hierarchy", "--memory", str(tmp_path / "m"), "--json"], server)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert {"answer", "iterations", "run_id", "trajectory_id", "log_path", "memories_used", "judgment",
+            "extracted"} <= set(out)
+    assert out["answer"] == "Article, Book, Thesis" and out["judgment"]["success"] and out["iterations"] == 2
+    assert out["trajectory_id"].startswith("sha256:") and out["memories_used"] == []
+    (item,) = out["extracted"]
+    with Memory(tmp_path / "m") as m:
+        assert m.get(item)["kind"] == "Procedure" and m.get(item)["task_types"] == ["hierarchy"]
+
+
+def test_run_judged_wrong_exits_1_and_stores_an_antipattern(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ScriptedServer(agent("?x rdfs:subClassOf lib:Work", "'Book'")) as server:
+        res = cli(["run", "Direct subclasses of lib:Work?", "--ontology", str(COURSE.ontology_path), "--expect",
+                   "Article, Book, Thesis", "--learn", "--memory", str(tmp_path / "m"), "--json"], server)
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert not out["judgment"]["success"] and out["judgment"]["failure_mode"] == "wrong-answer"
+    with Memory(tmp_path / "m") as m:
+        assert m.get(out["extracted"][0])["kind"] == "AntiPattern"
+
+
+def test_train_streams_the_shipped_curriculum_through_the_loop(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    script = agent("?x rdfs:subClassOf lib:Work") + agent("?x rdfs:subClassOf lib:Organization", "names[0]") + \
+        agent("lib:author rdfs:domain ?x")
+    with ScriptedServer(script) as server:
+        res = cli(["train", str(shipped_curriculum()), "--limit", "3", "--memory", str(tmp_path / "m"), "--json"],
+                  server)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["curriculum"] == "library_v1" and out["ran"] == 3 and out["succeeded"] == 2 and out["errors"] == 0
+    assert [t["success"] for t in out["tasks"]] == [True, False, True]
+    assert out["consolidation"]["added"] + out["consolidation"]["conflicts"] == 3
+    assert out["tasks"][1]["judgment"]["failure_mode"] == "missing-answer-terms"
+
+
+def test_packs_round_trip_and_reimport_is_a_no_op(tmp_path):
+    assert "starter" in shipped_packs()
+    run = CliRunner()
+    starter = ["pack", "import", "starter", "--memory", str(tmp_path / "a"), "--json"]
+    first = json.loads(run.invoke(main, starter).stdout)
+    assert len(first["added"]) == 8 and first["skipped"] == []
+    again = json.loads(run.invoke(main, starter).stdout)
+    assert again["added"] == [] and sorted(again["skipped"]) == sorted(first["added"])
+    out = tmp_path / "p.jsonl"
+    res = run.invoke(main, ["pack", "export", str(out), "--kind", "AntiPattern", "--memory", str(tmp_path / "a"),
+                            "--json"])
+    assert json.loads(res.stdout)["items"] == 3
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(x["provenance"] == {"source": "pack", "pack": "starter"} and x["kind"] == "AntiPattern" for x in lines)
+    copy = json.loads(run.invoke(main, ["pack", "import", str(out), "--memory", str(tmp_path / "b"), "--json"]).stdout)
+    assert sorted(copy["added"]) == sorted(x["memory_id"] for x in lines)  # stable ids survive the round trip
+    with Memory(tmp_path / "b") as m:
+        item = m.get(lines[0]["memory_id"])
+        assert item["failure_modes"] == lines[0]["failure_modes"] and m.validate()["conforms"]
+    res = run.invoke(main, ["pack", "export", str(tmp_path / "none.jsonl"), "--source", "extracted", "--memory",
+                            str(tmp_path / "a"), "--json"])
+    assert json.loads(res.stdout)["items"] == 0
+
+
+def test_a_tampered_pack_line_is_refused_and_nothing_is_written(tmp_path):
+    line = json.loads((PACKS / "starter.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    line["title"] = "Edited title but the same id"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["pack", "import", str(bad), "--memory", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "is not the item's stable id" in res.output
+    with Memory(tmp_path / "m") as m:
+        assert len(m) == 0
