@@ -429,7 +429,10 @@ def _train_report(summary: dict) -> None:
 
 @main.group("pack")
 def pack():
-    """Export and import memory packs (JSONL, one item per line; import is idempotent)."""
+    """Export and import memory packs (JSONL, one item per line; import is idempotent).
+
+    Example: owl-memory pack import starter --memory .owl-memory
+    """
 
 
 @pack.command("export")
