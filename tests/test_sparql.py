@@ -104,3 +104,19 @@ def test_agent_tool_memory_query_returns_a_results_handle_never_content(filled):
     assert f["memory_query"](OM + "ASK { ?i om:priority 3 }") == {"ask": True}
     assert f["memory_query"]("DELETE WHERE { ?s ?p ?o }").startswith("[Error] memory_query:")
     assert len(memory) == 2
+
+
+def test_the_same_question_gets_the_same_answer_on_a_server(filled, oxigraph):
+    from servers import clear
+
+    from owl_memory import Memory
+    from owl_memory.store.copy import copy_memory
+
+    memory, a, b = filled
+    clear(oxigraph.url)
+    question = OM + "SELECT ?i ?u WHERE { ?i om:appliesToOntology ?o ; om:useCount ?u } ORDER BY ?i"
+    with Memory(oxigraph.url) as server:
+        copy_memory(memory, server)
+        assert server.sparql(question, {"o": URIRef(PROV_O)}) == memory.sparql(question, {"o": URIRef(PROV_O)})
+        with pytest.raises(QueryRefused, match="SERVICE"):
+            server.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
