@@ -28,7 +28,8 @@ def memory_option(f):
     """Shared `--memory PATH` option."""
     return click.option("--memory", "memory_path", default=".owl-memory", show_default=True,
                         type=click.Path(file_okay=False),
-                        help="Memory directory (created when missing) or SPARQL server URL (http://host:port).")(f)
+                        help="Memory directory (created by commands that write) or SPARQL server URL "
+                             "(http://host:port).")(f)
 
 
 def json_option(f):
@@ -158,7 +159,7 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, mem
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         out = m.search(text, ontology=ontology, task_type=task_type, failure_mode=failure_mode,
                        kinds=kinds or None, k=k, explain=explain)
     emit(out, as_json, _explained if explain else _items_table)
@@ -177,7 +178,7 @@ def sparql_query(query, binds, limit, memory_path, as_json):
 
     Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit)
     emit(out, as_json, _rows_table)
 
@@ -210,7 +211,7 @@ def show_item(item_id, memory_path, as_json):
 
     Example: owl-memory show 3f275e45e0a9e84e
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         emit(m.get(item_id), as_json, _mapping)
 
 
@@ -226,7 +227,7 @@ def window_item(item_id, start, length, memory_path, as_json):
 
     Example: owl-memory window 3f275e45e0a9e84e --start 0 --length 200
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         emit(m.window(item_id, start, length), as_json, lambda d: click.echo(d["text"]))
 
 
@@ -241,7 +242,7 @@ def export_memory(path, fmt, memory_path, as_json):
 
     Example: owl-memory export memory.ttl
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         out = m.export(path, format=fmt)
     emit({"path": str(out)}, as_json, lambda d: click.echo(d["path"]))
 
@@ -255,7 +256,7 @@ def validate_memory(memory_path, as_json):
 
     Example: owl-memory validate --json
     """
-    with Memory(memory_path) as m:
+    with Memory(memory_path, create=False) as m:
         result = m.validate()
     emit(result, as_json, _mapping)
     sys.exit(EXIT_OK if result["conforms"] else EXIT_FAILED)
@@ -577,7 +578,7 @@ def copy_command(src, dst, as_json):
     """
     from .store.copy import copy_memory
 
-    with Memory(src) as a, Memory(dst) as b:
+    with Memory(src, create=False) as a, Memory(dst) as b:
         result = copy_memory(a, b)
     emit(result | {"src": src, "dst": dst}, as_json,
          lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "

@@ -51,3 +51,19 @@ class MemoryNotFound(OwlMemoryError):
 
 class ServerError(OwlMemoryError):
     """A SPARQL server refused a request or could not be reached; the message carries its answer."""
+
+
+class MemoryLocked(OwlMemoryError):
+    """Another process held the memory's write lock past the bounded wait; the message names it."""
+
+
+class MemoryCorrupt(OwlMemoryError):
+    """A memory file is damaged (not SQLite, or pages fail the integrity check); restore it from a backup."""
+
+
+class VersionMismatch(OwlMemoryError):
+    """The memory was written in a store format this owl-memory does not read; upgrade owl-memory."""
+
+
+class MemoryReadOnly(OwlMemoryError):
+    """The memory's files or folder are read-only: reads work, writes are refused."""

@@ -77,7 +77,8 @@ class Backend(ABC):
 
     @abstractmethod
     def transaction(self) -> Iterator[None]:
-        """Context manager: commit the writes inside it, or roll them all back on any error."""
+        """Context manager: commit the writes inside it, or roll them all back on any error; re-entrant (an inner
+        block joins the outer one). Reads inside it see every write other processes committed before it began."""
 
     # ---- whole memory ----
     @abstractmethod
@@ -85,6 +86,10 @@ class Backend(ABC):
         """Run the text of a SELECT / ASK that sparql_guard.check_read_only accepted, with bound values
         ({Variable: rdflib term}):
         (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
+
+    def integrity(self) -> list[str]:
+        """Damage the store's own integrity check finds ([] when none, or when the store has no such check)."""
+        return []
 
     @abstractmethod
     def all_triples(self) -> Graph:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CapExceeded, UnknownItem
+from .locking import lock_wait
+from .sqlite_files import connect, integrity_check, typed_error
 
 MAX_READ = 512
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # no NUL, no lone surrogate: SQLite text keeps it exactly
@@ -138,16 +140,25 @@ class BlobStore(PayloadStore):
     """The embedded payload store: one SQLite file (WAL); reads are capped and return windows.
 
     Args:
-        path: the SQLite file; created when missing.
+        path: the SQLite file; created when missing (unless read_only).
         max_read: characters one read returns at most.
+        read_only: open without writing anything (a memory on a read-only disk or folder); `put` then fails.
     """
 
-    def __init__(self, path: str | Path, max_read: int = MAX_READ):
+    def __init__(self, path: str | Path, max_read: int = MAX_READ, read_only: bool = False):
         self.path, self.max_read = Path(path), max_read
-        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, kind TEXT, size INTEGER, data TEXT)")
+        if read_only:
+            self.db = connect(self.path, read_only=True, isolation_level=None)
+            return
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=lock_wait())
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, kind TEXT, size INTEGER, "
+                            "data TEXT)")
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise typed_error(e, self.path) from e
 
     def put(self, text: str, kind: str = "content") -> Ref:
         """Store `text` (idempotent) and return its handle."""
@@ -193,6 +204,10 @@ class BlobStore(PayloadStore):
                 break
             hits.append(i)
         return hits
+
+    def integrity(self) -> list[str]:
+        """SQLite's integrity check of the blob file: [] when sound, else its messages."""
+        return integrity_check(self.db)
 
     def close(self) -> None:
         """Close the SQLite connection."""

@@ -30,18 +30,18 @@ LINKS = {"conflictsWith": OM.conflictsWith, "refines": OM.refines, "supersedes":
          "groundedByEpisode": OM.groundedByEpisode}
 
 
-def open_backend(location: str | Path, max_read: int) -> Backend:
-    """The backend for a location: an http(s) URL is a SPARQL server, anything else a memory directory."""
+def open_backend(location: str | Path, max_read: int, create: bool = True) -> Backend:
+    """The backend for a location: an http(s) URL is a SPARQL server, anything else a memory directory
+    (MemoryNotFound when it holds no memory and `create` is False)."""
     text = str(location)
     if text.startswith(("http://", "https://")):
         from .sparql_server import SparqlServerBackend
 
-        return SparqlServerBackend(text, max_read=max_read)
+        return SparqlServerBackend(text, max_read=max_read, create=create)
     path = Path(location)
     if path.exists() and not path.is_dir():
         raise InvalidItem(f"{path} is a file; a memory is a directory (pass a new or existing folder)")
-    path.mkdir(parents=True, exist_ok=True)
-    return QuadstoreBackend(path, max_read)
+    return QuadstoreBackend(path, max_read, create)
 
 
 class Memory:
@@ -51,6 +51,10 @@ class Memory:
         location: a memory directory (embedded: `memory.sqlite3` + `blobs.sqlite3`; created when missing) or the
             http(s) URL of a SPARQL 1.1 server.
         max_read: characters one `window` read returns at most.
+        create: False to raise MemoryNotFound instead of creating a missing memory (read-only commands).
+
+    Many processes may use one embedded memory at once: reads never wait for writers, and writes from several
+    processes serialize on the memory's write lock (a bounded wait, then MemoryLocked naming the holder).
 
     Example:
         with Memory(".owl-memory") as m:
@@ -59,9 +63,9 @@ class Memory:
     """
 
     def __init__(self, location: str | Path = ".owl-memory", max_read: int = MAX_READ, *,
-                 max_items: int | None = None):
+                 max_items: int | None = None, create: bool = True):
         self.location = location
-        self.backend = open_backend(location, max_read)
+        self.backend = open_backend(location, max_read, create)
         self.blobs = self.backend.payloads
         self.max_read = max_read
         local = not str(location).startswith(("http://", "https://"))
@@ -233,8 +237,11 @@ class Memory:
 
     # ---- whole memory ----
     def validate(self, ids: Iterable[str] | None = None) -> dict:
-        """Validate every item (or only the items `ids`) against the memory shapes:
-        {conforms, violation_count, messages}."""
+        """The store's own integrity check (SQLite's, on both files of an embedded memory), then every item (or only
+        the items `ids`) against the memory shapes: {conforms, violation_count, messages}."""
+        damage = self.backend.integrity()
+        if damage:
+            return {"conforms": False, "violation_count": len(damage), "messages": damage}
         if ids is None:
             return check(self.to_graph())
         nodes = [ITEM[i] for i in ids]
@@ -288,26 +295,35 @@ class Memory:
                 continue
             self._require(*[i for i in linked_ids(spec) if i not in new])
             new[spec.id] = (spec, item_graph(spec))
-        if validate and new:
-            self._check_batch(list(new.values()))
-        if new:
-            self.backend.write_items(list(new.values()))
+        checked = self._check_batch(list(new.values())) if validate and new else None  # unlocked: in parallel
+        with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
+            fresh = self.backend.stored(new)
+            new = {i: item for i, item in new.items() if i not in fresh}
+            if checked is not None and new and set(self._batch_context(list(new.values()))[1]) != checked:
+                self._check_batch(list(new.values()))
+            if new:
+                self.backend.write_items(list(new.values()))
         return [s.id for s in specs]
 
-    def _check_batch(self, items: list[tuple[ItemSpec, Graph]]) -> None:
-        """Validate a batch in one pyshacl run; on failure, name the first failing item (InvalidItem)."""
+    def _batch_context(self, items: list[tuple[ItemSpec, Graph]]) -> tuple[Graph, Graph]:
+        """A batch's triples as one graph, and the stored triples it is validated against (see _context)."""
         union = Graph(bind_namespaces="none")
         for _, g in items:
             union += g
-        news = [ITEM[s.id] for s, _ in items]
+        return union, self._context(union, [ITEM[s.id] for s, _ in items])
+
+    def _check_batch(self, items: list[tuple[ItemSpec, Graph]]) -> set:
+        """Validate a batch in one pyshacl run; InvalidItem names the first failing item; returns the stored context
+        it was validated against (a write under the lock validates again if that changed meanwhile)."""
+        union, context = self._batch_context(items)
         focus = sorted({node for s, _ in items for node in _changed(s)})
-        if len(items) > 1 and check(union, self._context(union, news), focus=focus)["conforms"]:
-            return
-        graphs = {s.id: g for s, g in items}
-        for spec, g in items:
-            linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
-            require_valid(g, *linked, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
-                          focus=_changed(spec))
+        if not check(union, context, focus=focus)["conforms"]:
+            graphs = {s.id: g for s, g in items}
+            for spec, g in items:
+                linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
+                require_valid(g, *linked, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
+                              focus=_changed(spec))
+        return set(context)
 
     def _context(self, g: Graph, items: list) -> Graph:
         """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of

@@ -6,6 +6,9 @@ Every SQL statement on the quadstore and every owlready2 internal of the package
 from __future__ import annotations
 
 import io
+import os
+import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,15 +17,20 @@ import owlready2
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, PROV, RDF, XSD
 
-from ..errors import LoadError
+from ..errors import MemoryCorrupt, MemoryNotFound, MemoryReadOnly, VersionMismatch
 from ..resources import memory_ontology
 from ..vocab import ITEM, KINDS, OM
 from . import retrieval
-from .backend import Backend, committing
+from .backend import Backend
 from .blobs import MAX_READ, BlobStore
 from .items import COUNTERS, ItemSpec
+from .locking import WriteLock
+from .sqlite_files import connect, integrity_check, typed_error
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
+FORMAT = 1  # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded)
+QUADSTORE_FORMAT = 12  # owlready2's quadstore version (its `store` table) this code reads and writes
+_TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
 # immutable ranking fields, so one FTS5 query filters, scores and orders (see retrieval.py).
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
@@ -33,39 +41,41 @@ _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summ
 class QuadstoreBackend(Backend):
     """One memory directory: `memory.sqlite3` (owlready2 World with the FTS5 index) and `blobs.sqlite3`.
 
+    Many processes may open one memory: the World is opened non-exclusive, every read is a fresh SQLite read (no
+    cache can hide another process's commit), and writes run inside `transaction()`, which holds the memory's
+    inter-process write lock (`write.lock`).
+
     Args:
-        path: the memory directory; both files are created (with the memory ontology loaded) when missing.
+        path: the memory directory; created when missing (atomically: the graph file is renamed into place last).
         max_read: characters one payload read returns at most.
+        create: False to raise MemoryNotFound instead of creating a missing memory.
     """
 
     engine = "fts5"
 
-    def __init__(self, path: str | Path, max_read: int = MAX_READ):
+    def __init__(self, path: str | Path, max_read: int = MAX_READ, create: bool = True):
         path = Path(path)
-        self.payloads = BlobStore(path / "blobs.sqlite3", max_read)
-        fresh = not (path / "memory.sqlite3").exists()
-        try:
-            self.world = owlready2.World(filename=str(path / "memory.sqlite3"))
-        except Exception as e:
-            raise LoadError(f"cannot open the memory graph: {e}; is another process using it?",
-                            source=str(path / "memory.sqlite3")) from e
+        graph_file, self.lock, self.depth = path / "memory.sqlite3", WriteLock(path / "write.lock"), 0
+        if not graph_file.exists():
+            if not create:
+                raise MemoryNotFound(f"no memory at {path}: check --memory, or create one with a command that "
+                                     "writes (owl-memory add, run, sprint)")
+            path.mkdir(parents=True, exist_ok=True)
+            with self.lock:
+                if not graph_file.exists():
+                    BlobStore(path / "blobs.sqlite3").close()
+                    _create_graph(graph_file)
+        self.path, self.read_only = path, not all(os.access(f, os.W_OK) for f in (path, graph_file))
+        self.payloads = BlobStore(path / "blobs.sqlite3", max_read, read_only=self.read_only)
+        self.world = _open_world(graph_file, self.read_only)
         self.db = self.world.graph.db
-        self.db.commit()
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute(_FTS)
         self.items = self.world.get_ontology(str(ITEM))
-        if fresh or not self.world.get_ontology(ONTOLOGY_IRI).loaded:
-            self._load_tbox()
-        self.sid = {t: self.world._abbreviate(str(t)) for t in (RDF.type, *_TERMS)}
+        self.sid = {t: self.storid(t) for t in (RDF.type, *_TERMS)}
+        if None in self.sid.values() and not self.read_only:
+            with self.transaction():  # a memory made before a term joined the ontology: add the missing ones
+                self.sid = {t: self.storid(t, True) for t in self.sid}
         self._rdflib = None
         self.closed = False
-        self.commit()
-
-    def _load_tbox(self) -> None:
-        """Load the memory ontology into the World (once, when the memory is created)."""
-        nt = memory_ontology().serialize(format="nt", encoding="utf-8")
-        self.world.get_ontology(ONTOLOGY_IRI).load(fileobj=io.BytesIO(nt), format="ntriples")
 
     # ---- Backend: items ----
     def stored(self, ids: Iterable[str]) -> set[str]:
@@ -180,9 +190,35 @@ class QuadstoreBackend(Backend):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Commit the block's writes, or roll them back."""
-        with committing(self.commit, self.db.rollback):
-            yield
+        """One write transaction of this process, serialized with every other process's writes (re-entrant).
+
+        Takes the memory's write lock (a bounded wait, then MemoryLocked naming the holder), then BEGIN IMMEDIATE,
+        so reads inside the block see every commit of other processes; commits the block or rolls it back.
+        """
+        if self.read_only:
+            raise MemoryReadOnly(f"the memory at {self.path} is read-only (its files or folder cannot be written); "
+                                 "copy it somewhere writable to change it")
+        with self.lock:
+            outer = self.depth == 0
+            if outer:
+                self.db.execute("BEGIN IMMEDIATE")
+            self.depth += 1
+            try:
+                yield
+            except BaseException:
+                if outer:
+                    self.db.rollback()
+                raise
+            else:
+                if outer:
+                    self.db.commit()
+            finally:
+                self.depth -= 1
+
+    def integrity(self) -> list[str]:
+        """SQLite's integrity check of both files: [] when sound, else 'file: message' lines."""
+        return ([f"memory.sqlite3: {m}" for m in integrity_check(self.db)]
+                + [f"blobs.sqlite3: {m}" for m in self.payloads.integrity()])
 
     # ---- Backend: whole memory ----
     def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
@@ -212,10 +248,10 @@ class QuadstoreBackend(Backend):
         return g
 
     def close(self) -> None:
-        """Commit and close the World and the blob file (a second close does nothing)."""
+        """Close the World and the blob file (every write was committed by its transaction; a second close does
+        nothing)."""
         if self.closed:
             return
-        self.commit()
         self.world.close()
         self.payloads.close()
         self.closed = True
@@ -320,9 +356,76 @@ class QuadstoreBackend(Backend):
         dt = self.iri(d) if d else XSD.string
         return Literal(o) if dt == XSD.string else Literal(o, datatype=dt)  # RDF 1.1: plain == xsd:string
 
-    def commit(self) -> None:
-        """Make every write so far durable."""
-        self.world.graph.commit()
+
+def _create_graph(path: Path) -> None:
+    """Create the graph file atomically: built under a temporary name, renamed into place when complete.
+
+    Call it holding the memory's write lock; leftovers of creators killed half-way are removed first.
+    """
+    for stale in path.parent.glob(f".{path.name}.creating-*"):
+        stale.unlink()
+    tmp = path.with_name(f".{path.name}.creating-{os.getpid()}")
+    world = owlready2.World(filename=str(tmp), exclusive=False)
+    db = world.graph.db
+    db.execute(_FTS)
+    db.execute(f"PRAGMA user_version = {FORMAT}")
+    world.get_ontology(str(ITEM))
+    nt = memory_ontology().serialize(format="nt", encoding="utf-8")
+    world.get_ontology(ONTOLOGY_IRI).load(fileobj=io.BytesIO(nt), format="ntriples")
+    for t in (RDF.type, *_TERMS):
+        world._abbreviate(str(t), True)
+    world.graph.commit()
+    db.execute("PRAGMA journal_mode=WAL")
+    world.close()  # the last connection checkpoints the WAL into the file
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _open_world(path: Path, read_only: bool) -> owlready2.World:
+    """Open an existing graph file as a non-exclusive World; typed errors for damage, locks and versions."""
+    db = connect(path, read_only)
+    try:
+        _check_format(db, path)
+        # owlready2's read_only flag only skips its statistics rewrite on open (a write, which would wait for other
+        # processes' writers); this module's own writes go through MemoryGraph.transaction.
+        world = owlready2.World(filename=str(path), exclusive=False, read_only=True, lock=threading.RLock(),
+                                connection=db)
+        db.commit()  # ends the implicit transaction of owlready2's per-connection TEMP table
+        return world
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise typed_error(e, path) from e
+    except BaseException:
+        db.close()
+        raise
+
+
+def _check_format(db: sqlite3.Connection, path: Path) -> None:
+    """VersionMismatch when the file is a quadstore or owl-memory format this code does not read."""
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not _TABLES <= tables:
+        raise MemoryCorrupt(f"{path} is an SQLite file but not an owl-memory graph (missing tables: "
+                            f"{', '.join(sorted(_TABLES - tables))}); point --memory at a memory folder")
+    (store,) = db.execute("SELECT version FROM store").fetchone()
+    (fmt,) = db.execute("PRAGMA user_version").fetchone()
+    if store != QUADSTORE_FORMAT:
+        raise VersionMismatch(f"{path} is an owlready2 quadstore of version {store}; this owl-memory (owlready2 "
+                              f"{owlready2.VERSION}) reads version {QUADSTORE_FORMAT}: export it with the "
+                              "owl-memory that wrote it (owl-memory export) and load the export here")
+    if fmt > FORMAT:
+        raise VersionMismatch(f"{path} has owl-memory store format {fmt}, newer than the format {FORMAT} this "
+                              "owl-memory reads; upgrade owl-memory (pip install -U owl-memory)")
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _stored(o: Literal):

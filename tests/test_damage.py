@@ -1,0 +1,149 @@
+"""Read-only and damaged memories: reads still work, and damage, locks and versions are three different errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from owl_memory import ItemSpec, Memory
+from owl_memory.cli import main
+from owl_memory.errors import MemoryCorrupt, MemoryLocked, VersionMismatch
+
+SPEC = ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", "never paste " * 40,
+                applies_to=("http://www.w3.org/ns/prov#",), task_types=("sparql query",))
+NOBODY = 65534
+
+
+def _memory(root: Path, n: int = 1) -> Path:
+    """A memory under root holding SPEC and n-1 more items; returns its path."""
+    path = root / "mem"
+    with Memory(path) as m:
+        m.add(SPEC)
+        for k in range(n - 1):
+            m.add(ItemSpec("Procedure", f"step {k}", f"Use when step {k} is due.", f"do step {k} " * 200))
+    return path
+
+
+def _read_commands(path: Path, out: Path) -> list[tuple[int, str]]:
+    """Exit code and stdout of every read command on the memory at path."""
+    cli = CliRunner()
+    args = [["search", "bind values", "--json"], ["show", SPEC.id, "--json"], ["window", SPEC.id, "--json"],
+            ["export", str(out)], ["validate", "--json"]]
+    return [(r.exit_code, r.output) for r in (cli.invoke(main, [*a, "--memory", str(path)]) for a in args)]
+
+
+def _as_reader(job, *args) -> list:
+    """job(*args) in a forked child that cannot write the memory (uid nobody when we are root), result as JSON."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        if os.geteuid() == 0:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        try:
+            payload = json.dumps(job(*args))
+        except BaseException as e:
+            payload = json.dumps(f"{type(e).__name__}: {e}")
+        os.write(write, payload.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def test_a_read_only_memory_serves_every_read_command():
+    root = Path(tempfile.mkdtemp())
+    try:
+        path = _memory(root)
+        before = _read_commands(path, root / "export-before.ttl")  # loads every module the child will use
+        assert [code for code, _ in before] == [0] * 5
+        scratch = root / "scratch"
+        scratch.mkdir()
+        for d in (root, scratch):
+            d.chmod(0o777)
+        for f in path.iterdir():
+            f.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        path.chmod(0o555)
+        after = _as_reader(_read_commands, path, scratch / "export.ttl")
+        assert isinstance(after, list), after
+        assert [code for code, _ in after] == [0] * 5, after
+        hits = json.loads(after[0][1])
+        assert [h["id"] for h in hits] == [SPEC.id]
+        assert json.loads(after[2][1])["text"].startswith("never paste")
+        assert json.loads(after[4][1])["conforms"] is True
+        assert (scratch / "export.ttl").stat().st_size > 1000
+        assert sorted(p.name for p in path.iterdir()) == sorted(["blobs.sqlite3", "memory.sqlite3", "write.lock"])
+        write = _as_reader(lambda: Memory(path).add(ItemSpec("Principle", "x", "Use when x.", "x")))
+        assert write.startswith("MemoryReadOnly: ") and "read-only" in write
+    finally:
+        for d in root.rglob("*"):
+            if d.is_dir():
+                d.chmod(0o755)
+        import shutil
+        shutil.rmtree(root)
+
+
+def _damage(file: Path, at: int, size: int) -> None:
+    """Overwrite size bytes of a file at offset `at` with a pattern."""
+    with file.open("r+b") as f:
+        f.seek(at)
+        f.write(b"\xa5" * size)
+
+
+def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
+    path = _memory(tmp_path, n=30)
+    db = sqlite3.connect(path / "memory.sqlite3")
+    (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
+    (size,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    _damage(path / "memory.sqlite3", size * (page - 1), 64)  # one index page: the memory still opens
+    with Memory(path, create=False) as m:
+        result = m.validate()
+    assert result["conforms"] is False
+    assert any(msg.startswith("memory.sqlite3: ") for msg in result["messages"]), result
+    r = CliRunner().invoke(main, ["validate", "--memory", str(path), "--json"])
+    assert r.exit_code == 1 and json.loads(r.output)["conforms"] is False
+
+
+def test_damage_lock_and_version_are_three_different_errors(tmp_path, monkeypatch):
+    errors = {}
+    garbage = _memory(tmp_path / "a")
+    (garbage / "memory.sqlite3").write_bytes(b"this is not a database " * 2000)
+    with pytest.raises(MemoryCorrupt) as errors["corrupt"]:
+        Memory(garbage, create=False)
+    blobs = _memory(tmp_path / "b")
+    (blobs / "blobs.sqlite3").write_bytes(b"\x00garbage" * 5000)
+    with pytest.raises(MemoryCorrupt, match="blobs.sqlite3"):
+        Memory(blobs, create=False)
+    newer = _memory(tmp_path / "c")
+    db = sqlite3.connect(newer / "memory.sqlite3")
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(VersionMismatch) as errors["version"]:
+        Memory(newer, create=False)
+    locked = _memory(tmp_path / "d")
+    db = sqlite3.connect(locked / "memory.sqlite3", isolation_level=None)
+    db.execute("PRAGMA locking_mode = EXCLUSIVE")
+    db.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setenv("OWL_MEMORY_LOCK_WAIT", "0.2")
+    with pytest.raises(MemoryLocked) as errors["locked"]:
+        Memory(locked, create=False)
+    db.close()
+    Memory(locked, create=False).close()  # the lock is gone with its holder
+    texts = {k: str(e.value) for k, e in errors.items()}
+    assert "damaged" in texts["corrupt"] and "upgrade owl-memory" in texts["version"]
+    assert "locked by another process" in texts["locked"]
+    assert len({t.split(";")[0].split("(")[0] for t in texts.values()}) == 3
+    for path, kind in ((garbage, "MemoryCorrupt"), (newer, "VersionMismatch")):
+        r = CliRunner().invoke(main, ["search", "x", "--memory", str(path)])
+        assert r.exit_code == 2 and kind in r.output and "another process" not in r.output
