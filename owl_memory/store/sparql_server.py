@@ -347,6 +347,10 @@ class SparqlServerBackend:
             self._pending = None
 
     # ---- whole memory ----
+    def integrity(self) -> list[str]:
+        """Nothing: a SPARQL server checks its own storage (Backend.integrity)."""
+        return []
+
     def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
         """Run a checked, read-only query on the server over the items graph only (payloads are out of reach):
         (column names, up to `limit` rows of rdflib terms or None, truncated?); ASK gives (["ask"], [[bool]]).
