@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import tempfile
@@ -89,7 +90,6 @@ def test_a_read_only_memory_serves_every_read_command():
         for d in root.rglob("*"):
             if d.is_dir():
                 d.chmod(0o755)
-        import shutil
         shutil.rmtree(root)
 
 
@@ -103,7 +103,10 @@ def _damage(file: Path, at: int, size: int) -> None:
 def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
     path = _memory(tmp_path, n=30)
     db = sqlite3.connect(path / "memory.sqlite3")
-    (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
+    try:
+        (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite is built without the dbstat table that finds an index page")
     (size,) = db.execute("PRAGMA page_size").fetchone()
     db.close()
     _damage(path / "memory.sqlite3", size * (page - 1), 64)  # one index page: the memory still opens
