@@ -1,0 +1,163 @@
+"""Memory-specific cases (seed 004): deterministic, no LM; one figure per case family and size.
+
+Run: python benchmarks/memory_cases.py [--sizes 10,100,1000] [--delays 1000,10000] [--json OUT]
+
+- over-retrieval pressure: one right item among N near-misses sharing words and applicability -> p@1, hit@5
+  (the right item ranked first / in the top 5; there is one right item per query, so hit@5 is recall@5);
+- conflicting rules: rule + exception pairs -> share of queries where the exception wins exactly when its
+  narrower applicability (a failure mode) holds: queried with the exception's failure mode (exception should
+  rank first), with the rule's (rule first), and with none stated (rule first: the exception's condition is
+  not known to hold);
+- delayed recall: constraints stored first, then 1k / 10k distractor writes -> recall@5 by applicability;
+- ontology shifts: items keyed to ontology v1 IRIs, queried under v2 (owl:priorVersion, owl:equivalentClass,
+  owl:sameAs links) -> recall@5 with and without following the links.
+Leakage traps with scripted adversarial agents are not in this file yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rdflib import Graph, URIRef
+from rdflib.namespace import OWL
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from owl_memory import ItemSpec, Memory  # noqa: E402
+
+TARGETS = 10  # queries per case and size
+TASK = "data validation"
+LINKS = (OWL.priorVersion, OWL.equivalentClass, OWL.sameAs)
+
+
+def _spec(kind: str, title: str, onto: str, **kw) -> ItemSpec:
+    """A small item applicable to one ontology IRI and the benchmark's task type."""
+    return ItemSpec(kind, title, kw.pop("summary", f"Use when {title.lower()}."), kw.pop("content", title),
+                    applies_to=(onto,), task_types=(TASK,), **kw)
+
+
+def over_retrieval(root: Path, n: int) -> dict:
+    """p@1 and hit@5 of the one right item among n near-misses (same ontology and task type, shared words)."""
+    specs, right = [], {}
+    for t in range(TARGETS):
+        onto = f"http://example.org/pressure{t}#"
+        good = _spec("Procedure", f"Bind dates as typed xsd date literals {t}", onto)
+        right[t] = good.id
+        specs.append(good)
+        specs += [_spec("Procedure", f"Bind dates as plain {w} literals {t} variant {i}", onto)
+                  for i in range(n) for w in ("string", "untyped", "lang", "integer")[i % 4:i % 4 + 1]]
+    with Memory(root / f"pressure-{n}") as m:
+        m.add_many(specs, validate=False)
+        ranks = [_rank(m.search("typed xsd date literals", ontology=f"http://example.org/pressure{t}#",
+                                task_type=TASK, k=5), right[t]) for t in range(TARGETS)]
+    return {"case": "over-retrieval", "near_misses": n, "p@1": _share(r == 0 for r in ranks),
+            "hit@5": _share(r is not None for r in ranks)}
+
+
+def _rank(hits: list[dict], item: str) -> int | None:
+    """0-based rank of an item in search hits, None when absent."""
+    return next((i for i, h in enumerate(hits) if h["id"] == item), None)
+
+
+def _share(flags) -> float:
+    """Share of true values."""
+    flags = list(flags)
+    return round(sum(flags) / len(flags), 4) if flags else 0.0
+
+
+def conflicting(root: Path) -> dict:
+    """Rule + exception pairs: does the exception win exactly when its failure mode is in the query?"""
+    wins: dict[str, list[bool]] = {}  # failure mode of the query -> did the right item rank first
+    with Memory(root / "conflicts") as m:
+        for t in range(TARGETS):
+            onto = f"http://example.org/conflict{t}#"
+            rule = m.add(_spec("Principle", f"Always type literals {t}", onto, failure_modes=("datatype",)))
+            exc = m.add(_spec("Principle", f"Keep untyped literals for labels {t}", onto, scope="exception",
+                              refines=rule, failure_modes=("label-language",)))
+            for mode, winner in (("label-language", exc), ("datatype", rule), (None, rule)):
+                hits = m.search(ontology=onto, task_type=TASK, failure_mode=mode, k=5)
+                wins.setdefault(mode or "unstated", []).append(bool(hits) and hits[0]["id"] == winner)
+    return {"case": "conflicting-rules", "pairs": TARGETS,
+            "exception_wins_exactly_when_applicable": _share(w for ws in wins.values() for w in ws),
+            "by_query": {k: _share(v) for k, v in wins.items()}}
+
+
+def delayed_recall(root: Path, delay: int) -> dict:
+    """Constraints stored first, then `delay` distractors on the same ontologies and task type: recall@5."""
+    with Memory(root / f"delay-{delay}") as m:
+        firsts = {t: m.add(_spec("Constraint", f"Dates must carry a timezone {t}", f"http://example.org/delay{t}#"))
+                  for t in range(TARGETS)}
+        onto = [f"http://example.org/delay{t}#" for t in range(TARGETS)]
+        m.add_many([_spec("Procedure", f"Distractor procedure {i} about dates", onto[i % TARGETS])
+                    for i in range(delay)], validate=False)
+        found = [_rank(m.search(ontology=f"http://example.org/delay{t}#", task_type=TASK, kinds=["Constraint"], k=5),
+                       firsts[t]) is not None for t in range(TARGETS)]
+    return {"case": "delayed-recall", "distractor_writes": delay, "recall@5": _share(found)}
+
+
+def _shifted(t: int) -> tuple[Graph, str, str]:
+    """A v2 ontology graph linked to v1 by priorVersion / equivalentClass / sameAs (cycled by t); v1 and v2 IRIs."""
+    v1, v2 = f"http://example.org/shift{t}/v1#", f"http://example.org/shift{t}/v2#"
+    g = Graph()
+    g.add((URIRef(v2), LINKS[t % len(LINKS)], URIRef(v1)))
+    return g, v1, v2
+
+
+def linked(graph: Graph, iri: str) -> list[str]:
+    """The IRI and every IRI reachable from it over priorVersion / equivalentClass / sameAs (either direction)."""
+    seen, todo = [iri], [URIRef(iri)]
+    while todo:
+        node = todo.pop()
+        for p in LINKS:
+            for other in [*graph.objects(node, p), *graph.subjects(p, node)]:
+                if str(other) not in seen:
+                    seen.append(str(other))
+                    todo.append(other)
+    return seen
+
+
+def ontology_shift(root: Path) -> dict:
+    """Items keyed to v1, queried under v2: recall@5 without and with following the version/equivalence links."""
+    plain, followed = [], []
+    with Memory(root / "shift") as m:
+        for t in range(TARGETS):
+            g, v1, v2 = _shifted(t)
+            item = m.add(_spec("Procedure", f"Mint instance IRIs under the data namespace {t}", v1))
+            plain.append(_rank(m.search(ontology=v2, task_type=TASK, k=5), item) is not None)
+            hits = [h for iri in linked(g, v2) for h in m.search(ontology=iri, task_type=TASK, k=5)]
+            followed.append(_rank(hits, item) is not None)
+    return {"case": "ontology-shift", "links": [str(p).rsplit("#", 1)[1] for p in LINKS],
+            "recall@5_without_links": _share(plain), "recall@5_following_links": _share(followed)}
+
+
+def main(argv=None) -> list[dict]:
+    """Run every case family and print one line per figure."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10,100,1000")
+    ap.add_argument("--delays", default="1000,10000")
+    ap.add_argument("--json", dest="json_out")
+    args = ap.parse_args(argv)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="owl-memory-cases-") as tmp:
+        root = Path(tmp)
+        jobs = [lambda n=n: over_retrieval(root, n) for n in map(int, args.sizes.split(","))]
+        jobs += [lambda: conflicting(root)]
+        jobs += [lambda d=d: delayed_recall(root, d) for d in map(int, args.delays.split(","))]
+        jobs += [lambda: ontology_shift(root)]
+        for job in jobs:
+            t0 = time.monotonic()
+            row = job() | {"seconds": round(time.monotonic() - t0, 2)}
+            print(json.dumps(row))
+            out.append(row)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""The memory-specific case suite (benchmarks/memory_cases.py) at small sizes: each family yields its figure."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SPEC = importlib.util.spec_from_file_location(
+    "memory_cases", Path(__file__).resolve().parents[1] / "benchmarks" / "memory_cases.py")
+cases = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(cases)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """One small run of every case family."""
+    return {r["case"] + str(r.get("near_misses", r.get("distractor_writes", ""))): r
+            for r in cases.main(["--sizes", "10", "--delays", "200"])}
+
+
+def test_over_retrieval_and_delayed_recall(rows):
+    """The right item ranks first among 10 near-misses; a constraint is recalled after 200 distractor writes."""
+    assert rows["over-retrieval10"]["p@1"] == 1.0
+    assert rows["delayed-recall200"]["recall@5"] == 1.0
+
+
+def test_conflicts_follow_applicability(rows):
+    """With the exception's failure mode the exception wins; with the rule's, the rule wins."""
+    by = rows["conflicting-rules"]["by_query"]
+    assert by["label-language"] == 1.0 and by["datatype"] == 1.0
+
+
+def test_ontology_shift_needs_links(rows):
+    """Items keyed to v1 are invisible under v2 unless the version/equivalence links are followed."""
+    r = rows["ontology-shift"]
+    assert r["recall@5_without_links"] == 0.0 and r["recall@5_following_links"] == 1.0
