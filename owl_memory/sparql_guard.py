@@ -8,18 +8,21 @@ already expanded escapes such as \\u0053ERVICE, so no spelling gets past. Everyt
 
 from __future__ import annotations
 
-from rdflib.plugins.sparql.algebra import translateQuery
-from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
-from rdflib.plugins.sparql.parserutils import CompValue
-from rdflib.plugins.sparql.sparql import Query
+from typing import TYPE_CHECKING
 
 from .errors import QueryRefused
+
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query
 
 _READ_ONLY = "write a SELECT, ASK, CONSTRUCT or DESCRIBE over the loaded graph only"
 
 
 def check_read_only(query_text: str) -> Query:
     """The parsed, translated query when it is read-only and local; QueryRefused saying what to change otherwise."""
+    from rdflib.plugins.sparql.algebra import translateQuery  # 0.2 s of imports: paid by the first query only
+    from rdflib.plugins.sparql.parser import parseQuery
+
     try:
         query = translateQuery(parseQuery(query_text))
     except Exception as e:  # pyparsing and translation errors come in many types
@@ -33,6 +36,8 @@ def check_read_only(query_text: str) -> Query:
 
 def _not_a_query(query_text: str, error: Exception) -> QueryRefused:
     """QueryRefused for text that is not a query: an update is refused as one, anything else as a syntax error."""
+    from rdflib.plugins.sparql.parser import parseUpdate
+
     try:
         parseUpdate(query_text)
     except Exception:
@@ -43,6 +48,8 @@ def _not_a_query(query_text: str, error: Exception) -> QueryRefused:
 
 def _nodes(value):
     """Every CompValue inside a translated query: patterns, expressions and subqueries alike."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
     if isinstance(value, CompValue):
         yield value
         for child in value.values():
