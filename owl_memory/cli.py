@@ -136,10 +136,11 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     from .store.items import ItemSpec
 
     text = content if content is not None else read_text(content_file)
+    spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
+                    failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
+                    refines=refines)  # malformed fields fail here, before a memory is opened or created
     with Memory(memory_path) as m:
-        i = m.add(ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
-                           failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence,
-                           scope=scope, refines=refines))
+        i = m.add(spec)
     emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
 
 

@@ -67,7 +67,8 @@ def fill(arg: str, scratch: dict) -> str:
 def invoke(case: dict, scratch: dict, as_json: bool):
     """Run one case through the CLI in-process; the result and whether the memory or the scratch folder changed."""
     before, files = state(scratch["mem"]), set(scratch["tmp"].iterdir())
-    args = [fill(a, scratch) for a in case["args"]] + ["--memory", str(scratch["mem"])] + (["--json"] * as_json)
+    memory = scratch["tmp"] / "fresh" if case.get("memory") == "fresh" else scratch["mem"]
+    args = [fill(a, scratch) for a in case["args"]] + ["--memory", str(memory)] + (["--json"] * as_json)
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     return result, state(scratch["mem"]) != before, set(scratch["tmp"].iterdir()) - files
 
