@@ -208,7 +208,7 @@ class SparqlServerBackend:
                         for (spec, g), extra in zip(items, index, strict=True)
                         for graph, triples in ((GRAPH_ITEMS, g), (GRAPH_INDEX, extra)) for a, p, o in triples)
         self.client.update(f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {rows} }} "
-                           f"FILTER NOT EXISTS {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?kind }} }} }}")
+                           f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -275,7 +275,7 @@ class SparqlServerBackend:
         n, total = int(rows[0]["n"]), int(rows[0]["total"] or 0)
         _, rows = self.client.select(
             f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"{_values('tok', map(Literal, toks))} ?tf {iri(IDX.token)} ?tok . ?i {iri(IDX.tf)} ?tf }} }} "
+            f"{_values('tok', map(Literal, toks))} ?i ?tf ?tok . ?tf {iri(IDX.frequency)} ?f }} }} "
             "GROUP BY ?tok")
         hits = {str(r["tok"]): int(r["hits"]) for r in rows}
         weights = [(w, t, text_index.idf(n, hits.get(t, 0)))
@@ -460,7 +460,7 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
     return (f"SELECT ?i ?score WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
             f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
-            f"?tf {iri(IDX.token)} ?tok ; {iri(IDX.frequency)} ?f . ?i {iri(IDX.tf)} ?tf ; {iri(IDX.length)} ?len }} "
+            f"?i ?tf ?tok ; {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f }} "
             f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
             f"BIND({level} AS ?level) BIND(ROUND(?score * 1000000) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
