@@ -3,8 +3,9 @@
 Each item gets, in the server's index graph, its document length (tokens of title, summary and tags plus one
 per key token, as FTS5 counts its `keys` column) and one triple per distinct token, whose predicate idx:tfN
 carries the token's frequency N in title, summary and tags. Tokens come from SQLite's own FTS5 unicode61
-tokenizer (case- and diacritic-folded), so a server ranks with exactly the tokens the embedded index holds. Scores are FTS5's bm25 (k1 = 1.2, b = 0.75,
-IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over the matched query words and rounded to 6 places.
+tokenizer (case- and diacritic-folded), so a server ranks with exactly the tokens the embedded index holds.
+Scores are FTS5's bm25 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over
+the matched query words and rounded to 6 places.
 """
 
 from __future__ import annotations
