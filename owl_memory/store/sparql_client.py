@@ -132,8 +132,13 @@ class SparqlClient:
         return names, [{n: from_json(row.get(n)) for n in names} for row in doc["results"]["bindings"]]
 
     def ask(self, query: str, graphs: dict | None = None) -> bool:
-        """Run an ASK (`graphs`: protocol dataset parameters); its boolean."""
-        return bool(json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))["boolean"])
+        """Run an ASK (`graphs`: protocol dataset parameters); its boolean (Virtuoso 7 answers with a one-column
+        result set, __ASK_RETVAL, instead of the standard boolean)."""
+        doc = json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))
+        if "boolean" in doc:
+            return bool(doc["boolean"])
+        rows = doc.get("results", {}).get("bindings", [])
+        return bool(rows) and str(next(iter(rows[0].values()), {}).get("value", "0")) not in ("0", "false")
 
     def construct(self, query: str) -> Graph:
         """Run a CONSTRUCT; its triples as an rdflib Graph (N-Triples on the wire)."""

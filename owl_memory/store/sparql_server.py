@@ -39,6 +39,7 @@ GRAPH_ITEMS = URIRef("http://w3id.org/owl-memory/graph/items")
 GRAPH_PAYLOADS = URIRef("http://w3id.org/owl-memory/graph/payloads")
 GRAPH_USES = URIRef("http://w3id.org/owl-memory/graph/uses")
 GRAPH_INDEX = URIRef("http://w3id.org/owl-memory/graph/index")
+GRAPHS = (GRAPH_ITEMS, GRAPH_PAYLOADS, GRAPH_USES, GRAPH_INDEX)
 SRV = Namespace("http://w3id.org/owl-memory/server#")  # payload and use-event terms of this backend
 _KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a lone surrogate -> wide form
@@ -375,8 +376,9 @@ class SparqlServerBackend:
 
     # ---- helpers ----
     def _insert(self, g: Graph) -> None:
-        """Insert triples into the items graph now."""
-        self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }}")
+        """Insert triples into the items graph now (a template, not INSERT DATA: Virtuoso refuses blank nodes in
+        INSERT DATA, and the ontology has some)."""
+        self.client.update(f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{}}")
 
     def _send(self, kind: str, arg) -> None:
         """Send one write now, or buffer it when a transaction is open."""
