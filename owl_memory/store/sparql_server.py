@@ -262,7 +262,7 @@ class SparqlServerBackend:
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
         """Text-ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
         _, rows = self.client.select(_by_text(query, limit, only, *stats))
-        return [(str(r["i"])[len(ITEM):], round(float(r["score"]), 6)) for r in rows]
+        return [(str(r["i"])[len(ITEM):], int(r["rank"]) / 1_000_000) for r in rows]
 
     def _text_stats(self, words) -> tuple[list, float]:
         """BM25 inputs of the query words: [(word number, token, idf)] and the average document length."""
@@ -452,19 +452,20 @@ def _applicable(query, only: list[str] | None) -> str:
 
 def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
     """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
-    over matched words, rounded to 6 places), priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
+    over matched words, in millionths: an exact integer on the wire, as Virtuoso prints doubles to 6 digits),
+    priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
     if not weights:
-        return "SELECT ?i ?score WHERE { FILTER(false) }"
+        return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
     rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
     level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if 3 <= n <= 6 else f"IF(?m >= {n}, 2, 0)"
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
-    return (f"SELECT ?i ?score WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
+    return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
             f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
             f"?i ?tf ?tok ; {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f }} "
             f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
-            f"BIND({level} AS ?level) BIND(ROUND(?score * 1000000) AS ?rank) }} "
+            f"BIND({level} AS ?level) BIND({iri(XSD.integer)}(ROUND(?score * 1000000)) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
 
 
