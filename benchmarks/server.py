@@ -31,7 +31,7 @@ from owl_memory import Memory  # noqa: E402
 def load(location, specs) -> float:
     """Bulk-load specs (trusted, unvalidated) into the memory at `location`; seconds."""
     with Memory(location) as m:
-        return timed(m.add_many, specs, batch=2000, validate=False)[1] / 1000
+        return timed(m.add_many, specs, batch=500, validate=False)[1] / 1000
 
 
 def searches(local: Memory, server: Memory, queries: list) -> dict:
