@@ -4,7 +4,7 @@ import os
 
 import dspy
 import pytest
-from servers import oxigraph, server_url, virtuoso  # noqa: F401  (real SPARQL servers on loopback)
+from servers import oxigraph, server_url, virtuoso, virtuoso_url  # noqa: F401  (real SPARQL servers on loopback)
 
 from owl_memory.datadir import data_dir
 

@@ -148,6 +148,16 @@ def server_url(oxigraph):
     return oxigraph.url
 
 
+def drop_memory_graphs(url: str) -> None:
+    """Drop the graphs a memory uses on the server at `url` (its other graphs, such as Virtuoso's own, stay)."""
+    from owl_memory.store import sparql_server as ss
+    from owl_memory.store.sparql_client import SparqlClient
+
+    client = SparqlClient(url)
+    client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in ss.GRAPHS))
+    client.close()
+
+
 @pytest.fixture(scope="session")
 def virtuoso(tmp_path_factory):
     """A Virtuoso server for the session; only with OWL_MEMORY_VIRTUOSO=1 (needs the virtuoso-opensource package)."""
@@ -156,3 +166,10 @@ def virtuoso(tmp_path_factory):
     server = Virtuoso(tmp_path_factory.mktemp("virtuoso"))
     yield server
     server.stop()
+
+
+@pytest.fixture
+def virtuoso_url(virtuoso):
+    """The URL of the Virtuoso server with no memory in it, for one test."""
+    drop_memory_graphs(virtuoso.url)
+    return virtuoso.url

@@ -1,4 +1,5 @@
-"""The memory contract, run on every backend: embedded quadstore and a real Oxigraph server on loopback."""
+"""The memory contract, run on every backend: embedded quadstore, a real Oxigraph server on loopback and, opt-in
+(OWL_MEMORY_VIRTUOSO=1, marker `virtuoso`), Virtuoso open source from the OS packages."""
 
 import pytest
 from rdflib import Graph, Literal, URIRef
@@ -13,10 +14,13 @@ HOSTILE = ['"} ; DROP ALL ; INSERT DATA { <a> <b> "c" } #', "\\u0022 }", "'''\"\
            "\x00nul", "emoji 😀 and ñ", "?s ?p ?o", "# comment", "\\"]
 
 
-@pytest.fixture(params=["embedded", "oxigraph"])
+SERVERS = {"oxigraph": "server_url", "virtuoso": "virtuoso_url"}
+
+
+@pytest.fixture(params=["embedded", "oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
 def memory(request, tmp_path):
     """A fresh memory on each backend, closed after the test."""
-    location = tmp_path / "mem" if request.param == "embedded" else request.getfixturevalue("server_url")
+    location = tmp_path / "mem" if request.param == "embedded" else request.getfixturevalue(SERVERS[request.param])
     with Memory(location) as m:
         yield m
 

@@ -1,4 +1,4 @@
-"""A search answers the same on an Oxigraph server as embedded: same ids, same order, same scores."""
+"""A search answers the same on a SPARQL server as embedded: same ids, same order, same scores."""
 
 import random
 
@@ -54,13 +54,14 @@ def shapes() -> list[dict]:
     return out
 
 
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory, oxigraph):
-    """The same generated memory embedded and on an Oxigraph server."""
-    from servers import clear
+@pytest.fixture(scope="module", params=["oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
+def pair(request, tmp_path_factory):
+    """The same generated memory embedded and on a server (Oxigraph; Virtuoso when opted in)."""
+    from servers import drop_memory_graphs
 
-    clear(oxigraph.url)
-    with Memory(tmp_path_factory.mktemp("embedded") / "m") as local, Memory(oxigraph.url) as server:
+    url = request.getfixturevalue(request.param).url
+    drop_memory_graphs(url)
+    with Memory(tmp_path_factory.mktemp("embedded") / "m") as local, Memory(url) as server:
         generated(local)
         copy_memory(local, server)
         yield local, server

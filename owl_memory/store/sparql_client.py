@@ -118,10 +118,10 @@ class SparqlClient:
 
     Args:
         url: the memory URL (see `endpoints`).
-        timeout: seconds to wait for one answer.
+        timeout: seconds to wait for one answer (a bulk load of 1,000 items takes a few seconds).
     """
 
-    def __init__(self, url: str, timeout: float = 60.0):
+    def __init__(self, url: str, timeout: float = 300.0):
         self.url, self.ends, self.timeout = url, endpoints(url), timeout
         self._local = threading.local()
 
@@ -132,8 +132,13 @@ class SparqlClient:
         return names, [{n: from_json(row.get(n)) for n in names} for row in doc["results"]["bindings"]]
 
     def ask(self, query: str, graphs: dict | None = None) -> bool:
-        """Run an ASK (`graphs`: protocol dataset parameters); its boolean."""
-        return bool(json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))["boolean"])
+        """Run an ASK (`graphs`: protocol dataset parameters); its boolean (Virtuoso 7 answers with a one-column
+        result set, __ASK_RETVAL, instead of the standard boolean)."""
+        doc = json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))
+        if "boolean" in doc:
+            return bool(doc["boolean"])
+        rows = doc.get("results", {}).get("bindings", [])
+        return bool(rows) and str(next(iter(rows[0].values()), {}).get("value", "0")) not in ("0", "false")
 
     def construct(self, query: str) -> Graph:
         """Run a CONSTRUCT; its triples as an rdflib Graph (N-Triples on the wire)."""
@@ -160,22 +165,35 @@ class SparqlClient:
         headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept}
         if self.ends.auth:
             headers["Authorization"] = self.ends.auth
-        for attempt in (0, 1):  # a kept-alive connection the server closed is reopened once
+        try:
+            resp, data = self._send(parts, body, headers)
+        except TimeoutError as e:  # never resent: the server may still apply it
+            self.close()
+            raise ServerError(f"the SPARQL server at {url} did not answer within {self.timeout:.0f} s; "
+                              "retry with smaller batches or a longer timeout") from e
+        except (ConnectionError, http.client.HTTPException, OSError) as e:
+            self.close()
+            raise ServerError(f"cannot reach the SPARQL server at {url}: {e}; is it running?") from e
+        if resp.status >= 300:
+            raise ServerError(f"the SPARQL server at {url} answered {resp.status}: "
+                              f"{data.decode('utf-8', 'replace')[:300]}")
+        return data
+
+    def _send(self, parts, body: bytes, headers: dict) -> tuple[http.client.HTTPResponse, bytes]:
+        """Send one request; a kept-alive connection the server closed before reading it is reopened once."""
+        reused = getattr(self._local, "conn", None) is not None
+        try:
             conn = self._connection(parts)
-            try:
-                conn.request("POST", parts.path or "/", body=body, headers=headers)
-                resp = conn.getresponse()
-                data = resp.read()
-            except (ConnectionError, http.client.HTTPException, OSError) as e:
-                self.close()
-                if attempt:
-                    raise ServerError(f"cannot reach the SPARQL server at {url}: {e}; is it running?") from e
-                continue
-            if resp.status >= 300:
-                raise ServerError(f"the SPARQL server at {url} answered {resp.status}: "
-                                  f"{data.decode('utf-8', 'replace')[:300]}")
-            return data
-        raise AssertionError("unreachable")
+            conn.request("POST", parts.path or "/", body=body, headers=headers)
+            resp = conn.getresponse()
+        except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected):
+            if not reused:
+                raise
+            self.close()
+            conn = self._connection(parts)
+            conn.request("POST", parts.path or "/", body=body, headers=headers)
+            resp = conn.getresponse()
+        return resp, resp.read()
 
     def _connection(self, parts) -> http.client.HTTPConnection:
         """This thread's open connection to the server, made on first use."""

@@ -39,6 +39,7 @@ GRAPH_ITEMS = URIRef("http://w3id.org/owl-memory/graph/items")
 GRAPH_PAYLOADS = URIRef("http://w3id.org/owl-memory/graph/payloads")
 GRAPH_USES = URIRef("http://w3id.org/owl-memory/graph/uses")
 GRAPH_INDEX = URIRef("http://w3id.org/owl-memory/graph/index")
+GRAPHS = (GRAPH_ITEMS, GRAPH_PAYLOADS, GRAPH_USES, GRAPH_INDEX)
 SRV = Namespace("http://w3id.org/owl-memory/server#")  # payload and use-event terms of this backend
 _KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a lone surrogate -> wide form
@@ -208,7 +209,7 @@ class SparqlServerBackend:
                         for (spec, g), extra in zip(items, index, strict=True)
                         for graph, triples in ((GRAPH_ITEMS, g), (GRAPH_INDEX, extra)) for a, p, o in triples)
         self.client.update(f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {rows} }} "
-                           f"FILTER NOT EXISTS {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?kind }} }} }}")
+                           f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -261,7 +262,7 @@ class SparqlServerBackend:
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
         """Text-ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
         _, rows = self.client.select(_by_text(query, limit, only, *stats))
-        return [(str(r["i"])[len(ITEM):], round(float(r["score"]), 6)) for r in rows]
+        return [(str(r["i"])[len(ITEM):], int(r["rank"]) / 1_000_000) for r in rows]
 
     def _text_stats(self, words) -> tuple[list, float]:
         """BM25 inputs of the query words: [(word number, token, idf)] and the average document length."""
@@ -275,7 +276,7 @@ class SparqlServerBackend:
         n, total = int(rows[0]["n"]), int(rows[0]["total"] or 0)
         _, rows = self.client.select(
             f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"{_values('tok', map(Literal, toks))} ?tf {iri(IDX.token)} ?tok . ?i {iri(IDX.tf)} ?tf }} }} "
+            f"{_values('tok', map(Literal, toks))} ?i ?tf ?tok . ?tf {iri(IDX.frequency)} ?f }} }} "
             "GROUP BY ?tok")
         hits = {str(r["tok"]): int(r["hits"]) for r in rows}
         weights = [(w, t, text_index.idf(n, hits.get(t, 0)))
@@ -379,8 +380,9 @@ class SparqlServerBackend:
 
     # ---- helpers ----
     def _insert(self, g: Graph) -> None:
-        """Insert triples into the items graph now."""
-        self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }}")
+        """Insert triples into the items graph now (a template, not INSERT DATA: Virtuoso refuses blank nodes in
+        INSERT DATA, and the ontology has some)."""
+        self.client.update(f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{}}")
 
     def _send(self, kind: str, arg) -> None:
         """Send one write now, or buffer it when a transaction is open."""
@@ -454,19 +456,20 @@ def _applicable(query, only: list[str] | None) -> str:
 
 def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
     """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
-    over matched words, rounded to 6 places), priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
+    over matched words, in millionths: an exact integer on the wire, as Virtuoso prints doubles to 6 digits),
+    priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
     if not weights:
-        return "SELECT ?i ?score WHERE { FILTER(false) }"
+        return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
     rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
     level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if 3 <= n <= 6 else f"IF(?m >= {n}, 2, 0)"
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
-    return (f"SELECT ?i ?score WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
+    return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
             f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
-            f"?tf {iri(IDX.token)} ?tok ; {iri(IDX.frequency)} ?f . ?i {iri(IDX.tf)} ?tf ; {iri(IDX.length)} ?len }} "
+            f"?i ?tf ?tok ; {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f }} "
             f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
-            f"BIND({level} AS ?level) BIND(ROUND(?score * 1000000) AS ?rank) }} "
+            f"BIND({level} AS ?level) BIND({iri(XSD.integer)}(ROUND(?score * 1000000)) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
 
 

@@ -1,10 +1,11 @@
 """Text ranking statistics for a SPARQL server: the same tokens and Okapi BM25 the embedded FTS5 index uses.
 
 Each item gets, in the server's index graph, its document length (tokens of title, summary and tags plus one
-per key token, as FTS5 counts its `keys` column) and one node per distinct token with its frequency in title,
-summary and tags. Tokens come from SQLite's own FTS5 unicode61 tokenizer (case- and diacritic-folded), so a
-server ranks with exactly the tokens the embedded index holds. Scores are FTS5's bm25 (k1 = 1.2, b = 0.75,
-IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over the matched query words and rounded to 6 places.
+per key token, as FTS5 counts its `keys` column) and one triple per distinct token, whose predicate idx:tfN
+carries the token's frequency N in title, summary and tags. Tokens come from SQLite's own FTS5 unicode61
+tokenizer (case- and diacritic-folded), so a server ranks with exactly the tokens the embedded index holds.
+Scores are FTS5's bm25 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over
+the matched query words and rounded to 6 places.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from rdflib import Graph, Literal, Namespace, URIRef
-from rdflib.namespace import XSD
+from rdflib import Graph, Literal, Namespace
 
 from ..vocab import ITEM
-from .blobs import sha256
 from .items import ItemSpec
 from .retrieval import KEYED
 
@@ -50,17 +49,18 @@ def query_terms(words: Iterable[str]) -> list[tuple[str, ...]]:
 
 
 def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
-    """The index-graph triples of each item: its length and one (token, frequency) node per distinct token."""
+    """The index-graph triples of each item: its length, and each distinct token as the object of the predicate
+    idx:tfN (N its frequency), whose idx:frequency is declared beside it; one triple per token."""
     toks = tokens(text for spec, _ in items for text in (spec.title, spec.summary, " ".join(spec.tags)))
     out = []
     for n, (spec, g) in enumerate(items):
         node, words = ITEM[spec.id], toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2]
         keys = {(p, o) for s, p, o in g if s == node and p in KEYED}
-        triples = [(node, IDX.length, Literal(len(words) + len(keys), datatype=XSD.integer))]
-        for tok, count in sorted(Counter(words).items()):
-            tf = URIRef(f"{node}#tf-{sha256(tok)[:16]}")
-            triples += [(node, IDX.tf, tf), (tf, IDX.token, Literal(tok)),
-                        (tf, IDX.frequency, Literal(count, datatype=XSD.integer))]
+        triples = [(node, IDX.length, Literal(len(words) + len(keys)))]
+        counts = Counter(words)
+        for f in sorted(set(counts.values())):
+            triples.append((IDX[f"tf{f}"], IDX.frequency, Literal(f)))
+        triples += [(node, IDX[f"tf{f}"], Literal(tok)) for tok, f in sorted(counts.items())]
         out.append(triples)
     return out
 
