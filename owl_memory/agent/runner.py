@@ -235,4 +235,4 @@ def _trajectory_dir(where, memory) -> Path:
     """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
     if where is not None:
         return Path(where)
-    return (Path(memory.path) if memory is not None else Path(".owl-memory")) / "runs"
+    return (Path(str(memory.location)) if memory is not None else Path(".owl-memory")) / "runs"
