@@ -1,7 +1,10 @@
-"""Repair benchmark: every non-conforming W3C SHACL Core case, repaired twice (cold, then with compiled memory).
+"""Repair benchmark: every non-conforming W3C SHACL Core and SHACL-SPARQL case, scored against an oracle.
 
-Headline cost: validations = verify rounds + nested trial checks, i.e. every pySHACL run a repair makes.
-Run: python benchmarks/repair.py [--data DIR] [--json]
+Per suite: the oracle (owl_memory.repair.oracle, independent of the operators) decides which cases are repairable
+and the minimal repair size; the repairer runs cold (compiling into a fresh memory), then again with that memory.
+Transfer: the test set repaired with an empty memory and with one trained on the train set, in the same run.
+Cost: validations = every pySHACL run a repair makes (verify rounds + nested trial checks).
+Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql] [--train SET --test SET] [--json]
 """
 
 from __future__ import annotations
@@ -20,16 +23,49 @@ from rdflib import BNode, Graph, Literal, Namespace, URIRef
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from owl_memory.datadir import data_dir  # noqa: E402
-from owl_memory.repair import FIXED_TERM, repair, target_nodes  # noqa: E402
+from owl_memory.repair import repair, target_nodes  # noqa: E402
+from owl_memory.repair.oracle import oracle  # noqa: E402
 from owl_memory.vocab import RDF, SH  # noqa: E402
 
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
 SHT = Namespace("http://www.w3.org/ns/shacl-test#")
 
 
+DASH = Namespace("http://datashapes.org/dash#")
+SUITES = {"w3c": "shacl-w3c-core", "sparql": "shacl-sparql"}
+
+
 def case_files(root: Path) -> list[Path]:
     """Every W3C test manifest file under `root` (files holding an mf:Manifest), sorted."""
     return sorted(p for p in root.rglob("*.ttl") if "mf:Manifest" in p.read_text(encoding="utf-8"))
+
+
+def load_set(spec: str, data: Path) -> list[dict]:
+    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node) or "sparql"."""
+    name, _, folder = spec.partition(":")
+    if name not in SUITES:
+        raise SystemExit(f"unknown set {spec!r}: use one of {', '.join(SUITES)} (w3c takes :<folder>)")
+    root = data / SUITES[name] / folder if folder else data / SUITES[name]
+    if name == "sparql":
+        cases = [dash_case(p) for p in sorted(root.rglob("*.ttl"))]
+    else:
+        cases = [w3c_case(p) for p in case_files(root)]
+    return [c for c in cases if c["expected_conforms"] is False]
+
+
+def dash_case(path: Path) -> dict:
+    """A DASH GraphValidationTestCase file -> a case; data and shapes are the file minus the test case entity."""
+    g = Graph().parse(path, format="turtle", publicID=path.resolve().as_uri())
+    tests = set(g.subjects(RDF.type, DASH.GraphValidationTestCase))
+    drop = _closure(g, tests)
+    stripped = Graph()
+    for t in g:
+        if t[0] not in drop:
+            stripped.add(t)
+    expected = next((g.value(r, SH.conforms) for t in tests for r in g.objects(t, DASH.expectedResult)), None)
+    return {"name": f"{path.parent.name}/{path.stem}", "data": stripped, "shapes": stripped, "missing": [],
+            "expected_conforms": bool(expected.toPython()) if isinstance(expected, Literal) else None,
+            "same_file": True}
 
 
 def w3c_case(path: Path) -> dict:
@@ -62,7 +98,11 @@ def _entries(g: Graph):
 
 def _manifest_closure(g: Graph) -> set:
     """Manifests, entries and the blank nodes only they reach (lists, actions, expected reports), to exclude."""
-    seen = set(g.subjects(RDF.type, MF.Manifest)) | set(_entries(g))
+    return _closure(g, set(g.subjects(RDF.type, MF.Manifest)) | set(_entries(g)))
+
+
+def _closure(g: Graph, seen: set) -> set:
+    """`seen` plus the blank nodes reachable only from it."""
     grown = True
     while grown:
         fresh = {o for s in seen for o in g.objects(s, None) if isinstance(o, BNode) and o not in seen
@@ -84,47 +124,56 @@ def _graph_at(iri, path: Path, stripped: Graph, missing: list) -> Graph:
 
 
 def run_case(case: dict, memory=None) -> dict:
-    """Repair one case and measure it: conformance, delta size, target deletions, verify iterations."""
+    """Repair one case and measure it: conformance, delta size, target deletions, every pySHACL run."""
     before = target_nodes(case["data"], case["shapes"])
     t0 = time.perf_counter()
     res = repair(case["data"], case["shapes"], memory=memory, run_id=f"bench-{case['name']}")
     after = target_nodes(res.graph, case["shapes"])
     lost_types = [t for t in res.removed if t[1] == RDF.type and t[0] in before and t[0] not in after]
-    fixed = bool(res.unrepaired) and all(FIXED_TERM in r for r in res.reasons.values())
     return {"case": case["name"], "conforms": res.conforms, "added": len(res.added), "removed": len(res.removed),
             "delta": len(res.added) + len(res.removed), "target_deletions": len(before - after) + len(lost_types),
             "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": res.validations,
-            "reused": res.compiled_reused,
-            "compiled": len(res.compiled_new),
+            "reused": res.compiled_reused, "compiled": len(res.compiled_new),
             "unrepaired": res.unrepaired, "reasons": res.reasons, "initial": res.initial_violations,
-            "impossible": fixed and not res.conforms, "missing": case["missing"],
-            "seconds": round(time.perf_counter() - t0, 3)}
+            "missing": case["missing"], "seconds": round(time.perf_counter() - t0, 3)}
 
 
-def run_all(root: Path, memory=None) -> dict:
-    """Repair every non-conforming case under `root`; returns rows and summary figures."""
+def run_all(cases: list[dict], memory=None, verdicts: dict | None = None) -> dict:
+    """Repair every case; with oracle verdicts, each row carries its case's verdict."""
     rows = []
-    for path in case_files(root):
-        case = w3c_case(path)
-        if case["expected_conforms"] is False:
-            rows.append(run_case(case, memory))
+    for case in cases:
+        row = run_case(case, memory)
+        row["oracle"] = (verdicts or {}).get(case["name"])
+        rows.append(row)
     return {"rows": rows, "summary": summarize(rows)}
 
 
+def oracle_verdicts(cases: list[dict], size: int, budget: int) -> dict:
+    """The oracle's verdict (as a dict) for every case, by name."""
+    return {c["name"]: oracle(c["data"], c["shapes"], max_size=size, budget=budget).to_dict() for c in cases}
+
+
 def summarize(rows: list[dict]) -> dict:
-    """Totals: cases, not applicable (inputs missing, nothing to repair), impossible, repaired, shares, deltas."""
-    na = [r for r in rows if r["missing"] and r["initial"] == 0]
-    impossible = [r for r in rows if r["impossible"]]
-    repairable = len(rows) - len(na) - len(impossible)
-    repaired = [r for r in rows if r["conforms"] and r not in na]
-    return {"cases": len(rows), "not_applicable": len(na), "impossible": len(impossible), "repairable": repairable,
-            "repaired": len(repaired), "repaired_share": round(len(repaired) / max(1, repairable), 4),
-            "repaired_share_of_all": round(len(repaired) / max(1, len(rows)), 4),
+    """Totals: repaired of the oracle-repairable cases, repaired beyond the oracle's bound, minimal repairs, costs."""
+    repaired = [r for r in rows if r["conforms"] and r["initial"] > 0]
+    provable = [r for r in rows if r["oracle"] and r["oracle"]["status"] == "repairable"]
+    hit = [r for r in provable if r["conforms"]]
+    minimal = [r for r in hit if r["delta"] <= r["oracle"]["minimal_size"]]
+    beyond = [r for r in repaired if r not in provable]
+    statuses = [r["oracle"]["status"] for r in rows if r["oracle"]]
+    return {"cases": len(rows), "oracle_repairable": len(provable), "repaired_of_oracle": len(hit),
+            "repaired_share": round(len(hit) / max(1, len(provable)), 4),
+            "oracle_none": statuses.count("none"), "oracle_unknown": statuses.count("unknown"),
+            "oracle_conforms": statuses.count("conforms"), "repaired_beyond_oracle": len(beyond),
+            "repaired": len(repaired), "minimal": len(minimal),
+            "minimal_share": round(len(minimal) / max(1, len(hit)), 4),
             "mean_delta": round(sum(r["delta"] for r in repaired) / max(1, len(repaired)), 2),
             "target_deletions": sum(r["target_deletions"] for r in rows),
             "verify_iterations": sum(r["iterations"] for r in rows),
             "nested_validations": sum(r["nested"] for r in rows),
             "validations": sum(r["validations"] for r in rows),
+            "validations_per_repaired": round(sum(r["validations"] for r in rows) / max(1, len(repaired)), 2),
+            "seconds_per_repaired": round(sum(r["seconds"] for r in rows) / max(1, len(repaired)), 3),
             "reused_operators": sum(r["reused"] for r in rows), "compiled": sum(r["compiled"] for r in rows),
             "seconds": round(sum(r["seconds"] for r in rows), 2)}
 
@@ -132,49 +181,86 @@ def summarize(rows: list[dict]) -> dict:
 def print_table(result: dict, title: str) -> None:
     """Print one pass as a plain table plus its summary."""
     print(f"\n== {title}")
-    print(f"{'case':40} {'ok':>3} {'+':>3} {'-':>3} {'rounds':>6} {'nested':>6} {'valid':>5} {'reuse':>5}  note")
+    print(f"{'case':44} {'ok':>3} {'+':>3} {'-':>3} {'valid':>5} {'reuse':>5} {'oracle':>12}  note")
     for r in result["rows"]:
-        print(f"{r['case']:40} {'yes' if r['conforms'] else 'NO':>3} {r['added']:>3} {r['removed']:>3} "
-              f"{r['iterations']:>6} {r['nested']:>6} {r['validations']:>5} {r['reused']:>5}  {_note(r)}")
+        o = r["oracle"] or {}
+        verdict = f"{o.get('status', '-')}:{o.get('minimal_size')}" if o.get("status") == "repairable" \
+            else o.get("status", "-")
+        print(f"{r['case']:44} {'yes' if r['conforms'] else 'NO':>3} {r['added']:>3} {r['removed']:>3} "
+              f"{r['validations']:>5} {r['reused']:>5} {verdict:>12}  {_note(r)}")
     print("summary:", json.dumps(result["summary"]))
 
 
 def _note(r: dict) -> str:
-    """Why a row is special: inputs missing, impossible under the rules, or what is left."""
+    """What is left unrepaired and why (the repairer's words), or the absent inputs."""
     if r["missing"] and r["initial"] == 0:
-        return f"not applicable: {', '.join(r['missing'])} absent, the rest conforms"
-    if r["impossible"]:
-        return "impossible: " + FIXED_TERM + " (" + ", ".join(s.split("|")[0] for s in r["unrepaired"]) + ")"
-    return "; ".join(f"{s.split('|')[0]}: {why}" for s, why in r["reasons"].items())[:110]
+        return f"inputs absent: {', '.join(r['missing'])}"
+    return "; ".join(f"{s.split('|')[0]}: {why}" for s, why in r["reasons"].items())[:100]
+
+
+def transfer(train: list[dict], test: list[dict]) -> dict:
+    """Repair `test` with an empty memory and with one trained on `train` (same run); cost per repaired case."""
+    from owl_memory import Memory
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with Memory(Path(tmp) / "empty") as empty:
+            cold = run_all(test, empty)["summary"]
+        with Memory(Path(tmp) / "trained") as trained:
+            run_all(train, trained)
+            warm = run_all(test, trained)["summary"]
+    keys = ("repaired", "validations", "validations_per_repaired", "seconds_per_repaired")
+    per = "validations_per_repaired"
+    return {"empty": {k: cold[k] for k in keys}, "trained": {k: warm[k] for k in keys},
+            "validation_ratio": round(cold[per] / max(1e-9, warm[per]), 3),
+            "time_ratio": round(cold["seconds_per_repaired"] / max(1e-9, warm["seconds_per_repaired"]), 3),
+            "no_fewer_repaired": warm["repaired"] >= cold["repaired"]}
 
 
 def main(argv=None) -> int:
-    """Run both passes and print tables, summaries and the pass 1 / pass 2 validation ratio."""
+    """Per suite: oracle verdicts, a cold pass compiling into a fresh memory, a warm rerun; then transfer."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=None, help="folder holding shacl-w3c-core/ (default: data_dir())")
+    ap.add_argument("--data", type=Path, default=None, help="folder holding the suites (default: data_dir())")
+    ap.add_argument("--suites", default="w3c,sparql", help="comma-separated sets to score (w3c, w3c:<folder>, sparql)")
+    ap.add_argument("--train", default="w3c:node,w3c:targets,w3c:misc", help="set(s) a memory is trained on")
+    ap.add_argument("--test", default="w3c:property,w3c:path", help="set(s) the transfer is measured on")
+    ap.add_argument("--oracle-size", type=int, default=2, help="largest change set the oracle tries")
+    ap.add_argument("--oracle-budget", type=int, default=600, help="pySHACL runs the oracle may spend per case")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = ap.parse_args(argv)
     logging.getLogger("rdflib.term").setLevel(logging.CRITICAL)  # the W3C cases hold ill-typed literals on purpose
     warnings.filterwarnings("ignore", module="rdflib")
-    root = (args.data or data_dir()) / "shacl-w3c-core"
+    data = args.data or data_dir()
     from owl_memory import Memory
 
-    with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mem") as memory:
-        cold = run_all(root, memory)
-        warm = run_all(root, memory)
-    c, w = cold["summary"], warm["summary"]
-    ratios = {"validation_ratio": round(c["validations"] / max(1, w["validations"]), 3),
-              "round_ratio": round(c["verify_iterations"] / max(1, w["verify_iterations"]), 3),
-              "nested_ratio": round(c["nested_validations"] / max(1, w["nested_validations"]), 3)}
+    out: dict = {"suites": {}}
+    for spec in args.suites.split(","):
+        cases = load_set(spec, data)
+        verdicts = oracle_verdicts(cases, args.oracle_size, args.oracle_budget)
+        with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mem") as memory:
+            cold, warm = run_all(cases, memory, verdicts), run_all(cases, memory, verdicts)
+        out["suites"][spec] = {"cold": cold, "warm": warm}
+    sets = lambda text: [c for s in text.split(",") for c in load_set(s, data)]  # noqa: E731
+    out["transfer"] = {"train": args.train, "test": args.test, **transfer(sets(args.train), sets(args.test))}
     if args.json:
-        print(json.dumps({"cold": c, "warm": w, **ratios}))
+        print(json.dumps({"suites": {k: {p: v[p]["summary"] for p in v} for k, v in out["suites"].items()},
+                          "transfer": out["transfer"]}))
         return 0
-    print_table(cold, "pass 1: library operators, compiling into a fresh memory")
-    print_table(warm, "pass 2: same cases, compiled operators from pass 1 applied first")
-    print(f"validations (every pySHACL run = verify rounds + nested trial checks): pass 1 {c['validations']}, "
-          f"pass 2 {w['validations']}, pass 1 / pass 2 = {ratios['validation_ratio']}")
-    print(f"verify rounds: {c['verify_iterations']} -> {w['verify_iterations']} (at their floor: detect + confirm); "
-          f"nested trial checks: {c['nested_validations']} -> {w['nested_validations']}")
+    for spec, passes in out["suites"].items():
+        print_table(passes["cold"], f"{spec}, pass 1: library operators, compiling into a fresh memory")
+        print_table(passes["warm"], f"{spec}, pass 2: same cases, compiled operators applied first")
+    print("\n== headline")
+    for spec, passes in out["suites"].items():
+        c, w = passes["cold"]["summary"], passes["warm"]["summary"]
+        print(f"{spec}: repaired {c['repaired_of_oracle']}/{c['oracle_repairable']} oracle-repairable "
+              f"({c['repaired_share']:.1%}); minimal {c['minimal']}/{c['repaired_of_oracle']}; "
+              f"repaired beyond the oracle's bound {c['repaired_beyond_oracle']}; oracle none {c['oracle_none']}, "
+              f"unknown {c['oracle_unknown']}; target deletions {c['target_deletions']}; "
+              f"validations pass 1 {c['validations']} -> pass 2 {w['validations']}")
+    tr = out["transfer"]
+    print(f"transfer train={tr['train']} test={tr['test']}: validations per repaired case "
+          f"{tr['empty']['validations_per_repaired']} (empty memory) vs {tr['trained']['validations_per_repaired']} "
+          f"(trained) = {tr['validation_ratio']}x; time {tr['time_ratio']}x; repaired {tr['empty']['repaired']} vs "
+          f"{tr['trained']['repaired']}")
     return 0
 
 

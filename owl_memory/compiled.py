@@ -69,6 +69,21 @@ def store_repair_decision(memory, *, signature: str, operator: str, choice, bind
     return None if known else op
 
 
+def store_abstract_decision(memory, *, abstract: str, operator: str, choice, bindings: dict, hook: str,
+                            run_id: str, report_key: str) -> str:
+    """Store the shape-independent form of a verified decision under its abstract signature (choices that name a
+    shape are dropped: another shape replays the strategy itself); returns the operator id."""
+    comp = abstract.removeprefix("abstract:").split("|", 1)[0]
+    schema = {"operator": operator, "component": comp, "choice": None if isinstance(choice, dict) else choice,
+              "bindings": bindings}
+    content = json.dumps({"signature": abstract, "action_schema": schema}, sort_keys=True)
+    return memory.add(ItemSpec("RepairOperator", f"Repair {comp} by {operator} (any shape)",
+                               f"Use first for violations with abstract signature {abstract[:150]}.", content,
+                               task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=abstract,
+                               action_schema=schema, verification_hook=hook,
+                               provenance={"run": run_id, "derived_from": report_key}))
+
+
 def store_cq_answer(memory, *, signature: str, title: str, summary: str, payload: str, delta_key: str,
                     triples: int, applies_to: list, tags: tuple, query: str, run_id: str) -> bool:
     """Store the compiled answer of one CQ (a delta handle); True when it was not stored before."""

@@ -121,3 +121,18 @@ def test_inference_rdfs_sees_subclasses():
     data = HEAD + "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n" \
                   "ex:Student rdfs:subClassOf ex:Person . ex:s1 a ex:Student ."
     assert verify(data, SHAPES, inference="rdfs").violation_count == 1
+
+
+def test_violations_are_typed_and_round_trip_through_json():
+    import json
+
+    from owl_memory.repair.verify import Violation, abstract_signature
+
+    shapes = Graph().parse(data=HEAD + "ex:S a sh:NodeShape ; sh:targetNode ex:a ; "
+                           "sh:property [ sh:path ( ex:p ex:q ) ; sh:datatype xsd:integer ] .", format="turtle")
+    data = Graph().parse(data=HEAD + 'ex:a ex:p ex:b . ex:b ex:q "x" .', format="turtle")
+    (v,) = verify(data, shapes).violations
+    back = Violation.from_dict(json.loads(json.dumps(v.to_dict())))
+    assert back.focus == v.focus and back.value == v.value and back.signature == v.signature
+    assert back.component == v.component and back.path_text == v.path_text == "(<http://ex.org/p>/<http://ex.org/q>)"
+    assert abstract_signature(v, shapes) == "abstract:DatatypeConstraintComponent|sequence|Literal:plain|datatype"

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..compiled import demoted, repair_decisions, store_repair_decision
+from ..compiled import demoted, repair_decisions, store_abstract_decision, store_repair_decision
 from ..errors import OwlMemoryError
 from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied
 from .paths import steps
 from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
-from .verify import Violation, delta_focus, verify
+from .verify import Violation, abstract_signature, delta_focus, verify
 
 _PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # a choice without a plan (a bare index) fits one node
 _DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
@@ -135,6 +135,7 @@ class _Loop:
         self.present = {n for t in original for n in (t[0], t[2])}
         self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
         self.failed: dict = {}
+        self.abstract_ids: set = set()
         self.worked: dict = {}
         self.ctx = Context(self.g, shapes)
         self.res = RepairResult(graph=self.g)
@@ -182,7 +183,7 @@ class _Loop:
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify
-            for p, item in self._ordered(v, self._compiled(v.signature)):
+            for p, item in self._ordered(v, self._compiled(v)):
                 p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
                           frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
                 if _fingerprint(p) in self.failed.get(v.key, set()) or not self._allowed(p, focus):
@@ -195,16 +196,21 @@ class _Loop:
         return chosen
 
     def _ordered(self, v: Violation, compiled: list[dict]):
-        """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first), then library."""
-        found, seen = [], set()
-        for rank, c in enumerate(compiled):
-            for i, p in enumerate(self._replayed(v, c["action_schema"])):
-                if _fingerprint(p) not in seen:
-                    seen.add(_fingerprint(p))
-                    recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
-                    found.append(((not recorded, demoted(c), p.size, rank, i), p, c["id"]))
-        for _, p, item in sorted(found, key=lambda x: x[0]):
-            yield p, item
+        """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first; the abstract
+        signature's only when the concrete one's give nothing), then the library."""
+        seen: set = set()
+        for tier in (False, True):
+            found = []
+            for rank, c in enumerate(x for x in compiled if (x["id"] in self.abstract_ids) == tier):
+                for i, p in enumerate(self._replayed(v, c["action_schema"])):
+                    if _fingerprint(p) not in seen:
+                        seen.add(_fingerprint(p))
+                        recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
+                        found.append(((not recorded, demoted(c), p.size, rank, i), p, c["id"]))
+            for _, p, item in sorted(found, key=lambda x: x[0]):
+                yield p, item
+            if found:
+                break
         for p in iter_candidates(self.ctx, v):
             if _fingerprint(p) not in seen:
                 yield p, None
@@ -219,9 +225,11 @@ class _Loop:
         finally:
             self.ctx.hint = None
 
-    def _compiled(self, signature: str) -> list[dict]:
-        """Compiled repair decisions for a signature from memory, best first ([] without memory)."""
-        return repair_decisions(self.memory, signature)
+    def _compiled(self, v: Violation) -> list[dict]:
+        """Compiled decisions for a violation, best first: its concrete signature's, then its abstract one's."""
+        abstract = repair_decisions(self.memory, abstract_signature(v, self.shapes))
+        self.abstract_ids |= {c["id"] for c in abstract}
+        return repair_decisions(self.memory, v.signature) + abstract
 
     def _allowed(self, p: Patch, focus: set) -> bool:
         """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
@@ -317,7 +325,7 @@ class _Loop:
             done = set()
             for v, p, item in worked:
                 key = (p.operator, _dumps(_stored_choice(p)))
-                if item is not None or sig in still or key in done:
+                if (item is not None and item not in self.abstract_ids) or sig in still or key in done:
                     continue
                 done.add(key)
                 try:
@@ -332,6 +340,9 @@ class _Loop:
             focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
             removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), hook=_hook(v, self.shapes),
             run_id=self.run_id, report_key=self.report_ref.key)
+        store_abstract_decision(self.memory, abstract=abstract_signature(v, self.shapes), operator=p.operator,
+                                choice=_stored_choice(p), bindings=_bindings(p.operator), hook=_hook(v, self.shapes),
+                                run_id=self.run_id, report_key=self.report_ref.key)
         return [op] if op is not None else []
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rdflib import Graph, Literal
+from rdflib import Graph, Literal, URIRef
 
 from ..vocab import SH
 from .patch import Context, Patch
 from .verify import Violation
 
+SPARQL_BASED = URIRef("urn:owl-memory:component:sparql-based")  # key for components no Core IRI names
 STRATEGIES: dict = {}  # strategy id -> (component or None when it serves several, bindings, function)
 REGISTRY: dict = {}  # constraint component IRI -> strategy ids in default order
 
@@ -39,8 +40,12 @@ TERM_COMPONENTS = {SH[f"{c}ConstraintComponent"] for c in (
 
 
 def strategies_for(component) -> list[str]:
-    """Strategy ids for a constraint component IRI, in default order (empty when none exists)."""
-    return list(REGISTRY.get(component, []))
+    """Strategy ids for a constraint component IRI, in default order (empty when none exists); a component outside
+    the sh: namespace is a SPARQL-based one and gets the SPARQL strategies."""
+    if component in REGISTRY:
+        return list(REGISTRY[component])
+    core = component is None or str(component).startswith(str(SH))
+    return [] if core else list(REGISTRY.get(SPARQL_BASED, []))
 
 
 def run_strategy(name: str, ctx: Context, violation: Violation) -> list[Patch]:

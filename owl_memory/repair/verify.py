@@ -212,6 +212,35 @@ def signature(component, shape, path: str, value) -> str:
     return f"{comp}|{shape_id}|{path}|{value_kind(value)}"
 
 
+def abstract_signature(v: Violation, shapes: Graph) -> str:
+    """A shape-independent key: component | path form | value kind | the shape's datatype or class role.
+
+    Path forms: none, predicate, inverse, sequence, alternative, zeroOrMore, oneOrMore, zeroOrOne (outermost).
+    """
+    comp = str(v.component).removeprefix(str(SH)) if v.component is not None else "?"
+    role = "-"
+    if v.shape is not None:
+        role = "class" if shapes.value(v.shape, SH["class"]) is not None else \
+            "datatype" if shapes.value(v.shape, SH.datatype) is not None else "-"
+    kind = value_kind(v.value)
+    kind = "Literal" if kind.startswith("Literal") and role != "datatype" else kind
+    return f"abstract:{comp}|{path_form(v.path_text)}|{kind}|{role}"
+
+
+def path_form(text: str) -> str:
+    """The outermost form of a path text made by path_text."""
+    if text == "-":
+        return "none"
+    if text.startswith("<") and text.endswith(">"):
+        return "predicate"
+    if text.startswith("^"):
+        return "inverse"
+    marks = {"*": "zeroOrMore", "+": "oneOrMore", "?": "zeroOrOne"}
+    if text.endswith(tuple(marks)) and text.startswith("("):
+        return marks[text[-1]]
+    return "alternative" if "|" in text and "/" not in text else "sequence"
+
+
 _TARGETS = (SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
 _UNTARGETED: dict = {}
 

@@ -1,0 +1,98 @@
+"""SPARQL-based constraints (SHACL 5, 6): sh:sparql and SPARQL-based constraint components.
+
+No rule says what a SELECT forbids, so the strategy builds small change sets at the focus and its value from the
+terms the parsed query and the shape's parameters name, and keeps the first one a nested check verifies.
+"""
+
+from __future__ import annotations
+
+from pyparsing import ParseException
+from rdflib import BNode, Literal, URIRef
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+
+from ...vocab import RDF, SH
+from ..patch import Context, Patch, applied
+from ..paths import fresh
+from ..registry import SPARQL_BASED, strategy
+from ..verify import Violation
+
+MAX_CANDIDATES = 40  # change sets tried (each one nested check) per violation
+_VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)
+
+
+@strategy("sparql.verified_change", SH.SPARQLConstraintComponent, SPARQL_BASED,
+          bindings={"triples": "terms of the constraint's parsed SPARQL query and parameters, at the focus"})
+def sparql_change(ctx: Context, v: Violation) -> list[Patch]:
+    """The smallest change set at the focus (and its value) after which the focus conforms to the shape."""
+    if v.shape is None:
+        return []
+    terms = _parameters(ctx, v)
+    for text in _queries(ctx, v):
+        terms |= query_terms(text, _prefixes(ctx))
+    for p in _change_sets(ctx, v, terms)[:MAX_CANDIDATES]:
+        if not ctx.nested(v.focus, v.shape, applied(ctx.graph, p)):
+            return [p]
+    return []
+
+
+def _queries(ctx: Context, v: Violation) -> list[str]:
+    """SELECT / ASK texts of the shape's sh:sparql constraints and of the violated component's validators."""
+    holders = list(ctx.shapes.objects(v.shape, SH.sparql))
+    holders += [x for val in _VALIDATORS for x in ctx.shapes.objects(v.component, val)]
+    return [str(q) for h in holders for k in (SH.select, SH.ask) for q in ctx.shapes.objects(h, k)]
+
+
+def _parameters(ctx: Context, v: Violation) -> set:
+    """The shape's values for the component's declared parameters (what $param stands for in its query)."""
+    paths = [ctx.shapes.value(p, SH.path) for p in ctx.shapes.objects(v.component, SH.parameter)]
+    return {o for p in paths if p is not None for o in ctx.shapes.objects(v.shape, p)}
+
+
+def _prefixes(ctx: Context) -> dict:
+    """Every sh:declare prefix of the shapes graph."""
+    out = {}
+    for d in ctx.shapes.objects(None, SH.declare):
+        prefix, ns = ctx.shapes.value(d, SH.prefix), ctx.shapes.value(d, SH.namespace)
+        if prefix is not None and ns is not None:
+            out[str(prefix)] = str(ns)
+    return out
+
+
+def query_terms(text: str, prefixes: dict) -> set:
+    """IRIs and literals a SPARQL query names, read off its parsed algebra (empty when it does not parse)."""
+    try:
+        algebra = prepareQuery(text, initNs=prefixes).algebra
+    except (ParseException, ValueError, KeyError):
+        return set()
+    out, todo = set(), [algebra]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, URIRef | Literal):
+            out.add(x)
+        elif isinstance(x, CompValue | dict):
+            todo += list(x.values())
+        elif isinstance(x, list | tuple | set):
+            todo += list(x)
+    return {t for t in out if not (isinstance(t, URIRef) and str(t).startswith(str(SH)))}
+
+
+def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
+    """Candidate change sets, smallest first: drop a triple at the focus, add one, swap the value."""
+    g, f, name = ctx.graph, v.focus, "sparql.verified_change"
+    iris = sorted(t for t in terms if isinstance(t, URIRef))
+    preds = [p for p in iris if any(True for _ in g.triples((None, p, None)))] or iris
+    touch = frozenset({f})
+    drops = sorted({t for t in g.triples((f, None, None)) if t[1] in preds or t[2] == v.value}
+                   | {t for t in g.triples((None, None, f)) if t[1] in preds})
+    out = [Patch(name, frozenset(), frozenset({t}), touch, "drop") for t in drops]
+    objects = sorted(terms | {fresh(f, v.shape)}, key=lambda o: (isinstance(o, Literal), str(o)))
+    out += [Patch(name, frozenset({(f, p, o)}), frozenset(), touch, "add") for p in preds for o in objects
+            if (f, p, o) not in g and not isinstance(f, Literal)]
+    out += [Patch(name, frozenset({(f, RDF.type, c)}), frozenset(), touch, "type") for c in iris
+            if (f, RDF.type, c) not in g and not isinstance(f, Literal | BNode)]
+    for t in drops:
+        out += [Patch(name, frozenset({(t[0], t[1], o)}), frozenset({t}), touch, "swap") for o in objects
+                if t[0] == f and o != t[2]]
+    return out
+
