@@ -135,15 +135,30 @@ def _create_and_add(path: Path, out: Path) -> None:
             f.flush()
 
 
+def _seconds_to_first_write(path: Path) -> float:
+    """How long creating a memory and adding one item takes on this machine (the kill drill scales to it)."""
+    out = path.with_suffix(".ids")
+    started = time.monotonic()
+    pid = _fork(_create_and_add, path, out)
+    while not (out.exists() and out.read_text().strip()):
+        time.sleep(0.002)
+    elapsed = time.monotonic() - started
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return elapsed
+
+
 def test_kill_9_at_any_moment_leaves_no_memory_or_one_that_opens_with_every_returned_write(tmp_path):
     import random
     import signal
 
+    first_write = _seconds_to_first_write(tmp_path / "calibration")
     rng, outcomes = random.Random(20261123), {"none": 0, "opens": 0}
     for trial in range(50):
         path, out = tmp_path / f"m{trial}", tmp_path / f"ids{trial}"
         pid = _fork(_create_and_add, path, out)
-        time.sleep(rng.uniform(0.0, 0.35))  # creation takes ~0.15 s here: about half the kills land inside it
+        # kill times sweep 0 .. 1.6x this machine's creation + first add: over half of them land inside creation
+        time.sleep(first_write * 1.6 * (trial + rng.random()) / 50)
         os.kill(pid, signal.SIGKILL)
         assert os.waitpid(pid, 0)[1] != 0
         returned = out.read_text().split() if out.exists() else []
