@@ -456,8 +456,9 @@ def _applicable(query, only: list[str] | None) -> str:
 
 def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
     """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
-    over matched words, in millionths: an exact integer on the wire, as Virtuoso prints doubles to 6 digits),
-    priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
+    over matched words, in millionths: an exact integer on the wire, as Virtuoso prints doubles to 6 digits;
+    rounded as a decimal, as Oxigraph casts some whole doubles to the integer below), priority, confidence and id.
+    IDFs are bound (SPARQL has no ln)."""
     if not weights:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
@@ -469,7 +470,8 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
             f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
             f"?i ?tf ?tok ; {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f }} "
             f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
-            f"BIND({level} AS ?level) BIND({iri(XSD.integer)}(ROUND(?score * 1000000)) AS ?rank) }} "
+            f"BIND({level} AS ?level) "
+            f"BIND({iri(XSD.integer)}(ROUND({iri(XSD.decimal)}(?score) * 1000000)) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
 
 
