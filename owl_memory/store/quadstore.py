@@ -258,8 +258,9 @@ class QuadstoreBackend(Backend):
 
     # ---- FTS5 accelerator primitives (retrieval.rank calls these) ----
     def fts_ranked(self, expr: str | None, limit: int, only: list | None = None, scored: bool = False,
-                   ranks: bool = False, offset: int = 0) -> list[tuple]:
-        """Ranked (storid, id, score[, priority, confidence]) rows of live index rows matching `expr`."""
+                   ranks: bool = False, offset: int = 0, exact: bool = False) -> list[tuple]:
+        """Ranked (storid, id, score[, priority, confidence]) rows of live index rows matching `expr` (scores rounded
+        to 6 places, or `exact` for summing)."""
         where, params = [], []
         if expr:
             where.append("om_fts MATCH ?")
@@ -270,7 +271,8 @@ class QuadstoreBackend(Backend):
         where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
         where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = om_fts.rowid AND a.p = ? AND a.o = 'true')")
         params += [self.sid[OM.supersedes], self.sid[OM.archived]]
-        score = f"round(-bm25(om_fts, {_TEXT_WEIGHTS}), 6)" if scored else "0.0"
+        bm25 = f"-bm25(om_fts, {_TEXT_WEIGHTS})"
+        score = (bm25 if exact else f"round({bm25}, 6)") if scored else "0.0"
         columns = ", priority, confidence" if ranks else ""
         sql = (f"SELECT rowid, item, {score} AS score{columns} FROM om_fts WHERE {' AND '.join(where)} "
                "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ? OFFSET ?")

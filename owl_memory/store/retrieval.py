@@ -156,7 +156,7 @@ def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
     """
     hits: dict[int, list] = {}
     for w in q.words:
-        for s, item, score, prio, conf in _ranked(fts, replace(q, words=(w,)), -1, ranks=True):
+        for s, item, score, prio, conf in _ranked(fts, replace(q, words=(w,)), -1, ranks=True, exact=True):
             h = hits.setdefault(s, [0, 0.0, item, prio, conf])
             h[0], h[1] = h[0] + 1, h[1] + score
     best = sorted(hits.items(), key=lambda x: (-x[1][0], -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
@@ -182,9 +182,11 @@ def _exceptions_first(rows: list, exceptions: list) -> list:
 
 
 def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
-            offset: int = 0) -> list[tuple]:
-    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.fts_ranked)."""
-    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset)
+            offset: int = 0, exact: bool = False) -> list[tuple]:
+    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.fts_ranked); `exact`
+    scores are summed by the caller and rounded once, as the definition says."""
+    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset,
+                          exact=exact)
 
 
 # ---- the defining SPARQL ----
