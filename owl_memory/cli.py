@@ -324,11 +324,14 @@ def mcp(memory_path, ontology):
 @click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
 @click.option("--task-type", help="Task type the learned items apply to (default: general).")
 @click.option("--matts", help="Memory-aware test-time scaling: parallel:K or sequential:K (implies --learn).")
+@click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
+                               "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
+@click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
 @memory_option
 @json_option
 @library_errors
 def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, learn,
-             expect_sparql, expect_answer, task_type, matts, memory_path, as_json):
+             expect_sparql, expect_answer, task_type, matts, layers, guide, memory_path, as_json):
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
     wrong under --learn).
 
@@ -353,7 +356,8 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
         try:
             result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
                          max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
-                         learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts)
+                         learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts,
+                         layers=layers, guide=guide)
         except OwlMemoryError:
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where

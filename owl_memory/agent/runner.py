@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
+from . import context
 from .dspy_compat import HookedRLM, LocalInterpreter, format_output
 from .leakage import measure
 from .tools import OwlTool, Toolbox
@@ -120,12 +121,14 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
         k: int = 5, sandbox=False, trajectory_dir: str | Path | None = None,
         max_output_chars: int = 4_000, learn: bool = False, expect: dict | None = None,
         task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
-        extract_lm=None) -> RunResult:
+        extract_lm=None, layers=(), guide: str | Path | None = None) -> RunResult:
     """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics.
 
     learn=True (or matts="parallel:K" / "sequential:K") runs the learning loop: the run is judged (by `expect`
     gold, else by the LM), items are extracted, consolidated and stored with provenance, and the result carries
     `judgment`, `extracted` and `consolidation` (see owl_memory.learning.loop).
+    layers=("L0", "L1", "L3") gives the model bounded context layers as input variables (agent/context.py; L3
+    summarizes `guide`); the same layers in every condition, so only memory access differs.
     """
     if learn or matts:
         from ..learning.loop import run_learning
@@ -134,7 +137,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
                             task_type=task_type, task_id=task_id, matts=matts, extract_lm=extract_lm,
                             api_base=api_base, prompt=prompt, max_iters=max_iters, max_llm_calls=max_llm_calls,
                             budget=budget, k=k, sandbox=sandbox, trajectory_dir=trajectory_dir,
-                            max_output_chars=max_output_chars)
+                            max_output_chars=max_output_chars, layers=layers, guide=guide)
     if condition not in CONDITIONS:
         raise ConfigError(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
     if not isinstance(task, str) or not task.strip():
@@ -144,6 +147,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
     box = Toolbox(memory if condition == "A2" else None, prompt, graph, budget,
                   blobs=memory.blobs if memory is not None else None)
     injected = _inject(memory, task, graph, k) if condition == "A1" else []
+    packed = context.build(layers, graph, memory if condition != "A0" else None, guide)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     from .trajectory import Trajectory
 
@@ -151,21 +155,22 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
     with Trajectory(path, run_id) as traj:
         box.observer = traj.observe
         return _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_calls, max_output_chars,
-                    memory, graph)
+                    memory, graph, packed)
 
 
 def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_calls, max_output_chars, memory,
-         graph) -> RunResult:
+         graph, packed) -> RunResult:
     """The run proper, once the toolbox and trajectory exist."""
     task_text = _task_text(task, injected)
     inputs = {"task": task_text, "prompt": box.prompt.to_dict() if box.prompt else {},
-              "ontology": _ontology_info(graph)}
+              "ontology": _ontology_info(graph), **context.inputs(packed)}
     traj.write("run_start", task=task, prompt=box.prompt.to_dict() if box.prompt else None,
                ontology=inputs["ontology"] or None, memory_ids_injected=[i["id"] for i in injected],
                config={"condition": condition, "lm": str(getattr(lm, "model", type(lm).__name__)),
                        "max_iters": max_iters, "max_llm_calls": max_llm_calls, "interpreter": factory.__name__,
                        "max_read": box.budget.max_read, "read_budget": box.budget.total_chars,
-                       "tools": [f.__name__ for f in box.functions()]})
+                       "tools": [f.__name__ for f in box.functions()],
+                       "layers": [layer.to_dict() for layer in packed]})
     stdout = [0]
 
     def on_iteration(i, entry, cap):
@@ -175,7 +180,8 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
         traj.write("iteration", iteration=i, reasoning=entry.get("reasoning", ""), code=entry.get("code", ""),
                    output=seen, output_chars=len(entry.get("output", "")))
 
-    sig = dspy.Signature("task: str, prompt: dict, ontology: dict -> answer: str", INSTRUCTIONS)
+    layer_fields = "".join(f", {name}: str" for name in context.inputs(packed))
+    sig = dspy.Signature(f"task: str, prompt: dict, ontology: dict{layer_fields} -> answer: str", INSTRUCTIONS)
     rlm = _TracedRLM(sig, max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars,
                      tools=box.functions(), interpreter_factory=factory, on_iteration=on_iteration)
     before, t0 = _seen(lm), time.monotonic()
@@ -184,13 +190,13 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
             pred = rlm(**inputs)
     except Exception as e:
         calls = _new_calls(lm, before)
-        metrics = _metrics(box, calls, stdout[0], task_text, time.monotonic() - t0, traj.iteration)
+        metrics = _metrics(box, calls, stdout[0], inputs, time.monotonic() - t0, traj.iteration)
         traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
                    **_counts(calls, traj.iteration), metrics=metrics, memory_ids_used=box.memory_ids_used)
         raise
     calls = _new_calls(lm, before)
     iterations = len(pred.trajectory)
-    metrics = _metrics(box, calls, stdout[0], task_text, time.monotonic() - t0, iterations)
+    metrics = _metrics(box, calls, stdout[0], inputs, time.monotonic() - t0, iterations)
     extracted = pred.final_reasoning == "Extract forced final output"
     used = list(dict.fromkeys([i["id"] for i in injected] + box.memory_ids_used))
     traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
@@ -217,11 +223,12 @@ def _new_calls(lm, before: set) -> list[dict]:
     return [e for e in getattr(lm, "history", None) or [] if id(e) not in before]
 
 
-def _metrics(box: Toolbox, calls: list[dict], stdout_chars: int, task_text: str, elapsed: float,
+def _metrics(box: Toolbox, calls: list[dict], stdout_chars: int, inputs: dict, elapsed: float,
              iterations: int) -> dict:
-    """Run metrics: counts, tokens and leakage measured on the LM calls of this run."""
+    """Run metrics: counts, tokens and leakage measured on the LM calls of this run (string inputs are allowed)."""
     payloads = [(ref.kind, box.load(ref)) for ref in box.payloads]
-    leak = measure(calls, payloads, allowed=[task_text, *sorted(box.vocabulary)])
+    given = [v for v in inputs.values() if isinstance(v, str)]
+    leak = measure(calls, payloads, allowed=[*given, *sorted(box.vocabulary)])
     return {**_counts(calls, iterations), **leak, "large_returns": box.stats["large_returns"],
             "max_window": box.stats["max_window"], "max_return": box.stats["max_return"], "stdout_chars": stdout_chars,
             "tool_calls": box.stats["tool_calls"], "tool_errors": box.stats["tool_errors"],
