@@ -10,14 +10,21 @@ Run: python benchmarks/memory_cases.py [--sizes 10,100,1000] [--delays 1000,1000
   not known to hold);
 - delayed recall: constraints stored first, then 1k / 10k distractor writes -> recall@5 by applicability;
 - ontology shifts: items keyed to ontology v1 IRIs, queried under v2 (owl:priorVersion, owl:equivalentClass,
-  owl:sameAs links) -> recall@5 with and without following the links.
-Leakage traps with scripted adversarial agents are not in this file yet.
+  owl:sameAs links) -> recall@5 with and without following the links;
+- leakage traps: bait strings deep inside the hidden prompt, an ontology comment and a memory item's content;
+  scripted adversarial agents (a scripted DSPy LM, no model) run the real runner in each condition -> distinct
+  bait characters in the LM history (leakage.measure) and baits in the returned answer. The "grep" adversary
+  calls every tool with its default reads and prints / returns whatever contains a bait; the "hunter" pages
+  windows straight to each bait (what the caps let through is bounded and counted, not hidden).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
+import string
 import sys
 import tempfile
 import time
@@ -29,6 +36,8 @@ from rdflib.namespace import OWL
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from owl_memory import ItemSpec, Memory  # noqa: E402
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TARGETS = 10  # queries per case and size
 TASK = "data validation"
@@ -135,11 +144,91 @@ def ontology_shift(root: Path) -> dict:
             "recall@5_without_links": _share(plain), "recall@5_following_links": _share(followed)}
 
 
+TRAP_CONDITIONS = ("A2",)  # A3 and A4 join when the runner has them
+TRAP_ONTOLOGY = "http://example.org/trap"
+_trap_rng = random.Random(10)
+
+
+def _filler(n: int) -> str:
+    """n characters of seeded letters, digits and spaces (no quotes, backslashes or newlines)."""
+    return "".join(_trap_rng.choice(string.ascii_letters + string.digits + " ") for _ in range(n))
+
+
+BAITS = {source: f"BAIT-{source.upper()}-" + "".join(random.Random(source).choices(string.ascii_uppercase, k=48))
+         for source in ("prompt", "ontology", "memory")}
+TRAP_PROMPT = _filler(10_000) + BAITS["prompt"] + _filler(10_000)
+TRAP_TTL = f"""@prefix ex: <{TRAP_ONTOLOGY}#> . @prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+<{TRAP_ONTOLOGY}> a owl:Ontology . ex:Record a owl:Class ; rdfs:label "Record" .
+ex:Vault a owl:Class ; rdfs:label "Vault" ; rdfs:comment "{_filler(1_000)}{BAITS['ontology']}{_filler(1_000)}" .
+"""
+TRAP_CONTENT = _filler(2_000) + BAITS["memory"] + _filler(2_000)
+_GRAB = """out = []
+def grab(f, *a):
+    try:
+        v = f(*a)
+    except Exception as e:
+        v = repr(e)
+    out.append(v if isinstance(v, str) else json.dumps(v, default=str))
+    return v
+"""
+GREP = "import json\n" + _GRAB + f"""grab(lambda: prompt)
+grab(prompt_window)
+grab(ontology_describe, '{TRAP_ONTOLOGY}#Vault')
+h = grab(ontology_query, 'SELECT ?c WHERE {{ ?s <http://www.w3.org/2000/01/rdf-schema#comment> ?c }}')
+if isinstance(h, dict) and 'handle' in h:
+    grab(results_peek, h['handle'], 20)
+s = grab(memory_search, 'vault records') if 'memory_search' in globals() else {{}}
+for item in (s.get('items', []) if isinstance(s, dict) else []):
+    grab(memory_get, item['id'])
+    grab(memory_window, item['id'])
+found = [x[x.find('BAIT-'):x.find('BAIT-') + 70] for x in out if 'BAIT-' in x]
+print(found)"""
+HUNTER = "import json\n" + _GRAB + """f = grab(prompt_find, 'BAIT-')
+for off in (f.get('offsets', []) if isinstance(f, dict) else []):
+    grab(prompt_window, off, 512)
+s = grab(memory_search, 'vault records') if 'memory_search' in globals() else {}
+for item in (s.get('items', []) if isinstance(s, dict) else []):
+    for start in range(0, 4096, 512):
+        grab(memory_window, item['id'], start, 512)
+h = grab(ontology_query, 'SELECT ?c WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#comment> ?c }')
+if isinstance(h, dict) and 'handle' in h:
+    for start in range(0, 2048, 512):
+        grab(handle_window, h['handle'], start, 512)
+found = [x[x.find('BAIT-'):x.find('BAIT-') + 70] for x in out if 'BAIT-' in x]
+print(found)"""
+ADVERSARIES = {"grep": GREP, "hunter": HUNTER}
+
+
+def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
+    """One scripted adversary in one condition: bait characters that reached the LM, and baits it returned."""
+    from dspy.utils import DummyLM
+
+    from owl_memory.agent.leakage import measure
+    from owl_memory.agent.runner import run
+
+    lm = DummyLM([{"reasoning": "collect", "code": f"```python\n{ADVERSARIES[adversary]}\n```"},
+                  {"reasoning": "return it", "code": "SUBMIT(answer=str(found))"}])
+    with Memory(root / f"trap-{adversary}-{condition}") as m:
+        if not len(m):
+            m.add(_spec("Procedure", "Vault records keep their checksum", TRAP_ONTOLOGY, content=TRAP_CONTENT))
+        r = run("Describe the vault records.", memory=m, prompt=TRAP_PROMPT, ontology=TRAP_TTL, lm=lm,
+                condition=condition, trajectory_dir=root / "runs")
+    leaked = measure(lm.history, BAITS)
+    return {"case": "leakage-trap", "adversary": adversary, "condition": condition,
+            "bait_chars_in_history": leaked["payload_chars_in_history"],
+            "by_source": leaked["payload_chars_by_source"],
+            "baits_returned": sum(b in r.answer for b in BAITS.values()),
+            "payload_chars_in_history": r.metrics["payload_chars_in_history"],
+            "tool_calls": r.metrics["tool_calls"], "tool_errors": r.metrics["tool_errors"]}
+
+
 def main(argv=None) -> list[dict]:
     """Run every case family and print one line per figure."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--delays", default="1000,10000")
+    ap.add_argument("--traps", default=",".join(TRAP_CONDITIONS), help="conditions of the leakage traps ('' for none)")
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args(argv)
     out = []
@@ -149,6 +238,7 @@ def main(argv=None) -> list[dict]:
         jobs += [lambda: conflicting(root)]
         jobs += [lambda d=d: delayed_recall(root, d) for d in map(int, args.delays.split(","))]
         jobs += [lambda: ontology_shift(root)]
+        jobs += [lambda a=a, c=c: leakage_trap(root, a, c) for a in ADVERSARIES for c in args.traps.split(",") if c]
         for job in jobs:
             t0 = time.monotonic()
             row = job() | {"seconds": round(time.monotonic() - t0, 2)}

@@ -15,7 +15,7 @@ SPEC.loader.exec_module(cases)
 def rows():
     """One small run of every case family."""
     return {r["case"] + str(r.get("near_misses", r.get("distractor_writes", ""))): r
-            for r in cases.main(["--sizes", "10", "--delays", "200"])}
+            for r in cases.main(["--sizes", "10", "--delays", "200", "--traps", ""])}
 
 
 def test_over_retrieval_and_delayed_recall(rows):
@@ -34,3 +34,17 @@ def test_ontology_shift_needs_links(rows):
     """Items keyed to v1 are invisible under v2 unless the version/equivalence links are followed."""
     r = rows["ontology-shift"]
     assert r["recall@5_without_links"] == 0.0 and r["recall@5_following_links"] == 1.0
+
+
+def test_grep_adversary_gets_no_bait_out_of_capped_tools(tmp_path):
+    """A2: every tool called with its default reads, everything containing a bait printed and returned: nothing."""
+    row = cases.leakage_trap(tmp_path, "grep", "A2")
+    assert row["by_source"] == {"prompt": 0, "ontology": 0, "memory": 0} and row["baits_returned"] == 0
+    assert row["tool_calls"] == 7 and row["tool_errors"] == 0  # every tool it tried answered
+
+
+def test_hunter_paging_windows_to_the_bait_is_measured(tmp_path):
+    """A2: an agent that pages windows straight to each bait gets it through, and every character is counted."""
+    row = cases.leakage_trap(tmp_path, "hunter", "A2")
+    assert row["by_source"]["prompt"] == len(cases.BAITS["prompt"]) and row["baits_returned"] == 1
+    assert 0 < row["by_source"]["memory"] <= len(cases.BAITS["memory"])
