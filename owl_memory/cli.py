@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from .agent.conditions import CONDITIONS
+from .agent.conditions import HELP as CONDITION_HELP
 from .errors import ConfigError, OwlMemoryError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -313,8 +315,8 @@ def mcp(memory_path, ontology):
               help="Hidden prompt: the agent reads it only through capped windows.")
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @lm_options
-@click.option("--condition", type=click.Choice(["A0", "A1", "A2"]), default="A2", show_default=True,
-              help="A0 no memory, A1 titles+summaries injected, A2 memory through tools.")
+@click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True,
+              help=CONDITION_HELP + ".")
 @click.option("--max-iters", type=int, default=12, show_default=True)
 @click.option("--max-llm-calls", type=int, default=20, show_default=True)
 @click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
@@ -385,7 +387,7 @@ def run_json(result) -> dict:
 @click.argument("curriculum", type=click.Path(exists=True))
 @lm_options
 @click.option("--split", type=click.Choice(["train", "holdout", "all"]), default="train", show_default=True)
-@click.option("--condition", type=click.Choice(["A0", "A1", "A2"]), default="A2", show_default=True)
+@click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True)
 @click.option("--max-iters", type=int, default=12, show_default=True)
 @click.option("--matts", help="parallel:K or sequential:K per task.")
 @click.option("--limit", type=int, help="Run only the first N tasks of the split.")

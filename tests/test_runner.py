@@ -79,17 +79,63 @@ def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
     assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "LocalInterpreter"
 
 
-def test_a1_injects_title_and_summary_but_never_content(memory, tmp_path):
+def test_a1_injects_title_summary_and_three_bullets_never_the_rest(memory, tmp_path):
     i = memory.add(ItemSpec("Procedure", "Describe the class to list subclasses",
                             "Use when asked for direct subclasses.",
-                   "PAYLOAD-BODY: call ontology_describe and read subclasses.", task_types=["subclass-query"]))
+                            "- call ontology_describe\n- read subclasses\n- sort them\n- FOURTH-BULLET\n" +
+                            "PAYLOAD-BODY " * 50, task_types=["subclass-query"]))
+    memory.add(ItemSpec("Procedure", "List subclasses by query", "Use when asked for subclasses.", "- query"))
     lm = DummyLM(steps("SUBMIT(answer='ok')"))
     r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", trajectory_dir=tmp_path)
     user = lm.history[0]["messages"][-1]["content"]
     assert "Describe the class to list subclasses" in user and "Use when asked for direct subclasses." in user
-    assert "PAYLOAD-BODY" not in json.dumps(lm.history[0]["messages"])
-    assert r.memory_ids_used == [i]
+    assert all(f"* {b}" in user for b in ("call ontology_describe", "read subclasses", "sort them"))
+    sent = json.dumps(lm.history[0]["messages"])
+    assert "FOURTH-BULLET" not in sent and "PAYLOAD-BODY" not in sent
+    assert "List subclasses by query" not in sent  # k defaults to 1, as in ReasoningBank
+    assert r.memory_ids_used == [i] and "memory_search" not in read_trajectory(r.trajectory_path)[0]["config"]["tools"]
     assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == [i]
+    lm = DummyLM(steps("SUBMIT(answer='ok')"))
+    r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", k=2,
+            trajectory_dir=tmp_path)
+    assert "List subclasses by query" in lm.history[0]["messages"][-1]["content"] and len(r.memory_ids_used) == 2
+
+
+def test_a3_gives_a2_tools_plus_one_hint_of_at_most_300_characters(memory, tmp_path):
+    schema = {"operator": "add_subclass", "args": {"parent": "lib:Work", "child": "lib:Novel"}, "pad": "x" * 400}
+    i = memory.add(ItemSpec("Procedure", "Add the missing subclass", "Use when a subclass axiom is missing.",
+                            "HIDDEN-CONTENT " * 40, action_schema=schema))
+    lm = DummyLM(steps("SUBMIT(answer='ok')"))
+    r = run("add the missing subclass of Work", memory=memory, lm=lm, condition="A3", trajectory_dir=tmp_path)
+    user = lm.history[0]["messages"][-1]["content"]
+    hint = user.split("Memory hint: ", 1)[1].split("\n", 1)[0]
+    assert hint.startswith("Add the missing subclass") and '"operator":"add_subclass"' in hint
+    assert len(hint) <= 300 and hint.endswith("…")
+    assert "HIDDEN-CONTENT" not in json.dumps(lm.history[0]["messages"])
+    start = read_trajectory(r.trajectory_path)[0]
+    assert "memory_search" in start["config"]["tools"] and start["memory_ids_injected"] == [i]
+    assert r.metrics["payload_chars_in_history"] == 0
+
+
+def test_a4_hands_the_model_whole_payloads_and_leakage_shows_it(memory, tmp_path):
+    body = "Use initBindings for every user value. " * 100
+    memory.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", body))
+    script = ("hits = memory_search('query user text')\ng = memory_get(hits['items'][0]['id'])\n"
+              "print(g.get('content', '')[:3000])", "SUBMIT(answer=g['title'])")
+    out = {}
+    for cond in ("A2", "A4"):
+        lm = DummyLM(steps(*script))
+        out[cond] = run("how should a query take user text?", memory=memory, prompt=PROMPT, lm=lm, condition=cond,
+                        trajectory_dir=tmp_path)
+        out[cond + "sent"] = json.dumps(lm.history[-1]["messages"])
+    assert out["A2"].answer == out["A4"].answer == "Bind values never paste"
+    assert "Use initBindings for every user value." not in out["A2sent"]
+    assert "Use initBindings for every user value." in out["A4sent"]
+    assert "Context the agent must not see in bulk." in out["A4sent"]  # the prompt text is in the inputs
+    assert out["A2"].metrics["payload_chars_in_history"] == 0
+    a4 = out["A4"].metrics
+    assert a4["payload_chars_by_source"]["prompt"] > 0 and a4["payload_chars_in_history"] > 3000
+    assert a4["large_returns"] >= 2  # memory_search and memory_get both returned the whole item
 
 
 def test_a2_memory_is_reached_through_tools_only(memory, tmp_path):
@@ -157,8 +203,12 @@ def test_sandbox_without_bubblewrap_is_a_clear_error(monkeypatch):
     assert interpreter_factory().__name__ == "LocalInterpreter"
 
 
-def test_conditions_are_the_documented_ones():
-    assert CONDITIONS == ("A0", "A1", "A2")
+def test_every_condition_is_offered_and_an_unknown_one_refused(tmp_path):
+    assert CONDITIONS == ("A0", "A1", "A2", "A3", "A4")
+    res = CliRunner().invoke(main, ["run", "a task", "--condition", "A5", "--memory", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "'A0', 'A1', 'A2', 'A3', 'A4'" in res.output
+    with pytest.raises(ConfigError, match="A0, A1, A2, A3, A4"):
+        run("a task", lm=DummyLM([]), condition="A5")
 
 
 def test_cli_run_without_lm_exits_2_naming_both(monkeypatch, tmp_path):

@@ -177,6 +177,23 @@ def test_query_returns_handle_and_count_and_peek_pages_rows():
     assert f["ontology_query"]("ASK { <http://example.org/zoo#Cat> ?p ?o }") == {"ask": True}
 
 
+def test_uncapped_toolbox_returns_all_rows_and_whole_items_beyond_the_cap(memory):
+    big = "".join(f"ex:C{i} a owl:Class ; rdfs:subClassOf ex:Animal .\n" for i in range(300))
+    tb, f = box(ontology=TTL + big, uncapped=True)
+    q = f["ontology_query"]("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+                            "SELECT ?c WHERE { ?c rdfs:subClassOf <http://example.org/zoo#Animal> }")
+    assert q["rows"] == 302 and len(q["all_rows"]) == 302 and len(dumps(q)) > MAX_RETURN
+    assert tb.stats["large_returns"] == 1
+    capped = box(ontology=TTL + big)[1]["ontology_query"]("SELECT ?s WHERE { ?s ?p ?o }")
+    assert "all_rows" not in capped and len(dumps(capped)) <= MAX_RETURN
+    i = memory.add(ItemSpec("Principle", "Bind values", "Use when a query takes user text.", "BODY " * 1000))
+    tb = Toolbox(memory, uncapped=True)
+    f = {t.__name__: t for t in tb.functions()}
+    assert f["memory_get"](i)["content"] == "BODY " * 1000
+    assert f["memory_search"]("user text")["items"][0]["content"] == "BODY " * 1000
+    assert [r.kind for r in tb.payloads] == ["content"]  # the content is watched for leakage
+
+
 def test_results_peek_shows_a_partial_row_when_one_row_exceeds_a_read():
     long = "x" * 3000
     tb, f = box(ontology=TTL + f'ex:Cat rdfs:seeAlso "{long}" .\n')

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
 from .records import Record, append_record, read_records, summarize, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 
-CONDITIONS = ("A0", "A1", "A2", "A3", "A4")
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
 

@@ -8,6 +8,7 @@ Tools take positional or keyword arguments under both: see RLM for why dspy.RLM 
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -21,11 +22,13 @@ from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
+from .conditions import CONDITIONS, TOOL_CONDITIONS
 from .dspy_compat import HookedRLM, LocalInterpreter, format_output
 from .leakage import measure
-from .tools import OwlTool, Toolbox
+from .tools import OwlTool, Toolbox, clip
 
-CONDITIONS = ("A0", "A1", "A2")
+HINT_CHARS = 300  # A3's packed hint
+BULLETS, BULLET_CHARS = 3, 160  # A1: bullets per injected item, characters per bullet
 LM_ENV = "OWL_MEMORY_LM"
 INSTRUCTIONS = """Solve `task`. The prompt text is NOT in your variables: `prompt` holds only its handle
 (ref, size, sha). Read it in small windows with prompt_window / prompt_find; explore the ontology with the
@@ -42,7 +45,7 @@ class RunResult:
     Args:
         answer: the submitted (or extracted) answer.
         trajectory_path: the run's JSONL trajectory.
-        memory_ids_used: memory items injected (A1) or read through tools (A2).
+        memory_ids_used: memory items injected (A1, A3's hint) or read through tools (A2-A4).
         metrics: iterations, LM calls, tokens, tool calls and leakage numbers.
         run_id: the run's id (also on every trajectory line).
         trace_ref: blob key of the trajectory, when the run had a memory.
@@ -118,7 +121,7 @@ class _TracedRLM(RLM):
 
 def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=None, condition: str = "A2",
         max_iters: int = 12, max_llm_calls: int = 20, *, api_base: str | None = None, budget: ReadBudget | None = None,
-        k: int = 5, sandbox=False, trajectory_dir: str | Path | None = None,
+        k: int = 1, sandbox=False, trajectory_dir: str | Path | None = None,
         max_output_chars: int = 4_000, learn: bool = False, expect: dict | None = None,
         task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
         extract_lm=None, layers=(), guide: str | Path | None = None) -> RunResult:
@@ -129,6 +132,9 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
     `judgment`, `extracted` and `consolidation` (see owl_memory.learning.loop).
     layers=("L0", "L1", "L3") gives the model bounded context layers as input variables (agent/context.py; L3
     summarizes `guide`); the same layers in every condition, so only memory access differs.
+    Conditions (DESIGN.md §8): A0 no memory; A1 the top-k items (title, summary, <= 3 content bullets) appended to
+    the task; A2 memory tools only; A3 A2 plus a hint of <= 300 characters (best item's title and action schema);
+    A4 negative control: uncapped tools (whole item content, all query rows) and the prompt text in the inputs.
     """
     if learn or matts:
         from ..learning.loop import run_learning
@@ -144,9 +150,9 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
         raise ConfigError("the task is empty; pass the question or instruction the agent should solve")
     lm, factory = resolve_lm(lm, api_base), interpreter_factory(sandbox)
     graph = load_graph(ontology) if ontology is not None else None
-    box = Toolbox(memory if condition == "A2" else None, prompt, graph, budget,
-                  blobs=memory.blobs if memory is not None else None)
-    injected = _inject(memory, task, graph, k) if condition == "A1" else []
+    box = Toolbox(memory if condition in TOOL_CONDITIONS else None, prompt, graph, budget,
+                  blobs=memory.blobs if memory is not None else None, uncapped=condition == "A4")
+    injected = _inject(memory, task, graph, {"A1": k, "A3": 1}.get(condition, 0))
     packed = context.build(layers, graph, memory if condition != "A0" else None, guide)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     from .trajectory import Trajectory
@@ -161,8 +167,11 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
 def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_calls, max_output_chars, memory,
          graph, packed) -> RunResult:
     """The run proper, once the toolbox and trajectory exist."""
-    task_text = _task_text(task, injected)
-    inputs = {"task": task_text, "prompt": box.prompt.to_dict() if box.prompt else {},
+    task_text = task + _memory_text(memory, injected, condition)
+    handle = box.prompt.to_dict() if box.prompt else {}
+    if condition == "A4" and box.prompt is not None:  # the negative control hands the model the prompt text
+        handle = {**handle, "text": box.blobs.load(box.prompt)}
+    inputs = {"task": task_text, "prompt": handle,
               "ontology": _ontology_info(graph), **context.inputs(packed)}
     traj.write("run_start", task=task, prompt=box.prompt.to_dict() if box.prompt else None,
                ontology=inputs["ontology"] or None, memory_ids_injected=[i["id"] for i in injected],
@@ -245,20 +254,42 @@ def _counts(calls: list[dict], iterations: int) -> dict:
 
 
 def _inject(memory, task: str, graph, k: int) -> list[dict]:
-    """A1: the top-k applicable items for the task (title and summary only)."""
-    if memory is None:
+    """The top-k applicable items for the task (A1's injection, A3's hint), ontology-scoped first."""
+    if memory is None or k < 1:
         return []
     iris = [str(s) for s in graph.subjects(RDF.type, OWL.Ontology)] if graph is not None else []
     hits = memory.search(text=task, ontology=iris[0], k=k) if iris else []
     return hits or memory.search(text=task, k=k)
 
 
-def _task_text(task: str, injected: list[dict]) -> str:
-    """The task as the model gets it: A1 appends one line (kind, title, summary) per injected item."""
+def _memory_text(memory, injected: list[dict], condition: str) -> str:
+    """What the task gets appended: A1 each item's title, summary and <= 3 bullets; A3 the packed hint."""
     if not injected:
-        return task
-    lines = [f"- [{i['kind']}] {i['title']}: {i['summary']} (id {i['id']})" for i in injected]
-    return task + "\n\nRelevant memory (title and summary only):\n" + "\n".join(lines)
+        return ""
+    if condition == "A3":
+        return "\n\nMemory hint: " + _hint(memory.get(injected[0]["id"]))
+    blocks = []
+    for i in injected:
+        bullets = _bullets(memory.blobs.load(memory.get(i["id"])["content_ref"]))
+        blocks.append(f"- [{i['kind']}] {clip(i['title'], 80)}: {clip(i['summary'], 200)} (id {i['id']})" +
+                      "".join(f"\n  * {b}" for b in bullets))
+    return "\n\nRelevant memory:\n" + "\n".join(blocks)
+
+
+def _hint(item: dict) -> str:
+    """A3's hint: the item's title and compiled action schema (compact JSON), at most HINT_CHARS characters."""
+    schema = item.get("action_schema")
+    text = f"{item['title']} (id {item['id']})"
+    if schema:
+        text += " action: " + json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+    return clip(text, HINT_CHARS)
+
+
+def _bullets(content: str) -> list[str]:
+    """Up to BULLETS lines of an item's content (its bulleted lines when it has any), each clipped."""
+    lines = [line.strip() for line in content.splitlines() if line.strip()]
+    marked = [line.lstrip("-*• ").strip() for line in lines if line[:1] in "-*•"]
+    return [clip(line, BULLET_CHARS) for line in (marked or lines)[:BULLETS]]
 
 
 def _ontology_info(graph) -> dict:

@@ -61,13 +61,15 @@ class Toolbox:
         blobs: the blob store to use when there is no memory (an in-memory one by default).
         query_limits: wall time, memory and rows of each agent SPARQL query (QueryLimits() by default:
             10 s, 512 MB, 10,000 rows); a query runs in a worker process killed when it passes a limit.
+        uncapped: the A4 negative control: returns are not cut to MAX_RETURN, memory_search / memory_get carry
+            each item's whole content and queries return all their rows inline (leakage is still measured).
     """
 
     def __init__(self, memory=None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
                  budget: ReadBudget | None = None, *, observer: Callable[[dict], None] | None = None,
                  blobs: BlobStore | None = None, max_calls: int = MAX_CALLS,
-                 query_limits: QueryLimits | None = None):
-        self.memory = memory
+                 query_limits: QueryLimits | None = None, uncapped: bool = False):
+        self.memory, self.uncapped = memory, uncapped
         self.blobs = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
         self.scratch = BlobStore(":memory:", max_read=self.blobs.max_read)  # this run's query results
         self.budget = budget or ReadBudget(max_read=self.blobs.max_read)
@@ -121,7 +123,8 @@ class Toolbox:
         except ValueError as e:  # its messages echo argument values; say what to pass instead
             return f"[Error] {name}{_signature(tool.func)}: {_argument_problem(e, tool.args)}"
         try:
-            return _fit(tool.func(**parsed))
+            value = tool.func(**parsed)
+            return value if self.uncapped else _fit(value)
         except (OwlMemoryError, ValueError, KeyError) as e:
             return f"[Error] {name}: {clip(_scrub(_message(e), args, kwargs), 300)}"
 
@@ -183,6 +186,9 @@ class Toolbox:
                                   kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(_int(k, "k"), 10)))
         for rank, h in enumerate(hits, 1):
             self._used(h["id"], rank=rank, score=h["score"])
+        if self.uncapped:
+            return {"items": [{**h, "content": self._content(self.memory.get(h["id"])["content_ref"])} for h in hits],
+                    "count": len(hits)}
         items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.items()} for h in hits]
         return {"items": items, "count": len(items)}
 
@@ -190,6 +196,8 @@ class Toolbox:
         """Metadata and compiled fields (signature, action_schema, verification_hook) of one item; no payload."""
         item = self.memory.get(_text(id, "id").strip())
         self._used(item["id"], item.get("content_ref"))
+        if self.uncapped:
+            return {**item, "content": self._content(item["content_ref"])}
         return {k: clip(v, 300) if isinstance(v, str) else v for k, v in item.items()}
 
     def memory_window(self, id: str, start: int = 0, length: int = 512) -> dict | str:
@@ -347,8 +355,9 @@ class Toolbox:
             pos += len(line) + 1
         self.results[ref.key] = starts + [pos]
         self._watch(ref.key)
-        return {"handle": ref.key, "rows": len(lines), "columns": columns[:MAX_LIST], "size": ref.size,
-                "truncated": result.truncated}
+        out = {"handle": ref.key, "rows": len(lines), "columns": columns[:MAX_LIST], "size": ref.size,
+               "truncated": result.truncated}
+        return {**out, "all_rows": [json.loads(line) for line in lines]} if self.uncapped else out
 
     def _used(self, id: str, content_ref: str | None = None, rank: int | None = None, score: float = 0.0) -> None:
         """Remember that the agent met memory item `id` (search rank and score; its content is a payload to watch)."""
@@ -357,6 +366,11 @@ class Toolbox:
             self.memory_usage[id] = (rank or len(self.memory_usage) + 1, float(score))
         if content_ref:
             self._watch(content_ref)
+
+    def _content(self, key: str) -> str:
+        """The whole payload behind an item's content_ref (A4 only), watched for leakage."""
+        self._watch(key)
+        return self.blobs.load(key)
 
     def _watch(self, key: str) -> None:
         """Add the payload behind `key` to the payloads leakage is measured for."""
