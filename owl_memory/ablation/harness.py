@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
 from .records import Record, append_record, read_records, summarize, trim_torn
 from .report import RESULTS, SUMMARY, build_report
