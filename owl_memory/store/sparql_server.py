@@ -276,7 +276,7 @@ class SparqlServerBackend:
         n, total = int(rows[0]["n"]), int(rows[0]["total"] or 0)
         _, rows = self.client.select(
             f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"{_values('tok', map(Literal, toks))} ?i ?tf ?tok . ?tf {iri(IDX.frequency)} ?f }} }} "
+            f"{_values('tok', map(Literal, toks))} ?i ?tf ?tok }} }} "
             "GROUP BY ?tok")
         hits = {str(r["tok"]): int(r["hits"]) for r in rows}
         weights = [(w, t, text_index.idf(n, hits.get(t, 0)))
@@ -443,7 +443,8 @@ def _applicable(query, only: list[str] | None) -> str:
     """Patterns of the items graph that hold for applicable, live items (kind, ontology, task type, failure mode;
     not superseded, not archived), binding ?i, ?priority and ?confidence; every value escaped."""
     where = [_values("i", [ITEM[i] for i in only])] if only else []
-    where += [_values("kind", query.kinds or tuple(OM[k] for k in KINDS)), "?i a ?kind ."]
+    kinds = ", ".join(term(k) for k in query.kinds or tuple(OM[k] for k in KINDS))
+    where += [f"?i a ?kind FILTER(?kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
     for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
                  (OM.preventsFailureMode, query.failure_mode)):
         if o is not None:
@@ -462,17 +463,41 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
     if not weights:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
-    rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
     level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if 3 <= n <= 6 else f"IF(?m >= {n}, 2, 0)"
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
     return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
-            f"(SUM(?part) AS ?score) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} "
-            f"?i ?tf ?tok ; {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f }} "
-            f"{_applicable(query, only)} BIND({part} AS ?part) }} GROUP BY ?i ?priority ?confidence }} "
-            f"BIND({level} AS ?level) "
+            f"(SUM(?part) AS ?score) WHERE {{ {_matches(query, only, weights)} BIND({part} AS ?part) }} "
+            f"GROUP BY ?i ?priority ?confidence }} BIND({level} AS ?level) "
             f"BIND({iri(XSD.integer)}(ROUND({iri(XSD.decimal)}(?score) * 1000000)) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
+
+
+def _matches(query, only: list[str] | None, weights: list) -> str:
+    """Applicable live items joined with their index entries for the query tokens (?word ?tok ?idf ?f ?len).
+    Two spellings of one pattern, to steer the server's planner: with an ontology, task type, failure mode or
+    ids, the few applicable items come first and their tokens are filtered, each token's word and IDF bound by
+    an expression (Oxigraph looks the tokens up per item, but would start from a VALUES block and scan every
+    item having a token); otherwise, or when a token belongs to two words, the tokens come first."""
+    entry = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"
+    by_token = {t: (w, x) for w, t, x in weights}
+    if len(by_token) == len(weights) and (only or query.ontology is not None or query.task_type is not None
+                                          or query.failure_mode is not None):
+        toks = ", ".join(string(t) for t in by_token)
+        return (f"{_applicable(query, only)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
+                f"{entry} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
+    rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
+    return f"GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} ?i ?tf ?tok . {entry} }} " + \
+        _applicable(query, only)
+
+
+def _lookup(by_token: dict, field: int) -> str:
+    """An expression giving ?tok's word number (field 0) or IDF (field 1): nested IFs over the query tokens."""
+    expr = "0"
+    for tok, values in reversed(by_token.items()):
+        value = values[field] if field == 0 else _double(values[field])
+        expr = f"IF(?tok = {string(tok)}, {value}, {expr})"
+    return expr
 
 
 def _double(x: float) -> str:
