@@ -40,3 +40,37 @@ def test_console_script_and_module_answer_help():
         assert cmd[0], "the owl-memory console script is not installed"
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "Usage" in done.stdout
+
+
+def server_block() -> list[str]:
+    """The command lines of the first code block under '## Memory on a SPARQL server'."""
+    text = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    section = text.split("## Memory on a SPARQL server", 1)[1].split("\n## ", 1)[0]
+    return [ln.strip() for ln in re.search(r"```\n(.*?)```", section, re.S).group(1).splitlines() if ln.strip()]
+
+
+def test_server_commands_run_as_written(tmp_path):
+    from servers import free_port, oxigraph_cli, wait_ready
+
+    from owl_memory import ItemSpec, Memory
+
+    serve, *commands = server_block()
+    with Memory(tmp_path / ".owl-memory") as m:
+        item = m.add(ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", "bind"))
+    port = str(free_port())  # the README's port 7878, moved to a free one
+    argv = [a.replace("7878", port) for a in shlex.split(serve, comments=True)]
+    assert argv[:2] == ["oxigraph", "serve"]
+    server = subprocess.Popen([oxigraph_cli(), *argv[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/query", server)
+        outputs = []
+        for line in commands:
+            cmd = [shutil.which("owl-memory"), *[a.replace("7878", port) for a in shlex.split(line, comments=True)[1:]]]
+            done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
+            outputs.append(done.stdout)
+        assert item in outputs[-1]  # the search on the server finds the item copied from the directory
+    finally:
+        server.terminate()
+        server.wait(10)
