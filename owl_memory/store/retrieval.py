@@ -152,15 +152,21 @@ def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
     """Top q.k rows for small, filtered candidate sets: one cheap keys-AND-word query per word.
 
     FTS5 bm25 is a sum over the query's phrases, so the per-word scores add up to the score of the whole query;
-    the number of words an item matched is its coordination level.
+    the number of words an item matched gives its coordination level.
     """
     hits: dict[int, list] = {}
     for w in q.words:
         for s, item, score, prio, conf in _ranked(fts, replace(q, words=(w,)), -1, ranks=True, exact=True):
             h = hits.setdefault(s, [0, 0.0, item, prio, conf])
             h[0], h[1] = h[0] + 1, h[1] + score
-    best = sorted(hits.items(), key=lambda x: (-x[1][0], -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
+    n = len(q.words)
+    best = sorted(hits.items(), key=lambda x: (-_level(x[1][0], n), -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
     return [(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
+
+
+def _level(matched: int, n: int) -> int:
+    """Coordination level of an item that matched `matched` of n words: 2 all, 1 all but one (3 to 6 words), 0 any."""
+    return 2 if matched >= n else 1 if 3 <= n <= 6 and matched == n - 1 else 0
 
 
 def _levels(n: int) -> list[int]:
