@@ -41,10 +41,11 @@ def generated(m: Memory, n: int = 160, seed: int = 7) -> list[str]:
 
 
 def shapes() -> list[dict]:
-    """Query shapes: ontology and task-type filters with and without text of 1 to 3 words, drawn failure-mode and
-    kind filters and k."""
+    """Query shapes: ontology and task-type filters with and without text of 1 to 7 words (coordination levels
+    differ from match counts from 4 words on), drawn failure-mode and kind filters and k."""
     rnd, out = random.Random(3), []
-    for text in [None, "lineage", "CAFE query", "bind values limit", "naive", "nothing-matches-this", "iri graph"]:
+    for text in [None, "lineage", "CAFE query", "bind values limit", "naive", "nothing-matches-this", "iri graph",
+                 "bind values limit shape", "lineage query graph literal repair paths datatype"]:
         for ontology in [None, ONTOLOGIES[0]]:
             for task in [None, "modelling"]:
                 mode = rnd.choice([None, "missing-limit"])
@@ -72,5 +73,19 @@ def test_same_ids_order_and_scores(pair, shape):
     local, server = pair
     want = [(h["id"], h["score"]) for h in local.search(**shape)]
     got = [(h["id"], h["score"]) for h in server.search(**shape)]
-    assert [i for i, _ in got] == [i for i, _ in want]
-    assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=2e-6)
+    assert got == want
+
+
+def test_four_words_rank_by_level_not_by_match_count(tmp_path, server_url):
+    """Matching 2 of 4 words and matching 1 are the same level ("any"), so BM25 decides: the rare word wins."""
+    onto = ONTOLOGIES[0]
+    fillers = [ItemSpec("Principle", f"alpha beta filler {i}", "Use when alpha beta.", f"f{i}",
+                        applies_to=(ONTOLOGIES[1],)) for i in range(20)]
+    two = ItemSpec("Principle", "alpha beta common words here", "Use when alpha and beta appear.", "two",
+                   applies_to=(onto,), priority=9)
+    rare = ItemSpec("Principle", "delta", "Use when delta.", "rare", applies_to=(onto,))
+    for location in (tmp_path / "m", server_url):
+        with Memory(location) as m:
+            m.add_many([*fillers, two, rare])
+            hits = m.search("alpha beta gamma delta", ontology=onto)
+            assert [h["id"] for h in hits] == [rare.id, two.id], location
