@@ -159,10 +159,14 @@ class SparqlClient:
             self._local.conn = None
 
     def _post(self, url: str, field: str, text: str, accept: str, graphs: dict | None = None) -> bytes:
-        """POST a form-encoded query or update; the answer body, or ServerError with the server's message."""
+        """POST a form-encoded query, or an update directly (the protocol's two POST forms; percent-encoding a
+        bulk load of many MB took a quarter of its time); the answer body, or ServerError with the server's message."""
         parts = urlsplit(url)
-        body = urlencode({field: text, **(graphs or {})}).encode("utf-8")
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept}
+        if field == "update":
+            body, kind = text.encode("utf-8"), "application/sparql-update; charset=UTF-8"
+        else:
+            body, kind = urlencode({field: text, **(graphs or {})}).encode("utf-8"), "application/x-www-form-urlencoded"
+        headers = {"Content-Type": kind, "Accept": accept}
         if self.ends.auth:
             headers["Authorization"] = self.ends.auth
         try:
