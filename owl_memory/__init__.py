@@ -18,6 +18,7 @@ _EXPORTS = {
     "Memory": ".store.memory",
     "RLM": ".agent.runner", "RunResult": ".agent.runner", "run": ".agent.runner",
     "OwlTool": ".agent.tools", "tools": ".agent.tools",
+    "ablate": ".ablation.harness",
 }
 __all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"

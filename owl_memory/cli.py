@@ -609,37 +609,52 @@ def ablation_report(folder, as_json):
 
 @main.command("ablate")
 @click.argument("curriculum", type=click.Path(dir_okay=False))
-@click.option("--conditions", default="A0,A2", show_default=True, help="Comma-separated conditions (A0..A4).")
+@click.option("--conditions", default="A0,A2", show_default=True,
+              help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2. With an "
+                   "experiment file (e.g. experiments/ablation/layers.yaml): its config names (E1,E7b,...).")
+@lm_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed when it exists).")
 @click.option("--holdout-every", type=int, default=1, show_default=True,
               help="Evaluate every holdout task after this many train tasks (and before the first).")
 @click.option("--repeats", type=int, default=1, show_default=True, help="Repeats per condition (95% intervals).")
 @click.option("--start-memory", type=click.Path(file_okay=False, exists=True),
               help="Every condition starts from its own copy of this memory (default: empty).")
+@click.option("--pack", help="Memory pack (shipped name or JSONL file) imported into every condition's starting "
+                             "memory (A0 has none).")
+@click.option("--max-iters", type=int, default=12, show_default=True, help="LM curricula: RLM iterations per task.")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
 @json_option
 @library_errors
-def ablate_command(curriculum, conditions, out, holdout_every, repeats, start_memory, serial, as_json):
+def ablate_command(curriculum, conditions, lm, api_base, out, holdout_every, repeats, start_memory, pack, max_iters,
+                   serial, as_json):
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
-    Writes OUT/results.jsonl, OUT/summary.json and OUT/report.html; an interrupted run resumes from OUT.
-    A construction curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0, A2).
+    Writes OUT/results.jsonl, OUT/summary.json and OUT/report.html; an interrupted run resumes from OUT without
+    redoing finished tasks. An LM curriculum (e.g. experiments/curricula/library.yaml) is run by the strict-RLM
+    agent with --lm (train tasks through the learning loop, holdout tasks with learning off). A construction
+    curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0, A2).
+
+    Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4 --lm openai/gpt-4o-mini
+    --holdout-every 4 --out runs/library
 
     Example: owl-memory ablate experiments/construction/curriculum.yaml --conditions A0,A2 --out runs/construction
     """
     from .ablation.harness import ablate
 
     summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
-                     memory=start_memory, parallel=not serial)
+                     memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
+                     max_iters=max_iters)
     emit(summary, as_json, lambda s: _ablation_report(s, out))
 
 
 def _ablation_report(summary: dict, out: str) -> None:
-    """Print one line per condition: final holdout success, validations and iterations per holdout task."""
+    """Print one line per condition: final holdout success, then validations (construction) or tokens and leakage."""
     for name, c in summary["conditions"].items():
         last = c["holdout"][-1] if c["holdout"] else {}
-        click.echo(f"{name}: holdout success {last.get('mean', 0):.2f}, validations/holdout task "
-                   f"{c['holdout_validations_per_task']:g} (last checkpoint {last.get('validations', 0):g}), "
-                   f"iterations/holdout task {c['holdout_iterations_per_task']:g}, "
-                   f"memory {c['memory_growth']['items_end']:g} items")
+        cost = (f"validations/holdout task {c['holdout_validations_per_task']:g} (last checkpoint "
+                f"{last.get('validations', 0):g})" if summary.get("kind") == "construction" else
+                f"tokens/task {c['tokens_per_task']:g}, payload chars in history (mean) "
+                f"{c['leakage']['payload_chars_in_history_mean']:g}")
+        click.echo(f"{name}: holdout success {last.get('mean', 0):.2f}, {cost}, iterations/holdout task "
+                   f"{c['holdout_iterations_per_task']:g}, memory {c['memory_growth']['items_end']:g} items")
     click.echo(f"report: {Path(out) / 'report.html'}")

@@ -24,17 +24,21 @@ def action(reasoning: str, code: str) -> str:
 
 
 class ScriptedServer:
-    """A tiny OpenAI-compatible chat-completions server on 127.0.0.1 that replays scripted completions."""
+    """A tiny OpenAI-compatible chat-completions server on 127.0.0.1 that replays scripted completions.
 
-    def __init__(self, completions: list[str]):
-        self.completions, self.requests = list(completions), []
+    With `respond`, each completion is respond(request body) instead: a script that answers by what it is asked,
+    so requests from parallel processes get the same replies whatever their order.
+    """
+
+    def __init__(self, completions: list[str], respond=None):
+        self.completions, self.requests, self.respond = list(completions), [], respond
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append({"path": self.path, "body": body})
-                text = server.completions.pop(0) if server.completions else action("out", "SUBMIT(answer='?')")
+                text = server.next(body)
                 self._send(200, {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
                                  "created": 1700000000, "model": body.get("model", "scripted"),
                                  "choices": [{"index": 0, "finish_reason": "stop",
@@ -54,6 +58,12 @@ class ScriptedServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def next(self, body: dict) -> str:
+        """The reply to one request: respond(body), else the next scripted completion, else a SUBMIT."""
+        if self.respond is not None:
+            return self.respond(body)
+        return self.completions.pop(0) if self.completions else action("out", "SUBMIT(answer='?')")
 
     @property
     def base(self) -> str:

@@ -1,10 +1,16 @@
 """The ablation harness: each condition streams the train tasks over its own memory and evaluates every holdout
 task, with the memory frozen, before training and after every N train tasks.
 
-Layout of DIR: `memories/<condition>-r<repeat>/` (each condition's own copy of the starting memory),
-`parts/<condition>-r<repeat>.jsonl` (records as they finish; a rerun skips every record already there),
-`results.jsonl`, `summary.json`, `report.html`. A holdout task runs on a throwaway copy of the memory, so
-nothing it does is written to the condition's memory.
+Two curriculum kinds, one harness: a construction curriculum (`kind: construction`, the symbolic agent, no LM,
+conditions A0 and A2) and an LM curriculum (learning/curriculum.py, e.g. experiments/curricula/library.yaml; the
+strict-RLM agent, conditions A0-A4, train tasks through the learning loop). An experiment file
+(ablation/configs.py) names an LM curriculum and arms that add context layers to a condition.
+
+Layout of DIR: `memories/<arm>-r<repeat>/` (each arm's own copy of the starting memory, a --pack imported into
+it), `parts/<arm>-r<repeat>.jsonl` (records as they finish; a rerun skips every record already there), `runs/`
+(LM trajectories), `results.jsonl`, `summary.json`, `report.html`. A holdout task runs with learning off on a
+throwaway copy of the memory, so nothing it does is written to the arm's memory. A train task cut by a kill is run
+again on resume (its items, if it stored any before the kill, are then consolidated as duplicates).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
 from .records import Record, append_record, read_records, summarize, trim_torn
 from .report import RESULTS, SUMMARY, build_report
@@ -31,7 +38,20 @@ MEMORY_FREE = ("A0",)
 
 @dataclass(frozen=True)
 class Job:
-    """One (condition, repeat) stream of an ablation: what a worker process needs."""
+    """One (arm, repeat) stream of an ablation: what a worker process needs.
+
+    Args:
+        curriculum: the curriculum file.
+        condition: the memory condition (A0-A4).
+        repeat: 0-based repeat index.
+        out: the ablation folder.
+        holdout_every: train tasks between holdout checkpoints.
+        start_memory: the memory every arm starts from a copy of (None: empty).
+        kind: "construction" or "lm".
+        name: the arm's name in records and file names (default: the condition).
+        pack: a memory pack (name or file) imported into the arm's starting memory.
+        options: keyword arguments of the task runner, as (key, value) pairs (lm, api_base, layers, guide, ...).
+    """
 
     curriculum: str
     condition: str
@@ -39,6 +59,15 @@ class Job:
     out: str
     holdout_every: int
     start_memory: str | None = None
+    kind: str = "construction"
+    name: str = ""
+    pack: str | None = None
+    options: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def arm(self) -> str:
+        """The arm's name: its config name, else its condition."""
+        return self.name or self.condition
 
 
 def schedule(train: int, every: int) -> list[tuple[str, int, int, int | None]]:
@@ -54,7 +83,7 @@ def schedule(train: int, every: int) -> list[tuple[str, int, int, int | None]]:
 
 def _stem(job: Job) -> str:
     """The file name stem of a job's memory and records."""
-    return f"{job.condition}-r{job.repeat}"
+    return f"{job.arm}-r{job.repeat}"
 
 
 @contextlib.contextmanager
@@ -86,15 +115,33 @@ def _prepare(job: Job) -> None:
         shutil.copytree(job.start_memory, tmp)
     else:
         tmp.mkdir()
+    if job.pack:
+        from ..learning.packs import import_pack
+        from ..store.memory import Memory
+
+        with Memory(tmp) as m:
+            import_pack(m, job.pack)
     os.replace(tmp, live)
 
 
-def run_job(job: Job, runner: Callable | None = None) -> int:
-    """Stream one condition's tasks, appending a record per finished task; returns how many were run now."""
-    from .construction import load_construction, run_construction
+def _load(job: Job) -> tuple[object, Callable]:
+    """The job's curriculum and its task runner `runner(task, memory, learn) -> record fields`."""
+    if job.kind == "construction":
+        from .construction import load_construction, run_construction
 
-    cur = load_construction(job.curriculum)
-    runner = runner or run_construction
+        return load_construction(job.curriculum), lambda task, memory, learn: run_construction(task, memory)
+    from ..learning.curriculum import load_curriculum
+    from .lm_tasks import make_runner
+
+    course = load_curriculum(job.curriculum)
+    runs = Path(job.out) / "runs" / _stem(job)
+    return course, make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition})
+
+
+def run_job(job: Job, runner: Callable | None = None) -> int:
+    """Stream one arm's tasks, appending a record per finished task; returns how many were run now."""
+    cur, default = _load(job)
+    runner = runner or default
     _prepare(job)
     part = Path(job.out) / "parts" / f"{_stem(job)}.jsonl"
     part.parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +150,7 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
     for phase, cp, seen, index in schedule(len(cur.train), job.holdout_every):
         tasks = [cur.train[index]] if phase == "train" else cur.holdout
         for task in tasks:
-            if (job.condition, job.repeat, phase, cp, task.id) in done:
+            if (job.arm, job.repeat, phase, cp, task.id) in done:
                 continue
             append_record(part, _run_one(job, runner, task, phase, cp, seen))
             ran += 1
@@ -112,53 +159,95 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
 
 def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -> Record:
     """Run one task in its phase and turn what it returns into a record."""
-    t0 = time.monotonic()
+    t0, learn = time.monotonic(), phase == "train" and job.condition not in MEMORY_FREE
     with _memory(job, frozen=phase == "holdout") as m:
         before = len(m)
-        out = runner(task, m)
+        out = runner(task, m, learn)
         items = before if phase == "holdout" else len(m)  # holdout: the frozen memory's size
-    extracted = tuple(out.pop("extracted", ())) if phase == "train" and job.condition not in MEMORY_FREE else ()
-    out.pop("extracted", None)
-    return Record(job.condition, job.repeat, phase, cp, seen, task.id, task.split, extracted=extracted,
+    extracted = tuple(out.pop("extracted", ()))
+    extracted = extracted if learn else ()
+    return Record(job.arm, job.repeat, phase, cp, seen, task.id, task.split, extracted=extracted,
                   memory_items=items if job.condition not in MEMORY_FREE else 0,
                   seconds=round(time.monotonic() - t0, 3), **out)
 
 
-def _jobs(curriculum, conditions, out: Path, every: int, repeats: int, start_memory) -> list[Job]:
-    """One job per (condition, repeat)."""
-    return [Job(str(curriculum), c, r, str(out), every, str(start_memory) if start_memory else None)
-            for r in range(repeats) for c in conditions]
+def _arms(curriculum: Path, conditions, kind: str) -> tuple[Path, list]:
+    """The curriculum to run and its arms (Config objects): an experiment file's configs, else plain conditions."""
+    from .configs import is_experiment, load_experiment, plain
+
+    names = [c.strip() for c in (conditions.split(",") if isinstance(conditions, str) else conditions or ())]
+    if kind == "lm" and is_experiment(curriculum):
+        exp = load_experiment(curriculum)
+        return exp.curriculum, exp.select(names or None)
+    allowed = CONSTRUCTION_CONDITIONS if kind == "construction" else CONDITIONS
+    bad = [c for c in names if c not in allowed]
+    if bad or not names:
+        raise ConfigError(f"conditions {bad or names} are not among {', '.join(allowed)} for this curriculum")
+    return curriculum, [plain(c) for c in names]
 
 
-def _check(conditions: list[str], allowed: tuple, every: int, repeats: int) -> None:
-    """ConfigError for an unknown condition or a bad count."""
-    bad = [c for c in conditions if c not in allowed]
-    if bad or not conditions:
-        raise ConfigError(f"conditions {bad or conditions} are not among {', '.join(allowed)} for this curriculum")
+def _check(every: int, repeats: int, kind: str, lm) -> None:
+    """ConfigError for a bad count, or an LM curriculum without an LM."""
     if every < 1 or repeats < 1:
         raise ConfigError("--holdout-every and --repeats must be at least 1")
+    if kind == "lm" and lm is None and not os.environ.get("OWL_MEMORY_LM"):
+        raise ConfigError("this curriculum is run by an LM agent: pass --lm MODEL (e.g. openai/gpt-4o-mini, with "
+                          "--api-base URL for a local server) or set OWL_MEMORY_LM; construction curricula need none")
+
+
+def _curriculum_meta(curriculum: Path, kind: str) -> dict:
+    """Curriculum id and task counts (LoadError when it does not load)."""
+    if kind == "construction":
+        from .construction import load_construction as load
+    else:
+        from ..learning.curriculum import load_curriculum as load
+    cur = load(curriculum)
+    if not cur.holdout or not cur.train:
+        raise ConfigError(f"curriculum {cur.id} needs train and holdout tasks (split: train | holdout)")
+    return {"curriculum": cur.id, "kind": kind, "train_tasks": len(cur.train), "holdout_tasks": len(cur.holdout)}
 
 
 def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: str | Path, holdout_every: int = 1,
-           repeats: int = 1, memory: str | Path | None = None, parallel: bool = True) -> dict:
-    """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary."""
-    from .construction import load_construction
+           repeats: int = 1, memory: str | Path | None = None, parallel: bool = True, lm=None,
+           api_base: str | None = None, pack: str | None = None, max_iters: int = 12,
+           max_llm_calls: int = 20) -> dict:
+    """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
-    conditions = [c.strip() for c in (conditions.split(",") if isinstance(conditions, str) else conditions)]
-    _check(conditions, CONSTRUCTION_CONDITIONS, holdout_every, repeats)
-    cur = load_construction(curriculum)
+    `curriculum` is a construction curriculum (no LM; A0, A2), an LM curriculum (A0-A4; needs `lm`, a model
+    string, or an LM object, which runs the arms one after another) or an experiment file (its config names).
+    """
+    from .construction import is_construction
+
+    kind = "construction" if is_construction(curriculum) else "lm"
+    _check(holdout_every, repeats, kind, lm)
+    path, arms = _arms(Path(curriculum), conditions, kind)
+    meta = _curriculum_meta(path, kind)
+    if pack:
+        from ..learning.packs import pack_path
+
+        pack = str(pack_path(pack))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = _jobs(curriculum, conditions, out, holdout_every, repeats, memory)
+    options = () if kind == "construction" else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
+                                                 ("max_llm_calls", max_llm_calls))
+    jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
+                a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"))
+            for r in range(repeats) for a in arms]
+    _run_jobs(jobs, parallel and (lm is None or isinstance(lm, str)))
+    meta.update({"conditions": [a.name for a in arms], "arms": [a.to_dict() for a in arms],
+                 "holdout_every": holdout_every, "repeats": repeats, "pack": pack,
+                 "lm": None if lm is None else str(getattr(lm, "model", lm))})
+    return finish(out, jobs, meta)
+
+
+def _run_jobs(jobs: list[Job], parallel: bool) -> None:
+    """Run the jobs, in parallel processes when asked (an LM object cannot cross processes: run serially)."""
     if parallel and len(jobs) > 1:
         with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
             list(pool.map(run_job, jobs))
     else:
         for job in jobs:
             run_job(job)
-    meta = {"curriculum": cur.id, "kind": "construction", "conditions": conditions, "holdout_every": holdout_every,
-            "repeats": repeats, "train_tasks": len(cur.train), "holdout_tasks": len(cur.holdout)}
-    return finish(out, jobs, meta)
 
 
 def finish(out: Path, jobs: list[Job], meta: dict) -> dict:

@@ -1,0 +1,58 @@
+"""LM curriculum tasks inside an ablation: one task run by the strict-RLM agent, learning on (train) or off (holdout).
+
+A train task goes through the learning loop (judge, extract, consolidate, store); a holdout task is the same run
+with learning off, judged by the same deterministic judge, so nothing is written to the condition's memory.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from ..agent.runner import resolve_lm, run
+from ..agent.trajectory import read_trajectory
+from ..errors import OwlMemoryError
+from ..learning.curriculum import Curriculum, Task
+from ..learning.extract import outline
+from ..learning.judge import judge
+from ..rdfio import load_graph
+
+COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history",
+         "large_returns")
+
+
+def make_runner(course: Curriculum, options: dict) -> Callable:
+    """A harness task runner `runner(task, memory, learn) -> record fields` over an LM curriculum.
+
+    options: lm, api_base, and any agent.runner.run keyword (condition, layers, guide, trajectory_dir, ...).
+    """
+    opts = dict(options)
+    lm = resolve_lm(opts.pop("lm", None), opts.pop("api_base", None))
+    graph = load_graph(course.ontology_path) if course.ontology_path is not None else None
+    return functools.partial(run_task, graph=graph, lm=lm, options=opts)
+
+
+def run_task(task: Task, memory, learn: bool, *, graph, lm, options: dict) -> dict:
+    """Run one task (learning on or off) and return the record fields; a failing LM run is an error record."""
+    try:
+        r = run(task.query, memory=memory, ontology=graph, lm=lm, learn=learn, expect=task.expect or None,
+                task_type=task.task_type, task_id=task.id, **options)
+        verdict = r.judgment if learn else judge(task.expect or None, r.answer, ontology=graph, task=task.query,
+                                                 lm=lm, evidence=outline(tuple(read_trajectory(r.trajectory_path))))
+    except OwlMemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the ablation goes on
+        return {"success": False, "judge": "error", "error": f"{type(e).__name__}: {str(e)[:300]}"}
+    used = tuple(r.memory_ids_used)
+    return {"success": bool(verdict.success), "judge": verdict.judge, **{k: int(r.metrics.get(k, 0)) for k in COSTS},
+            "memory_ids_used": used, "extracted": tuple(r.extracted),
+            "conflicts": len(r.consolidation.get("conflicts", [])),
+            "exceptions_used": sum(_is_exception(memory, i) for i in used)}
+
+
+def _is_exception(memory, id: str) -> bool:
+    """True when item `id` is a scoped exception (False when it is gone from this memory)."""
+    try:
+        return memory.get(id)["scope"] == "exception"
+    except OwlMemoryError:
+        return False
