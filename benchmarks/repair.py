@@ -2,9 +2,13 @@
 
 Per suite: the oracle (owl_memory.repair.oracle, independent of the operators) decides which cases are repairable
 and the minimal repair size; the repairer runs cold (compiling into a fresh memory), then again with that memory.
+Real-world suites (dcat, datacube): conforming instance data built from the DCAT-AP and RDF Data Cube shapes
+(owl_memory.repair.instances), broken by each edit of the mutation catalogue (owl_memory.repair.mutations); the
+edit's inverse is a known repair, so every case is repairable and its size bounds the minimal one. Rates per kind.
 Transfer: the test set repaired with an empty memory and with one trained on the train set, in the same run.
 Cost: validations = every pySHACL run a repair makes (verify rounds + nested trial checks).
-Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql] [--train SET --test SET] [--json]
+Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube] [--per-kind N]
+       [--train SET --test SET] [--json]
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from owl_memory.datadir import data_dir  # noqa: E402
 from owl_memory.repair import repair, target_nodes  # noqa: E402
+from owl_memory.repair.instances import build_instances  # noqa: E402
+from owl_memory.repair.mutations import mutations  # noqa: E402
 from owl_memory.repair.oracle import oracle  # noqa: E402
+from owl_memory.repair.verify import verify  # noqa: E402
 from owl_memory.vocab import RDF, SH  # noqa: E402
 
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
@@ -33,6 +40,9 @@ SHT = Namespace("http://www.w3.org/ns/shacl-test#")
 
 DASH = Namespace("http://datashapes.org/dash#")
 SUITES = {"w3c": "shacl-w3c-core", "sparql": "shacl-sparql"}
+REALWORLD = {"dcat": "ontologies/dcat-ap-SHACL.ttl", "datacube": "ontologies/datacube.shapes.ttl"}
+PER_KIND = 6  # mutation cases per edit kind and suite (evenly spread over every edit that applies)
+KIND_TARGET = 0.9  # repair rate every edit kind must reach
 
 
 def case_files(root: Path) -> list[Path]:
@@ -40,17 +50,37 @@ def case_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.ttl") if "mf:Manifest" in p.read_text(encoding="utf-8"))
 
 
-def load_set(spec: str, data: Path) -> list[dict]:
-    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node) or "sparql"."""
+def load_set(spec: str, data: Path, per_kind: int = PER_KIND) -> list[dict]:
+    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", "dcat" or "datacube"."""
     name, _, folder = spec.partition(":")
+    if name in REALWORLD:
+        return mutation_cases(name, data / REALWORLD[name], per_kind)
     if name not in SUITES:
-        raise SystemExit(f"unknown set {spec!r}: use one of {', '.join(SUITES)} (w3c takes :<folder>)")
+        raise SystemExit(f"unknown set {spec!r}: use one of {', '.join([*SUITES, *REALWORLD])} (w3c takes :<folder>)")
     root = data / SUITES[name] / folder if folder else data / SUITES[name]
     if name == "sparql":
         cases = [dash_case(p) for p in sorted(root.rglob("*.ttl"))]
     else:
         cases = [w3c_case(p) for p in case_files(root)]
     return [c for c in cases if c["expected_conforms"] is False]
+
+
+def mutation_cases(name: str, path: Path, per_kind: int) -> list[dict]:
+    """Instance data built from a shapes file, broken by up to `per_kind` edits of each kind that do violate."""
+    shapes = Graph().parse(path, format="turtle")
+    base = build_instances(shapes).graph
+    grouped: dict = {}
+    for m in mutations(base, shapes):
+        grouped.setdefault(m.kind, []).append(m)
+    cases = []
+    for kind, found in sorted(grouped.items()):
+        step = max(1, len(found) // per_kind)
+        broken = [(m, m.apply(base)) for m in found[::step]]
+        for m, g in [(m, g) for m, g in broken if not verify(g, shapes).conforms][:per_kind]:
+            cases.append({"name": f"{name}/{m.name}", "data": g, "shapes": shapes, "missing": [], "kind": kind,
+                          "expected_conforms": False, "same_file": False,
+                          "witness": len(m.added) + len(m.removed)})
+    return cases
 
 
 def dash_case(path: Path) -> dict:
@@ -135,7 +165,7 @@ def run_case(case: dict, memory=None) -> dict:
             "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": res.validations,
             "reused": res.compiled_reused, "compiled": len(res.compiled_new),
             "unrepaired": res.unrepaired, "reasons": res.reasons, "initial": res.initial_violations,
-            "missing": case["missing"], "seconds": round(time.perf_counter() - t0, 3)}
+            "missing": case["missing"], "kind": case.get("kind"), "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def run_all(cases: list[dict], memory=None, verdicts: dict | None = None) -> dict:
@@ -149,8 +179,21 @@ def run_all(cases: list[dict], memory=None, verdicts: dict | None = None) -> dic
 
 
 def oracle_verdicts(cases: list[dict], size: int, budget: int) -> dict:
-    """The oracle's verdict (as a dict) for every case, by name."""
-    return {c["name"]: oracle(c["data"], c["shapes"], max_size=size, budget=budget).to_dict() for c in cases}
+    """The oracle's verdict (as a dict) for every case, by name; a mutation case's is its known inverse edit."""
+    return {c["name"]: {"status": "repairable", "minimal_size": c["witness"]} if "witness" in c
+            else oracle(c["data"], c["shapes"], max_size=size, budget=budget).to_dict() for c in cases}
+
+
+def by_kind(rows: list[dict]) -> dict:
+    """Repair rate per edit kind of the mutation cases: {kind: {cases, repaired, rate, target_deletions}}."""
+    out: dict = {}
+    for r in rows:
+        if r["kind"] is not None:
+            k = out.setdefault(r["kind"], {"cases": 0, "repaired": 0, "target_deletions": 0})
+            k["cases"] += 1
+            k["repaired"] += bool(r["conforms"])
+            k["target_deletions"] += r["target_deletions"]
+    return {k: {**v, "rate": round(v["repaired"] / v["cases"], 4)} for k, v in sorted(out.items())}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -175,7 +218,7 @@ def summarize(rows: list[dict]) -> dict:
             "validations_per_repaired": round(sum(r["validations"] for r in rows) / max(1, len(repaired)), 2),
             "seconds_per_repaired": round(sum(r["seconds"] for r in rows) / max(1, len(repaired)), 3),
             "reused_operators": sum(r["reused"] for r in rows), "compiled": sum(r["compiled"] for r in rows),
-            "seconds": round(sum(r["seconds"] for r in rows), 2)}
+            "seconds": round(sum(r["seconds"] for r in rows), 2), "by_kind": by_kind(rows)}
 
 
 def print_table(result: dict, title: str) -> None:
@@ -220,7 +263,9 @@ def main(argv=None) -> int:
     """Per suite: oracle verdicts, a cold pass compiling into a fresh memory, a warm rerun; then transfer."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=None, help="folder holding the suites (default: data_dir())")
-    ap.add_argument("--suites", default="w3c,sparql", help="comma-separated sets to score (w3c, w3c:<folder>, sparql)")
+    ap.add_argument("--suites", default="w3c,sparql,dcat,datacube",
+                    help="comma-separated sets to score (w3c, w3c:<folder>, sparql, dcat, datacube)")
+    ap.add_argument("--per-kind", type=int, default=PER_KIND, help="mutation cases per edit kind (dcat, datacube)")
     ap.add_argument("--train", default="w3c:node,w3c:targets,w3c:misc", help="set(s) a memory is trained on")
     ap.add_argument("--test", default="w3c:property,w3c:path", help="set(s) the transfer is measured on")
     ap.add_argument("--oracle-size", type=int, default=2, help="largest change set the oracle tries")
@@ -234,7 +279,7 @@ def main(argv=None) -> int:
 
     out: dict = {"suites": {}}
     for spec in args.suites.split(","):
-        cases = load_set(spec, data)
+        cases = load_set(spec, data, args.per_kind)
         verdicts = oracle_verdicts(cases, args.oracle_size, args.oracle_budget)
         with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mem") as memory:
             cold, warm = run_all(cases, memory, verdicts), run_all(cases, memory, verdicts)
@@ -256,6 +301,10 @@ def main(argv=None) -> int:
               f"repaired beyond the oracle's bound {c['repaired_beyond_oracle']}; oracle none {c['oracle_none']}, "
               f"unknown {c['oracle_unknown']}; target deletions {c['target_deletions']}; "
               f"validations pass 1 {c['validations']} -> pass 2 {w['validations']}")
+        for kind, k in c["by_kind"].items():
+            ok = "met" if k["rate"] >= KIND_TARGET and not k["target_deletions"] else "MISSED"
+            print(f"  {spec} {kind}: repaired {k['repaired']}/{k['cases']} ({k['rate']:.0%}); "
+                  f"target deletions {k['target_deletions']}; target >= {KIND_TARGET:.0%}: {ok}")
     tr = out["transfer"]
     print(f"transfer train={tr['train']} test={tr['test']}: validations per repaired case "
           f"{tr['empty']['validations_per_repaired']} (empty memory) vs {tr['trained']['validations_per_repaired']} "

@@ -67,3 +67,7 @@ class VersionMismatch(OwlMemoryError):
 
 class MemoryReadOnly(OwlMemoryError):
     """The memory's files or folder are read-only: reads work, writes are refused."""
+
+
+class InstanceError(OwlMemoryError, ValueError):
+    """No conforming instance data could be built from a shapes graph; the message names what is left."""

@@ -367,31 +367,109 @@ class LLMProposer:
 
     def _ask(self, cq: CompetencyQuestion, graph: Graph, memory) -> str:
         """Run the RLM once and return its Turtle answer; counts the LM calls it made."""
+        question = {"id": cq.id, "question": cq.question, "query": cq.query, "prefixes": cq.prefixes}
+        pred = self._rlm("competency_question: dict, ontology: dict -> turtle: str", LLM_INSTRUCTIONS, graph, memory,
+                         competency_question=question, ontology={"triples": len(graph), "namespace": self.namespace})
+        return str(pred.turtle)
+
+    def _rlm(self, signature: str, instructions: str, graph: Graph, memory, **inputs):
+        """One dspy.RLM run over the capped tools (the graph as the ontology); adds its LM calls to self.calls."""
         import dspy
 
         from ..agent.runner import RLM, interpreter_factory
         from ..agent.tools import tools
 
-        sig = dspy.Signature("competency_question: dict, ontology: dict -> turtle: str", LLM_INSTRUCTIONS)
+        sig = dspy.Signature(signature, instructions)
         rlm = RLM(sig, max_iters=self.max_iters, max_llm_calls=self.max_llm_calls,
                   tools=tools(memory, ontology=graph), interpreter_factory=interpreter_factory())
         before = {id(e) for e in getattr(self.lm, "history", None) or []}
-        question = {"id": cq.id, "question": cq.question, "query": cq.query, "prefixes": cq.prefixes}
         try:
             with dspy.context(lm=self.lm, disable_history=False):
-                pred = rlm(competency_question=question, ontology={"triples": len(graph),
-                                                                   "namespace": self.namespace})
+                return rlm(**inputs)
         finally:
             self.calls += len([e for e in getattr(self.lm, "history", None) or [] if id(e) not in before])
-        return str(pred.turtle)
 
     def _parse(self, cq: CompetencyQuestion, text: str, graph: Graph) -> list | None:
         """The new, blank-node-free triples of the model's Turtle (the CQ's prefixes declared), or None."""
-        head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in cq.prefixes.items())
-        body = re.sub(r"^```\w*\s*|```\s*$", "", text.strip())
-        try:
-            g = Graph().parse(data=head + body, format="turtle")
-        except Exception:  # rdflib raises many parser-specific types
+        g = parse_turtle(text, cq.prefixes)
+        if g is None:
             return None
         return sorted((t for t in g if t not in graph and not any(isinstance(x, BNode) for x in t)),
                       key=lambda t: nt_lines([t]))
+
+
+def parse_turtle(text: str, prefixes: dict) -> Graph | None:
+    """A model's Turtle answer (code fences stripped, `prefixes` declared) as a graph; None when it does not parse."""
+    head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items())
+    body = re.sub(r"^```\w*\s*|```\s*$", "", str(text).strip())
+    try:
+        return Graph().parse(data=head + body, format="turtle")
+    except Exception:  # rdflib raises many parser-specific types
+        return None
+
+
+# ---------------------------------------------------------------- the LLM repair proposer (fallback of the repair loop)
+
+REPAIR_INSTRUCTIONS = """Repair the SHACL violations that no library operator could fix, by proposing a change set.
+`violations` lists each one (focus node, constraint component, path, value, message and the violated shape's
+parameters); `data` holds only sizes and prefixes, never the graph itself: explore it with the ontology_* tools
+(ontology_query returns a results handle; read rows with results_peek). Every read is capped.
+SUBMIT(added, removed): Turtle text of the triples to add, and of existing triples to remove ("" for none); the
+prefixes in `data["prefixes"]` are declared for you. Change as little as possible; never remove a node's rdf:type."""
+MAX_VIOLATIONS = 5  # violations shown to the model per call
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """Triples a repair proposer wants added and removed.
+
+    Args:
+        added: triples to add (not already in the graph, no blank nodes).
+        removed: triples to remove (all in the graph).
+        note: why the change set is empty, when it is.
+    """
+
+    added: tuple = ()
+    removed: tuple = ()
+    note: str = ""
+
+
+class LLMRepairProposer(LLMProposer):
+    """Proposes a change set for violations the repair operators cannot fix: a dspy.RLM over the capped tools.
+
+    Its answer is parsed (Turtle), stripped of blank nodes, of additions already present and of removals absent;
+    the repair loop then puts it through the same minimal-change rules and verification as any operator's patch.
+
+    Args:
+        lm: a dspy.LM (or dspy.utils.DummyLM in tests).
+        max_iters: RLM iterations per proposal.
+        max_llm_calls: LM calls per proposal.
+    """
+
+    def __init__(self, lm, max_iters: int = 8, max_llm_calls: int = 12):
+        super().__init__(lm, max_iters=max_iters, max_llm_calls=max_llm_calls)
+
+    def propose_repair(self, violations: list, graph: Graph, shapes: Graph, memory=None) -> ChangeSet:
+        """Ask the model for a change set fixing `violations` on `graph`; an empty ChangeSet with a note on failure."""
+        prefixes = {p: str(ns) for g in (shapes, graph) for p, ns in g.namespaces() if p}
+        summary = [violation_summary(v, shapes) for v in violations[:MAX_VIOLATIONS]]
+        try:
+            pred = self._rlm("violations: list, data: dict -> added: str, removed: str", REPAIR_INSTRUCTIONS, graph,
+                             memory, violations=summary, data={"triples": len(graph), "prefixes": prefixes})
+        except Exception as e:  # an LM or interpreter failure is recoverable: the violation stays, with its reason
+            return ChangeSet(note=f"LLM proposer failed: {type(e).__name__}")
+        add, drop = parse_turtle(pred.added or "", prefixes), parse_turtle(pred.removed or "", prefixes)
+        if add is None or drop is None:
+            return ChangeSet(note="the model's answer is not valid Turtle")
+        ok = lambda t: not any(isinstance(x, BNode) for x in t)  # noqa: E731
+        added = tuple(sorted((t for t in add if t not in graph and ok(t)), key=lambda t: nt_lines([t])))
+        removed = tuple(sorted((t for t in drop if t in graph and ok(t)), key=lambda t: nt_lines([t])))
+        return ChangeSet(added, removed, "" if added or removed else "the model proposed no change")
+
+
+def violation_summary(v: Violation, shapes: Graph) -> dict:
+    """What the model is told about one violation: its terms as N3 and the violated shape's own parameters."""
+    params = {str(p).removeprefix(str(SH)): o.n3() for p, o in shapes.predicate_objects(v.shape)
+              if str(p).startswith(str(SH)) and not isinstance(o, BNode)} if v.shape is not None else {}
+    return {"focus": v.focus.n3(), "component": str(v.component).removeprefix(str(SH)), "path": v.path_text,
+            "value": v.value.n3() if v.value is not None else None, "message": v.message[:200], "shape": params}

@@ -1,7 +1,7 @@
 """SHACL repair: verify, patch each violation with deterministic operators (compiled ones first), re-verify, compile.
 
 The operators live in `components/`, one module per section of the SHACL spec's constraint components; importing
-this package registers them all.
+this package registers them all. With a `proposer`, what no operator derives is asked of it (`proposed.py`).
 """
 
 from . import components  # noqa: F401  (registers every strategy)

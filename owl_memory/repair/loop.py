@@ -13,6 +13,8 @@ from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied
 from .paths import steps
+from .proposed import OPERATOR as PROPOSED
+from .proposed import proposed_patch
 from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
 from .verify import Violation, abstract_signature, delta_focus, verify
 
@@ -44,6 +46,8 @@ class RepairResult:
         nested_checks: nested (single node, single shape) trial validations run by operators.
         scopes: the scope of each verification ("full" or "focus").
         validations: every pySHACL validation run: verify_iterations + nested_checks.
+        proposed: change sets the proposer returned (each then checked like any patch).
+        lm_calls: LM calls the proposer made during this repair.
     """
 
     graph: Graph
@@ -59,6 +63,8 @@ class RepairResult:
     initial_violations: int = 0
     nested_checks: int = 0
     scopes: list = field(default_factory=list)
+    proposed: int = 0
+    lm_calls: int = 0
 
     @property
     def validations(self) -> int:
@@ -72,13 +78,19 @@ class RepairResult:
                 "compiled_new": self.compiled_new, "operators_applied": self.operators_applied,
                 "unrepaired": self.unrepaired, "reasons": self.reasons,
                 "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
-                "validations": self.validations, "scopes": self.scopes}
+                "validations": self.validations, "scopes": self.scopes, "proposed": self.proposed,
+                "lm_calls": self.lm_calls}
 
 
-def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None) -> RepairResult:
-    """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`."""
+def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
+           proposer=None) -> RepairResult:
+    """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`.
+
+    `proposer` (e.g. construction.proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
+    change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
+    """
     original, shapes = load_graph(data), load_graph(shapes)
-    loop = _Loop(original, shapes, memory, protected, run_id)
+    loop = _Loop(original, shapes, memory, protected, run_id, proposer)
     loop.run(max_rounds)
     return loop.result()
 
@@ -123,9 +135,10 @@ def _fingerprint(p: Patch) -> tuple:
 class _Loop:
     """State of one repair run: working graph, guards, failures, memory bookkeeping."""
 
-    def __init__(self, original: Graph, shapes: Graph, memory, protected, run_id):
+    def __init__(self, original: Graph, shapes: Graph, memory, protected, run_id, proposer=None):
         """Copy the data, compute targets and protected triples (shapes, target types, caller's)."""
         self.original, self.shapes, self.memory = original, shapes, memory
+        self.proposer, self.asked = proposer, set()
         self.run_id = run_id or "repair"
         self.g = Graph()
         for t in original:
@@ -214,6 +227,19 @@ class _Loop:
         for p in iter_candidates(self.ctx, v):
             if _fingerprint(p) not in seen:
                 yield p, None
+        yield from ((p, None) for p in self._proposed(v))
+
+    def _proposed(self, v: Violation) -> list[Patch]:
+        """The proposer's change set for `v` as a patch, asked once per violation and only when one is configured."""
+        if self.proposer is None or v.key in self.asked:
+            return []
+        self.asked.add(v.key)
+        calls = self.proposer.calls
+        cs = self.proposer.propose_repair([v], self.g, self.shapes, self.memory)
+        self.res.lm_calls += self.proposer.calls - calls
+        p = proposed_patch(v, cs.added, cs.removed)
+        self.res.proposed += p is not None
+        return [p] if p is not None else []
 
     def _replayed(self, v: Violation, schema: dict) -> list[Patch]:
         """Patches of a compiled strategy with its recorded choice as the hint (a compiled plan runs no checks)."""
@@ -271,9 +297,12 @@ class _Loop:
     def _settle(self, chosen: list[tuple], new) -> bool:
         """Record which patches fixed their violation; undo the others. True when something was undone."""
         still, undone = {v.key for v in new.violations}, False
-        keep = {t for v, p, _ in chosen if v.key not in still for t in p.added}
+        near = {(v.focus, v.signature) for v in new.violations}
+        fixed = {id(p) for v, p, _ in chosen if v.key not in still
+                 and (p.operator != PROPOSED or (v.focus, v.signature) not in near)}  # a proposal must clear its focus
+        keep = {t for _, p, _ in chosen if id(p) in fixed for t in p.added}
         for v, p, item in chosen:
-            ok = v.key not in still
+            ok = id(p) in fixed
             if item is not None and self.memory is not None:
                 self.memory.record_use(item, ok)
                 self.res.compiled_reused += 1

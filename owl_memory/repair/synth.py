@@ -28,7 +28,8 @@ MAX_TRIES = 300  # candidates generate() draws from exrex before giving up
 DEFAULT_LEXICAL = {XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00",
                    XSD.decimal: "0.0", XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1",
                    XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00",
-                   XSD.anyURI: "http://example.org/"}
+                   XSD.anyURI: "http://example.org/", XSD.duration: "P1D", XSD.hexBinary: "00",
+                   XSD.gYearMonth: "2000-01", XSD.dateTimeStamp: "2000-01-01T00:00:00Z"}
 
 
 def ill_typed(lexical: str, datatype) -> bool:

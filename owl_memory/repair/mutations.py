@@ -1,0 +1,162 @@
+"""A catalogue of violation-inducing edits: each kind turns conforming data into data that breaks one constraint."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rdflib import Graph, Literal, URIRef
+
+from ..vocab import RDF, RDFS, SH, XSD
+from .patch import Context, Patch, applied
+from .paths import fresh, instances
+
+KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",
+         "outside_in")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One edit of a data graph that should make it violate a shape.
+
+    Args:
+        kind: the edit kind (one of KINDS).
+        focus: the node edited.
+        shape: the property shape the edit targets.
+        added: triples the edit adds.
+        removed: triples the edit removes.
+    """
+
+    kind: str
+    focus: object
+    shape: object
+    added: frozenset = frozenset()
+    removed: frozenset = frozenset()
+
+    def apply(self, g: Graph) -> Graph:
+        """A copy of `g` with the edit made (`g` itself is not modified)."""
+        return applied(g, Patch(self.kind, self.added, self.removed))
+
+    @property
+    def name(self) -> str:
+        """A short stable label: kind, focus and path."""
+        t = next(iter(sorted(self.added | self.removed)), (None, "-", None))
+        return f"{self.kind}:{_short(self.focus)}:{_short(t[1])}"
+
+
+def _short(term) -> str:
+    """The last segment of a term's text."""
+    return str(term).rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
+def mutations(data: Graph, shapes: Graph, kinds=KINDS) -> list[Mutation]:
+    """Every edit of the catalogue that applies to `data`: one per kind, focus node and property shape."""
+    ctx, out = Context(data, shapes), []
+    for shape in sorted(set(shapes.subjects(SH.property, None))):
+        for focus in sorted(_focus_nodes(data, shapes, shape)):
+            for ps in ctx.params(shape, "property"):
+                path = ctx.param(ps, "path")
+                if isinstance(path, URIRef):
+                    out += [m for k in kinds for m in EDITS[k](ctx, focus, ps, path)]
+    return out
+
+
+def _focus_nodes(data: Graph, shapes: Graph, shape) -> set:
+    """Nodes a node shape targets by class (explicit or implicit) in `data`."""
+    classes = set(shapes.objects(shape, SH.targetClass)) | ({shape} if (shape, RDF.type, RDFS.Class) in shapes
+                                                            else set())
+    return {n for c in classes for n in instances(data, c) if isinstance(n, URIRef)}
+
+
+def _values(ctx: Context, focus, path) -> list:
+    """The values of `focus` on `path`, sorted."""
+    return sorted(ctx.graph.objects(focus, path))
+
+
+def remove_required(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Drop every value of a property with sh:minCount >= 1."""
+    have = _values(ctx, focus, path)
+    if int(ctx.param(ps, "minCount") or 0) < 1 or not have:
+        return []
+    return [Mutation("remove_required", focus, ps, removed=frozenset((focus, path, v) for v in have))]
+
+
+def retype_literal(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Swap a literal of a property with sh:datatype for the same text typed otherwise."""
+    d = ctx.param(ps, "datatype")
+    have = [v for v in _values(ctx, focus, path) if isinstance(v, Literal)]
+    if d is None or not have:
+        return []
+    new = Literal(str(have[0]), datatype=XSD.normalizedString if d == XSD.string else XSD.string)
+    return [_swap("retype_literal", focus, ps, path, have[0], new)]
+
+
+def break_pattern(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Swap a value of a property with sh:pattern for a string the pattern does not match."""
+    pattern, have = ctx.param(ps, "pattern"), _values(ctx, focus, path)
+    if pattern is None or not have:
+        return []
+    flags = re.IGNORECASE if "i" in str(ctx.param(ps, "flags") or "") else 0
+    bad = next((t for t in ("!", "~ ~", "0", "a", "") if re.search(str(pattern), t, flags) is None), None)
+    if bad is None:
+        return []
+    new = Literal(bad, datatype=have[0].datatype) if isinstance(have[0], Literal) else Literal(bad)
+    return [_swap("break_pattern", focus, ps, path, have[0], new)]
+
+
+def add_surplus(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Add one value more than sh:maxCount allows, of the same kind as the values there."""
+    most, have = ctx.param(ps, "maxCount"), _values(ctx, focus, path)
+    if most is None or len(have) < int(most) or not have:
+        return []
+    first = have[0]
+    extra = Literal(f"{first} (2)", datatype=first.datatype, lang=first.language) if isinstance(first, Literal) \
+        and first.datatype in (None, XSD.string) else first if isinstance(first, Literal) else fresh(focus, path, "+")
+    if isinstance(first, Literal) and extra == first:
+        return []
+    added = {(focus, path, extra)} | {(extra, RDF.type, c) for c in ctx.graph.objects(first, RDF.type)
+                                      if not isinstance(extra, Literal)}
+    return [Mutation("add_surplus", focus, ps, added=frozenset(added))]
+
+
+def wrong_class(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Point a property with sh:class at a node of another class (a fresh node typed with some other class)."""
+    cls, have = ctx.param(ps, "class"), _values(ctx, focus, path)
+    if cls is None or not have or isinstance(have[0], Literal):
+        return []
+    other = URIRef(str(cls) + "-Other")
+    node = fresh(focus, path, "wrong-class")
+    return [Mutation("wrong_class", focus, ps, added=frozenset({(focus, path, node), (node, RDF.type, other)}),
+                     removed=frozenset({(focus, path, have[0])}))]
+
+
+def wrong_node_kind(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Swap an IRI value for a literal where sh:nodeKind asks for IRIs, or a literal for an IRI where it asks for
+    literals."""
+    kind, have = ctx.param(ps, "nodeKind"), _values(ctx, focus, path)
+    if kind is None or not have:
+        return []
+    if kind in (SH.IRI, SH.BlankNodeOrIRI) and isinstance(have[0], URIRef):
+        return [_swap("wrong_node_kind", focus, ps, path, have[0], Literal(str(have[0])))]
+    if kind == SH.Literal and isinstance(have[0], Literal):
+        return [_swap("wrong_node_kind", focus, ps, path, have[0], fresh(focus, path, "iri"))]
+    return []
+
+
+def outside_in(ctx: Context, focus, ps, path) -> list[Mutation]:
+    """Swap a value of a property with sh:in for one the list does not hold."""
+    listed, have = ctx.listed(ps, "in"), _values(ctx, focus, path)
+    if not listed or not have:
+        return []
+    new = Literal("unlisted") if isinstance(listed[0], Literal) else URIRef(str(listed[0]) + "-unlisted")
+    return [] if new in listed else [_swap("outside_in", focus, ps, path, have[0], new)]
+
+
+def _swap(kind: str, focus, ps, path, old, new) -> Mutation:
+    """An edit replacing one value of `focus` on `path`."""
+    return Mutation(kind, focus, ps, added=frozenset({(focus, path, new)}), removed=frozenset({(focus, path, old)}))
+
+
+EDITS = {"remove_required": remove_required, "retype_literal": retype_literal, "break_pattern": break_pattern,
+         "add_surplus": add_surplus, "wrong_class": wrong_class, "wrong_node_kind": wrong_node_kind,
+         "outside_in": outside_in}

@@ -1,0 +1,83 @@
+"""Instance data built from shapes, the mutation catalogue that breaks it, and the repair loop on the result."""
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+from rdflib import Graph, Literal, URIRef
+
+from owl_memory.errors import InstanceError
+from owl_memory.repair import repair, target_nodes
+from owl_memory.repair.instances import build_instances
+from owl_memory.repair.mutations import KINDS, mutations
+from owl_memory.repair.verify import verify
+from owl_memory.vocab import RDF
+
+EX = "http://example.org/library#"
+SHAPES = Path(__file__).parent / "data" / "library_shapes.ttl"
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    """The small library shapes in tests/data."""
+    logging.getLogger("rdflib.term").setLevel(logging.CRITICAL)
+    return Graph().parse(SHAPES)
+
+
+@pytest.fixture(scope="module")
+def built(shapes):
+    """Instance data built from the library shapes."""
+    return build_instances(shapes)
+
+
+def test_built_data_conforms_and_fills_every_property(shapes, built):
+    """pySHACL accepts the data; a book and a person exist, the book's values meet their datatype and pattern."""
+    g = built.graph
+    assert verify(g, shapes).conforms
+    assert built.classes == (EX + "Book", EX + "Person") and built.skipped == ()
+    book = next(g.subjects(RDF.type, URIRef(EX + "Book")))
+    isbn = g.value(book, URIRef(EX + "isbn"))
+    assert isinstance(isbn, Literal) and str(isbn).startswith(("978-", "979-")) and len(str(isbn)) == 14
+    assert g.value(book, URIRef(EX + "published")).datatype == URIRef("http://www.w3.org/2001/XMLSchema#date")
+    assert (g.value(book, URIRef(EX + "author")), RDF.type, URIRef(EX + "Person")) in g
+    assert g.value(book, URIRef(EX + "format")) == URIRef(EX + "Hardcover")
+
+
+def test_every_edit_kind_violates_and_the_loop_repairs_it(shapes, built):
+    """Each kind of the catalogue applies here, breaks conformance, and is repaired without losing a target."""
+    found = mutations(built.graph, shapes)
+    assert {m.kind for m in found} == set(KINDS)
+    before = target_nodes(built.graph, shapes)
+    for m in found:
+        broken = m.apply(built.graph)
+        assert not verify(broken, shapes).conforms, m.name
+        res = repair(broken, shapes)
+        assert res.conforms, (m.name, res.reasons)
+        assert before <= target_nodes(res.graph, shapes), m.name
+    assert len(built.graph) == len(build_instances(shapes).graph)  # apply() never edits the input
+
+
+def test_contradictory_shapes_raise_instance_error():
+    """Shapes nothing can satisfy give a typed error naming what is left, not a non-conforming graph."""
+    bad = Graph().parse(data="""
+        @prefix ex: <http://example.org/x#> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+        ex:S a sh:NodeShape ; sh:targetClass ex:Thing ;
+            sh:property [ sh:path ex:p ; sh:minCount 1 ; sh:datatype xsd:integer ; sh:in ( "a" ) ] .""",
+                        format="turtle")
+    with pytest.raises(InstanceError, match="no conforming instance"):
+        build_instances(bad)
+
+
+@pytest.mark.shared_data
+def test_dcat_ap_mutations_repaired_per_kind(shared_data):
+    """DCAT-AP: the built data conforms, and two cases of every applicable edit kind are all repaired."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import benchmarks.repair as bench
+
+    cases = bench.mutation_cases("dcat", shared_data / bench.REALWORLD["dcat"], per_kind=2)
+    assert {c["kind"] for c in cases} >= {"remove_required", "retype_literal", "add_surplus", "wrong_class",
+                                          "wrong_node_kind"}
+    rates = bench.by_kind(bench.run_all(cases)["rows"])
+    assert all(k["rate"] == 1.0 and k["target_deletions"] == 0 for k in rates.values()), rates
