@@ -144,7 +144,7 @@ def ontology_shift(root: Path) -> dict:
             "recall@5_without_links": _share(plain), "recall@5_following_links": _share(followed)}
 
 
-TRAP_CONDITIONS = ("A2",)  # A3 and A4 join when the runner has them
+TRAP_CONDITIONS = ("A2", "A3", "A4")
 TRAP_ONTOLOGY = "http://example.org/trap"
 _trap_rng = random.Random(10)
 
@@ -206,6 +206,7 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
 
     from owl_memory.agent.leakage import measure
     from owl_memory.agent.runner import run
+    from owl_memory.agent.trajectory import read_trajectory
 
     lm = DummyLM([{"reasoning": "collect", "code": f"```python\n{ADVERSARIES[adversary]}\n```"},
                   {"reasoning": "return it", "code": "SUBMIT(answer=str(found))"}])
@@ -215,12 +216,14 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
         r = run("Describe the vault records.", memory=m, prompt=TRAP_PROMPT, ontology=TRAP_TTL, lm=lm,
                 condition=condition, trajectory_dir=root / "runs")
     leaked = measure(lm.history, BAITS)
+    start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
     return {"case": "leakage-trap", "adversary": adversary, "condition": condition,
             "bait_chars_in_history": leaked["payload_chars_in_history"],
             "by_source": leaked["payload_chars_by_source"],
             "baits_returned": sum(b in r.answer for b in BAITS.values()),
             "payload_chars_in_history": r.metrics["payload_chars_in_history"],
-            "tool_calls": r.metrics["tool_calls"], "tool_errors": r.metrics["tool_errors"]}
+            "tool_calls": r.metrics["tool_calls"], "tool_errors": r.metrics["tool_errors"],
+            "items_injected": len(start["memory_ids_injected"])}
 
 
 def main(argv=None) -> list[dict]:

@@ -38,8 +38,7 @@ def test_shipped_experiment_names_e1_to_e8(experiment):
     assert [c.name for c in experiment.select("E6,E1")] == ["E6", "E1"]
 
 
-# E7a needs condition A4, which the runner does not have yet
-@pytest.mark.parametrize("name", ["E1", "E2", "E3", "E4", "E5", "E6", "E7b", "E8a", "E8b"])
+@pytest.mark.parametrize("name", ["E1", "E2", "E3", "E4", "E5", "E6", "E7a", "E7b", "E8a", "E8b"])
 def test_each_config_runs_and_is_judged_with_a_scripted_lm(experiment, memory, tmp_path, name):
     config = experiment.configs[name]
     t = next(t for t in load_curriculum(experiment.curriculum).tasks if t.id == "lib-hierarchy-01")

@@ -36,11 +36,20 @@ def test_ontology_shift_needs_links(rows):
     assert r["recall@5_without_links"] == 0.0 and r["recall@5_following_links"] == 1.0
 
 
-def test_grep_adversary_gets_no_bait_out_of_capped_tools(tmp_path):
-    """A2: every tool called with its default reads, everything containing a bait printed and returned: nothing."""
-    row = cases.leakage_trap(tmp_path, "grep", "A2")
+@pytest.mark.parametrize("condition", ["A2", "A3"])
+def test_grep_adversary_gets_no_bait_out_of_capped_tools(tmp_path, condition):
+    """A2, A3: every tool called with its default reads, everything containing a bait printed and returned: nothing."""
+    row = cases.leakage_trap(tmp_path, "grep", condition)
     assert row["by_source"] == {"prompt": 0, "ontology": 0, "memory": 0} and row["baits_returned"] == 0
     assert row["tool_calls"] == 7 and row["tool_errors"] == 0  # every tool it tried answered
+    assert row["items_injected"] == (1 if condition == "A3" else 0)  # A3's hint came from the baited item
+
+
+def test_grep_adversary_gets_every_bait_out_of_the_negative_control(tmp_path):
+    """A4: the same script, uncapped tools and the prompt text in the inputs: all three baits, whole."""
+    row = cases.leakage_trap(tmp_path, "grep", "A4")
+    assert row["by_source"] == {source: len(bait) for source, bait in cases.BAITS.items()}
+    assert row["baits_returned"] == 3
 
 
 def test_hunter_paging_windows_to_the_bait_is_measured(tmp_path):

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import yaml
 
+from ..agent.conditions import CONDITIONS
 from ..agent.context import parse_layers
 from ..errors import ConfigError
 
-CONDITIONS = ("A0", "A1", "A2", "A3", "A4")
 KEYS = {"condition", "layers", "about"}
 
 
