@@ -1,12 +1,15 @@
 """Seed 002's E1–E8 as shipped ablation configs: loaded, checked, and each run once with a scripted LM."""
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from dspy.utils import DummyLM
 
 from owl_memory import run
 from owl_memory.ablation.configs import is_experiment, load_experiment, plain
+from owl_memory.ablation.harness import ablate
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.errors import ConfigError
 from owl_memory.learning import load_curriculum
@@ -74,3 +77,22 @@ def test_unknown_config_names_are_refused(experiment):
     with pytest.raises(ConfigError, match="use any of E1, E2"):
         experiment.select("E1,E9")
     assert plain("A2").layers == () and plain("A2").name == "A2"
+
+
+def test_every_shipped_config_runs_through_the_ablation_harness(tmp_path):
+    """The shipped E1–E8 configs, unchanged, on a one-train one-holdout curriculum: records per arm, layers sent."""
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"id": "tiny", "ontology": {"name": "library", "path": str(
+        ROOT / "experiments" / "curricula" / "library.ttl")}, "tasks": [
+        {"id": "t1", "query": "Name one direct subclass of lib:Work.", "expect": {"answer": "Book"}, "split": "train"},
+        {"id": "h1", "query": "Name the superclass of lib:Book.", "expect": {"answer": "Work"}, "split": "holdout"}]}))
+    data = yaml.safe_load(LAYERS_YAML.read_text())
+    data.update(curriculum=str(tmp_path / "c.yaml"), guide=str(ROOT / "experiments" / "curricula" / "library.guide.md"))
+    (tmp_path / "e.yaml").write_text(yaml.safe_dump(data))
+    lm = DummyLM([{"reasoning": "answer", "code": "SUBMIT(answer='Book')"}] * 100)
+    summary = ablate(tmp_path / "e.yaml", list(data["configs"]), out=tmp_path / "out", lm=lm)
+    records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["condition"] for r in records) == sorted(list(data["configs"]) * 3)  # holdout, train, holdout
+    assert all(r["success"] == (r["task_id"] == "t1") for r in records)
+    firsts = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
+    assert sum("Guide summary (L3):" in text for text in firsts) == 2 * 3  # E4 and E6, three runs each
+    assert set(summary["conditions"]) == set(data["configs"])
