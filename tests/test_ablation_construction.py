@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from rdflib import Graph
+from rdflib import Graph, URIRef
 from rdflib.namespace import SH
 
 from owl_memory.ablation.construction import load_construction
@@ -24,11 +24,14 @@ def test_schedule_checkpoints():
 
 
 def test_holdout_ontologies_are_unseen():
-    """No holdout task shares a data file, a shapes file or a domain namespace with a train task."""
+    """No holdout task shares a data file, a shapes file, a shape IRI or a domain namespace with a train task."""
     cur = load_construction(CURRICULUM)
     train = {p for t in cur.train for p in (t.data, t.shapes, t.sprint) if p}
+    train_shapes = {s for t in cur.train if t.shapes for s in Graph().parse(t.shapes).subjects()
+                    if isinstance(s, URIRef)}
     for t in cur.holdout:
         assert t.data not in train and t.shapes not in train
+        assert not train_shapes & set(Graph().parse(t.shapes).subjects())
         targets = Graph().parse(t.shapes).objects(None, SH.targetClass)
         for domain in {str(c).rsplit("#", 1)[0] + "#" for c in targets}:  # the holdout ontology's namespace
             assert all(domain not in p.read_text() for p in train), domain
@@ -42,11 +45,15 @@ def construction_run(tmp_path_factory):
 
 
 def test_memory_helps_on_unseen_ontologies(construction_run):
-    """After training, A2 needs fewer pySHACL validations per holdout task than A0; before, the same."""
+    """After training, A2 needs fewer verify iterations (and validations) per holdout task than A0; before, the same.
+
+    Nothing is shared between the train and holdout shapes but constraint components and path forms: the gain is
+    the learned follow-ups (a fix that caused another violation on the same shape) applied before verifying."""
     out, s = construction_run
     a0, a2 = s["conditions"]["A0"]["holdout"], s["conditions"]["A2"]["holdout"]
     assert [h["checkpoint"] for h in a2] == [0, 1]
-    assert a2[0]["validations"] == a0[0]["validations"]
+    assert a2[0]["iterations"] == a0[0]["iterations"] and a2[0]["validations"] == a0[0]["validations"]
+    assert a2[1]["iterations"] < a0[1]["iterations"]
     assert a2[1]["validations"] < a0[1]["validations"]
     assert a2[1]["mean"] == a0[1]["mean"] == 1.0
     hold = [r for r in read_records(out / "results.jsonl") if r.phase == "holdout" and r.checkpoint == 1]

@@ -280,3 +280,21 @@ def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
     abstract = memory.by_signature("abstract:DatatypeConstraintComponent|predicate|Literal:plain|datatype")
     assert abstract and abstract[0]["success_count"] == 1
     assert any(memory.get(i)["signature"].startswith("DatatypeConstraintComponent|_|") for i in res.compiled_new)
+
+
+def test_learned_follow_up_prevents_a_round_on_another_ontology(tmp_path):
+    """A cascade learned on the library shapes (nodeKind fix, then a class violation on the new IRI) is applied
+    before verifying on the clinic shapes: one verification round fewer, same repaired graph conformance."""
+    from owl_memory import Memory
+
+    cur = Path(__file__).resolve().parents[1] / "experiments" / "construction"
+    clinic = (cur / "clinic.data.ttl", cur / "clinic.shapes.ttl")
+    cold = repair(*clinic)
+    with Memory(tmp_path / "m") as m:
+        repair(cur / "library.data.ttl", cur / "library.shapes.ttl", memory=m)
+        key = "follows:abstract:NodeKindConstraintComponent|predicate|Literal|class|nodeKind.convert"
+        follows = m.by_signature(key)
+        assert [f["action_schema"]["operator"] for f in follows] == ["class.add_type"]
+        warm = repair(*clinic, memory=m)
+    assert cold.conforms and warm.conforms and warm.prevented == 1
+    assert warm.verify_iterations == cold.verify_iterations - 1

@@ -127,4 +127,5 @@ def run_construction(task: ConstructionTask, memory) -> dict:
 
     r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}")
     return {"success": r.conforms, "judge": "shacl", "iterations": r.verify_iterations,
-            "validations": r.validations, "compiled_reused": r.compiled_reused, "extracted": tuple(r.compiled_new)}
+            "validations": r.validations, "compiled_reused": r.compiled_reused + r.prevented,
+            "extracted": tuple(r.compiled_new)}

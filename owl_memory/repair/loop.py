@@ -11,6 +11,7 @@ from ..compiled import demoted, repair_decisions, store_abstract_decision, store
 from ..errors import OwlMemoryError
 from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
+from .cascade import cascades, store_follow_up, with_follow_ups
 from .patch import Context, Patch, applied
 from .paths import steps
 from .proposed import OPERATOR as PROPOSED
@@ -45,6 +46,7 @@ class RepairResult:
         initial_violations: violations before the repair.
         nested_checks: nested (single node, single shape) trial validations run by operators.
         scopes: the scope of each verification ("full" or "focus").
+        prevented: learned follow-up fixes applied before a verification and confirmed by it.
         validations: every pySHACL validation run: verify_iterations + nested_checks.
         proposed: change sets the proposer returned (each then checked like any patch).
         lm_calls: LM calls the proposer made during this repair.
@@ -65,6 +67,7 @@ class RepairResult:
     scopes: list = field(default_factory=list)
     proposed: int = 0
     lm_calls: int = 0
+    prevented: int = 0
 
     @property
     def validations(self) -> int:
@@ -79,7 +82,7 @@ class RepairResult:
                 "unrepaired": self.unrepaired, "reasons": self.reasons,
                 "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
                 "validations": self.validations, "scopes": self.scopes, "proposed": self.proposed,
-                "lm_calls": self.lm_calls}
+                "lm_calls": self.lm_calls, "prevented": self.prevented}
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
@@ -153,6 +156,8 @@ class _Loop:
         self.ctx = Context(self.g, shapes)
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
+        self.cascades: list = []
+        self.follow_ids: dict = {}
 
     def _target_types(self) -> set:
         """rdf:type triples that make a node a target of some shape: never removed."""
@@ -172,7 +177,9 @@ class _Loop:
             if not chosen:
                 break
             focus = self._apply(chosen)
+            before = {v.key for v in self.last.violations}
             new = self._verify(focus)
+            self.cascades += cascades(chosen, before, new.violations)
             if self._settle(chosen, new):
                 new = self._verify(None)
             self.last = new
@@ -196,9 +203,7 @@ class _Loop:
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify
-            for p, item in self._ordered(v, self._compiled(v)):
-                p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
-                          frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
+            for p, item in self._extended(v, self._ordered(v, self._compiled(v))):
                 if _fingerprint(p) in self.failed.get(v.key, set()) or not self._allowed(p, focus):
                     continue
                 if p.removed & (added | removed) or p.added & removed:
@@ -207,6 +212,17 @@ class _Loop:
                 added, removed = added | p.added, removed | p.removed
                 break
         return chosen
+
+    def _extended(self, v: Violation, ordered):
+        """Each candidate trimmed to real changes, preceded by its form with learned follow-ups (when any apply)."""
+        for p, item in ordered:
+            p = Patch(p.operator, frozenset(t for t in p.added if t not in self.g),
+                      frozenset(t for t in p.removed if t in self.g), p.touches, p.choice)
+            longer, used = with_follow_ups(self.memory, self.ctx, v, p)
+            if used and not longer.removed & self.protected:
+                self.follow_ids[_fingerprint(longer)] = used
+                yield longer, item
+            yield p, item
 
     def _ordered(self, v: Violation, compiled: list[dict]):
         """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first; the abstract
@@ -303,6 +319,9 @@ class _Loop:
         keep = {t for _, p, _ in chosen if id(p) in fixed for t in p.added}
         for v, p, item in chosen:
             ok = id(p) in fixed
+            for fid in self.follow_ids.get(_fingerprint(p), []):
+                self.memory.record_use(fid, ok)
+                self.res.prevented += ok
             if item is not None and self.memory is not None:
                 self.memory.record_use(item, ok)
                 self.res.compiled_reused += 1
@@ -333,6 +352,7 @@ class _Loop:
         r.reasons = {s: self._reason([v for v in self.last.violations if v.signature == s]) for s in left}
         if self.memory is not None:
             self._compile({v.signature for v in self.last.violations})
+            self._compile_cascades()
         return r
 
     def _reason(self, vs: list[Violation]) -> str:
@@ -359,6 +379,17 @@ class _Loop:
                 done.add(key)
                 try:
                     self.res.compiled_new += self._store(sig, v, p)
+                except OwlMemoryError:
+                    continue
+
+    def _compile_cascades(self) -> None:
+        """Store each cascade whose second violation a later patch fixed as a learned follow-up."""
+        fixed = {v.key: p for worked in self.worked.values() for v, p, _ in worked}
+        for c in self.cascades:
+            if c.second.key in fixed:
+                try:
+                    store_follow_up(self.memory, c, fixed[c.second.key], self.shapes, _hook(c.second, self.shapes),
+                                    self.run_id)
                 except OwlMemoryError:
                     continue
 

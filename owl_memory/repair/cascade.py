@@ -1,0 +1,92 @@
+"""Learned follow-ups: a fix that caused another violation on the same shape, compiled so the next run prevents it.
+
+When a patch for violation A (abstract signature, strategy) makes the next verification report violation B on the
+same focus node and shape, and B is then fixed by strategy S, the run stores a RepairOperator keyed
+"follows:<abstract A>|<strategy>" whose action is S and where B's value comes from ("added": the value the first
+patch wrote, "none": no value). A later run on any ontology whose shapes give the same abstract signature applies S
+on the patched graph before verifying, so B never appears and a verification round is saved.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from ..compiled import REPAIR_TASK, demoted, repair_decisions
+from ..store.items import ItemSpec
+from .patch import Context, Patch, applied, merge
+from .registry import STRATEGIES, run_strategy
+from .verify import Violation, abstract_signature
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """A violation `second` that appeared on the shape and focus `first` was patched on by `patch`."""
+
+    first: Violation
+    patch: Patch
+    second: Violation
+    rule: str
+
+
+def follows_key(v: Violation, p: Patch, shapes) -> str:
+    """The signature a follow-up is stored under: the first violation's abstract signature and its strategy."""
+    return f"follows:{abstract_signature(v, shapes)}|{p.operator}"
+
+
+def _value_rule(first: Violation, p: Patch, second: Violation) -> str | None:
+    """Where the follow-up's value comes from: "none", "added" (a value the first patch wrote), else None."""
+    if second.value is None:
+        return "none"
+    return "added" if second.value in _written(first, p) else None
+
+
+def _written(v: Violation, p: Patch) -> list:
+    """Values the patch wrote for the violation's focus, sorted (objects of added triples from the focus)."""
+    return sorted(o for s, _, o in p.added if s == v.focus)
+
+
+def cascades(chosen: list[tuple], before: set, after: list[Violation]) -> list[Cascade]:
+    """New violations on a patched focus and shape whose value the patch explains, as cascades."""
+    out = []
+    for w in after:
+        if w.key in before:
+            continue
+        for v, p, _ in chosen:
+            rule = _value_rule(v, p, w) if (v.focus, v.shape) == (w.focus, w.shape) else None
+            if rule is not None:
+                out.append(Cascade(v, p, w, rule))
+                break
+    return out
+
+
+def store_follow_up(memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_id: str) -> str:
+    """Compile a cascade and the strategy that fixed its second violation into memory; returns the operator id."""
+    key = follows_key(c.first, c.patch, shapes)
+    comp = c.second.signature.split("|", 1)[0]
+    choice = None if isinstance(fixed_by.choice, dict) else fixed_by.choice
+    schema = {"operator": fixed_by.operator, "component": comp, "value": c.rule, "choice": choice, "bindings": {}}
+    return memory.add(ItemSpec("RepairOperator", f"After {c.patch.operator}, also {fixed_by.operator}",
+                               f"Apply before verifying when {key[:140]} is patched.",
+                               json.dumps(schema, sort_keys=True),
+                               task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=key,
+                               action_schema=schema, verification_hook=hook, provenance={"run": run_id}))
+
+
+def with_follow_ups(memory, ctx: Context, v: Violation, p: Patch) -> tuple[Patch, list[str]]:
+    """The patch extended by every learned, undemoted follow-up that applies (and the operator ids used)."""
+    total, used = p, []
+    for c in repair_decisions(memory, follows_key(v, p, ctx.shapes)):
+        schema = c["action_schema"]
+        op = schema.get("operator")
+        if demoted(c) or op not in STRATEGIES:
+            continue
+        values = _written(v, p) if schema.get("value") == "added" else [None]
+        for value in values:
+            second = replace(v, component=STRATEGIES[op][0], value=value)
+            here = Context(applied(ctx.graph, total), ctx.shapes, ctx.depth, ctx.checks, schema.get("choice"))
+            got = run_strategy(op, here, second)
+            if got:
+                total = merge(p.operator, total, got[0])
+                used.append(c["id"])
+    return Patch(p.operator, total.added, total.removed, total.touches, p.choice), used
