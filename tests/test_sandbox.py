@@ -9,7 +9,7 @@ import threading
 import pytest
 from dspy.utils import DummyLM
 
-from owl_memory.agent.dspy_compat import LocalInterpreter
+from owl_memory.agent.dspy_compat import CodeExecutionError, LocalInterpreter
 from owl_memory.agent.runner import run
 from owl_memory.resources import shipped
 
@@ -130,3 +130,56 @@ def test_an_agent_run_in_the_sandbox_still_uses_host_tools(tmp_path, listener):
     lines = result.trajectory_path.read_text(encoding="utf-8")
     assert '"interpreter": "Sandbox"' in lines and "refused:" in lines
     assert accepted == []
+
+
+def test_a_busy_loop_is_stopped_by_the_cpu_limit_and_the_next_step_runs():
+    box = BwrapInterpreter(cpu_seconds=1, execution_timeout=None)  # no wall limit: only CPU can stop it
+    try:
+        box.execute("x = 1")
+        with pytest.raises(CodeExecutionError, match="more than 1 CPU seconds"):
+            box.execute("while True:\n    pass")
+        assert box.execute("print('alive', 'x' in globals())").strip() == "alive False"  # a fresh worker
+    finally:
+        box.shutdown()
+
+
+def test_a_cpu_limit_the_code_tries_to_ignore_still_stops_it():
+    box = BwrapInterpreter(cpu_seconds=1, execution_timeout=None)
+    try:
+        with pytest.raises(CodeExecutionError, match="CPU"):
+            box.execute("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass")
+    finally:
+        box.shutdown()
+
+
+def test_a_sleeping_step_is_stopped_by_the_wall_time_limit():
+    box = BwrapInterpreter(execution_timeout=1)
+    try:
+        with pytest.raises(CodeExecutionError, match="longer than 1 s"):
+            box.execute("import time\ntime.sleep(600)")
+        box.execution_timeout = 120  # the next step must not race a loaded machine
+        assert box.execute("print(2 + 2)").strip() == "4"
+    finally:
+        box.shutdown()
+
+
+def test_memory_past_the_limit_is_a_memory_error_naming_it():
+    box = BwrapInterpreter(memory_bytes=256 << 20)
+    try:
+        with pytest.raises(CodeExecutionError, match="MemoryError.*256 MiB"):
+            box.execute("x = bytearray(512 << 20)")
+        assert box.execute("print(len(bytearray(1 << 20)))").strip() == "1048576"
+    finally:
+        box.shutdown()
+
+
+def test_an_agent_busy_loop_is_an_error_for_the_model_and_the_run_goes_on(tmp_path):
+    lm = DummyLM([
+        {"reasoning": "spin", "code": "while True:\n    pass"},
+        {"reasoning": "done", "code": "SUBMIT(answer='recovered')"},
+    ])
+    result = run("Spin, then answer.", prompt="p", ontology=shipped("ontology", "owl-memory.ttl"), lm=lm,
+                 condition="A0", sandbox=Sandbox(cpu_seconds=1), trajectory_dir=tmp_path)
+    assert result.answer == "recovered"
+    lines = result.trajectory_path.read_text(encoding="utf-8")
+    assert "[Error] LimitExceeded: the code used more than 1 CPU seconds" in lines

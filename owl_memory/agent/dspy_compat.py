@@ -8,6 +8,8 @@ from `dspy.utils.callback`.
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import subprocess
 import sys
 import threading
@@ -16,13 +18,13 @@ from pathlib import Path
 
 import dspy
 from dspy.primitives import local_interpreter
-from dspy.primitives.code_interpreter import CodeInterpreterError
+from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.repl_types import REPLEntry, REPLHistory
 from dspy.utils.callback import with_callbacks
 
-__all__ = ["CommandInterpreter", "HookedRLM", "LocalInterpreter", "format_output", "validate_tool_args",
-           "with_callbacks"]
+__all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter",
+           "format_output", "validate_tool_args", "with_callbacks"]
 
 WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_worker.py")  # stdlib-only
 
@@ -74,6 +76,17 @@ class CommandInterpreter(LocalInterpreter):
         """The command that runs dspy's worker script; LocalInterpreter's own by default."""
         return [sys.executable, "-I", str(script)]
 
+    @staticmethod
+    def _read_into(process: subprocess.Popen, responses: queue.Queue) -> None:
+        """dspy's reader thread, writing to this worker's own queue (a restarted worker gets a fresh one)."""
+        with contextlib.suppress(OSError, ValueError):  # stdout closed under it: the worker was killed
+            for line in process.stdout:
+                responses.put(line)
+        responses.put(None)
+
+    def limit_worker(self) -> None:
+        """Runs in the worker's process before it starts (resource limits go here); sets none by default."""
+
     @with_callbacks
     def start(self) -> None:
         """Start the worker (as LocalInterpreter.start does, with our command), or return if it is running."""
@@ -84,11 +97,11 @@ class CommandInterpreter(LocalInterpreter):
         try:
             process = subprocess.Popen(self.worker_command(WORKER_SCRIPT), stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
-                                       text=True)
+                                       text=True, preexec_fn=self.limit_worker)
         except OSError as exc:
             raise CodeInterpreterError(f"unable to start the Python worker: {exc}") from exc
-        self._process = process
-        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        self._process, self._responses = process, queue.Queue()
+        threading.Thread(target=self._read_into, args=(process, self._responses), daemon=True).start()
         message = self._receive(time.monotonic() + self.start_seconds,
                                 f"the Python worker did not start within {self.start_seconds} s")
         if message.get("type") != "ready":
