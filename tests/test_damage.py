@@ -150,3 +150,39 @@ def test_damage_lock_and_version_are_three_different_errors(tmp_path, monkeypatc
     for path, kind in ((garbage, "MemoryCorrupt"), (newer, "VersionMismatch")):
         r = CliRunner().invoke(main, ["search", "x", "--memory", str(path)])
         assert r.exit_code == 2 and kind in r.output and "another process" not in r.output
+
+
+def _damage_table(file: Path, table: str) -> None:
+    """Overwrite every page of one table with a pattern (the file still opens: its schema page is intact)."""
+    db = sqlite3.connect(file)
+    try:
+        pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name = ?", (table,))]
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite is built without the dbstat table that finds a table's pages")
+    (size,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    for page in pages:
+        _damage(file, size * (page - 1), size)
+
+
+@pytest.mark.parametrize(("file", "table", "command"), [
+    ("memory.sqlite3", "datas", ["search", "step 3"]),
+    ("memory.sqlite3", "om_fts_data", ["search", "step 3"]),
+    ("memory.sqlite3", "datas", ["export", "OUT"]),
+    ("blobs.sqlite3", "blobs", ["window", SPEC.id]),
+])
+def test_a_page_damaged_mid_read_is_memory_corrupt_naming_the_file(tmp_path, file, table, command):
+    path = _memory(tmp_path, n=30)
+    _damage_table(path / file, table)
+    command = [str(tmp_path / "out.ttl") if a == "OUT" else a for a in command]
+    r = CliRunner().invoke(main, [*command, "--memory", str(path), "--json"])
+    assert r.exit_code == 2, r.output
+    error = json.loads(r.output.strip().splitlines()[-1])
+    assert error["error"] == "MemoryCorrupt" and f"{file} is damaged" in error["message"], error
+    assert "restore" in error["message"] and not (tmp_path / "out.ttl").exists()
+    reads = {"window": lambda m: m.window(SPEC.id), "search": lambda m: m.search("step 3"),
+             "export": lambda m: m.export(tmp_path / "out.ttl")}
+    with Memory(path, create=False) as m:
+        with pytest.raises(MemoryCorrupt, match=file):
+            reads[command[0]](m)
+        assert any(msg.startswith(f"{file}: ") for msg in m.validate()["messages"])

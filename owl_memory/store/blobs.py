@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import CapExceeded, UnknownItem
 from .locking import lock_wait
-from .sqlite_files import connect, integrity_check, typed_error
+from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
 MAX_READ = 512
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # no NUL, no lone surrogate: SQLite text keeps it exactly
@@ -136,6 +136,7 @@ class PayloadStore(ABC):
         """Release connections."""
 
 
+@typed_reads(lambda store: store.path)
 class BlobStore(PayloadStore):
     """The embedded payload store: one SQLite file (WAL); reads are capped and return windows.
 

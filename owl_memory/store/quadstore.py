@@ -25,7 +25,7 @@ from .backend import Backend
 from .blobs import MAX_READ, BlobStore
 from .items import COUNTERS, ItemSpec
 from .locking import WriteLock
-from .sqlite_files import connect, integrity_check, typed_error
+from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 FORMAT = 1  # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded)
@@ -38,6 +38,7 @@ _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, ta
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
 
+@typed_reads(lambda backend: backend.path / "memory.sqlite3")
 class QuadstoreBackend(Backend):
     """One memory directory: `memory.sqlite3` (owlready2 World with the FTS5 index) and `blobs.sqlite3`.
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+import types
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -38,6 +41,35 @@ def typed_error(e: sqlite3.DatabaseError, path: Path) -> Exception:
     if isinstance(e, sqlite3.OperationalError) and "unable to open" in text:
         return LoadError(f"cannot open the memory graph ({text}); check the file's permissions", source=str(path))
     return MemoryCorrupt(f"{path} is damaged (SQLite: {text}); restore the memory folder from a backup")
+
+
+_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)  # our mistakes, not the file's
+
+
+def typed_reads(path_of: Callable[[object], Path]) -> Callable[[type], type]:
+    """Class decorator: an SQLite failure inside any public method (a page damaged mid-read, a lock) leaves it as
+    the typed error of the file `path_of(self)` (see typed_error), never as a raw sqlite3 exception."""
+
+    def wrap(method):
+        """The method, translating SQLite failures."""
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except _BUGS:
+                raise
+            except sqlite3.DatabaseError as e:
+                raise typed_error(e, path_of(self)) from e
+        return guarded
+
+    def decorate(cls: type) -> type:
+        """cls with every public method wrapped."""
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, types.FunctionType) and not name.startswith("_"):
+                setattr(cls, name, wrap(value))
+        return cls
+
+    return decorate
 
 
 def integrity_check(db: sqlite3.Connection) -> list[str]:
