@@ -141,8 +141,14 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
                     failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
                     refines=refines)  # malformed fields fail here, before a memory is opened or created
-    with Memory(memory_path) as m:
-        i = m.add(spec)
+    fresh = not Path(memory_path).exists()
+    try:
+        with Memory(memory_path) as m:
+            i = m.add(spec)
+    except OwlMemoryError:
+        if fresh:  # a refused first item leaves no memory behind (bad input writes nothing)
+            shutil.rmtree(memory_path, ignore_errors=True)
+        raise
     emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
 
 
