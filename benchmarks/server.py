@@ -7,6 +7,7 @@ memory and into a fresh Oxigraph server (`oxigraph serve` on 127.0.0.1); the que
 (embedded, then server, per query) and their ids compared; validated adds are timed on both; then N agent
 processes each add items and search at the same time on each backend, and every id they were handed back is
 checked to be stored (lost writes), and a shared item's use counter is checked to equal the uses recorded.
+Exit code 1 when a write was lost, an agent failed or a search answered differently on the two backends.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -104,7 +106,8 @@ def run_size(size: int, args, work: Path) -> dict:
     server = Oxigraph(work / f"oxigraph-{size}")
     try:
         local_dir = work / f"embedded-{size}"
-        out = {"size": size, "load_s": {"embedded": round(load(local_dir, specs), 1),
+        out = {"size": size, "load_avg_before": round(os.getloadavg()[0], 2),
+               "load_s": {"embedded": round(load(local_dir, specs), 1),
                                         "server": round(load(server.url, specs), 1)}}
         queries = query_set(args.queries, salt=f"server-{size}")
         new = item_specs(args.adds + 5, start=size, salt="server-adds")
@@ -113,6 +116,7 @@ def run_size(size: int, args, work: Path) -> dict:
             out["add"] = {"embedded": adds(local, new), "server": adds(remote, new)}
         out["agents"] = {"server": agents(server.url, args.agents, args.ops),
                          "embedded": agents(str(local_dir), args.agents, args.ops)}
+        out["load_avg_after"] = round(os.getloadavg()[0], 2)
         return out
     finally:
         server.stop()
@@ -126,7 +130,8 @@ def ratio(a: float, b: float) -> str:
 def report(r: dict) -> str:
     """A table of one size: p50 / p95 in ms, server / embedded ratios."""
     lines = [f"\n== {r['size']} items: load embedded {r['load_s']['embedded']} s, server {r['load_s']['server']} s; "
-             f"same results {r['search']['same_results']}",
+             f"same results {r['search']['same_results']}; 1-min load average {r['load_avg_before']} before, "
+             f"{r['load_avg_after']} after",
              f"{'operation':<22}{'embedded p50/p95':>20}{'server p50/p95':>20}{'ratio p50/p95':>18}"]
     rows = [(f"search {s}", r["search"]["embedded"][s], r["search"]["server"][s])
             for s in (*SHAPES, "all") if s in r["search"]["embedded"]]
@@ -158,7 +163,19 @@ def main(argv=None) -> int:
             print(report(results[-1]), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    return 0
+    return 1 if any(failures(r) for r in results) else 0
+
+
+def failures(r: dict) -> list[str]:
+    """What must not happen: lost adds or uses, agent errors, a search answered differently (printed)."""
+    bad = [f"{name}: {a['lost_adds']} lost adds, {a['lost_uses']} lost uses, errors {a['errors']}"
+           for name, a in r["agents"].items() if a["lost_adds"] or a["lost_uses"] or a["errors"]]
+    same, total = r["search"]["same_results"].split("/")
+    if same != total:
+        bad.append(f"{int(total) - int(same)} of {total} searches answered differently")
+    for line in bad:
+        print(f"FAIL at {r['size']} items: {line}")
+    return bad
 
 
 if __name__ == "__main__":
