@@ -141,3 +141,21 @@ def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path):
         r = learn(course, m, "lib-schema-02", DummyLM(query_agent("lib:publishedBy rdfs:range ?x", "names[0]")),
                   tmp_path)
         assert len(m.search(k=50)) == 1 and len(m) == 2 and r.consolidation["archived"]
+
+
+def test_two_items_both_ranked_first_get_one_usage_each(course, memory, tmp_path):
+    from owl_memory import ItemSpec
+
+    a = memory.add(ItemSpec("Procedure", "Query subclasses", "Use when listing subclasses.", "- query",
+                            task_types=["hierarchy"]))
+    b = memory.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "- bind"))
+    agent = steps(f"x = memory_get({a!r})\ny = memory_search('query takes user text')['items']\nprint(len(y))") + \
+        query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)")
+    r = learn(course, memory, "lib-hierarchy-01", DummyLM(agent), tmp_path, condition="A3")  # hint ranks a first
+    assert {(u["memory_id"], u["rank"]) for u in r.memory_usage} >= {(a, 1), (b, 1)}
+    g = Graph().parse(memory.export(tmp_path / "m.ttl"))
+    assert memory.validate()["conforms"]
+    rows = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX om: <http://w3id.org/owl-memory#> "
+                   "SELECT ?i ?rank WHERE { ?run prov:qualifiedUsage ?u . ?u prov:entity ?i ; om:rank ?rank }")
+    ranks = {str(row.i).rsplit("/", 1)[-1]: int(row.rank) for row in rows}
+    assert ranks[a] == 1 and ranks[b] == 1

@@ -109,8 +109,9 @@ def _judgment(g: Graph, run_id: str, run: URIRef, trace: URIRef | None, j: Judgm
 
 
 def _usage(g: Graph, run: URIRef, item: str, rank: int, score: float) -> None:
-    """prov:used and a qualified prov:Usage with rank and score for one item the run used."""
-    u = URIRef(f"{run}/usage/{int(rank)}")
+    """prov:used and a qualified prov:Usage with rank and score for one item the run used (one Usage per item:
+    two searches can both rank different items first)."""
+    u = URIRef(f"{run}/usage/{item}")
     g.add((run, PROV.used, ITEM[item]))
     g.add((run, PROV.qualifiedUsage, u))
     g.add((u, RDF.type, PROV.Usage))
