@@ -25,9 +25,9 @@ def test_over_retrieval_and_delayed_recall(rows):
 
 
 def test_conflicts_follow_applicability(rows):
-    """With the exception's failure mode the exception wins; with the rule's, the rule wins."""
+    """With the exception's failure mode the exception wins; with the rule's, or none stated, the rule wins."""
     by = rows["conflicting-rules"]["by_query"]
-    assert by["label-language"] == 1.0 and by["datatype"] == 1.0
+    assert by["label-language"] == 1.0 and by["datatype"] == 1.0 and by["unstated"] == 1.0
 
 
 def test_ontology_shift_needs_links(rows):

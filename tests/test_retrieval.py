@@ -78,19 +78,59 @@ def test_defining_sparql_and_fts5_agree_on_every_shape_without_text(built):
     assert checked >= 20  # most of the 24 shapes return something: the comparison is not vacuous
 
 
-def test_exceptions_lead_their_rule_and_dead_items_never_come_back(built):
+APPLICABILITY = ("applies_to", "task_types", "failure_modes")
+
+
+def test_exceptions_win_exactly_when_their_narrower_applicability_holds(built):
+    """An exception comes before its rule exactly when every applicability value it adds to the rule's is on a
+    property the query states (else just after the rule), for queries stating none, some and all filters."""
     path, exported = built
     with Memory(path) as m:
-        hits = m.search(k=50)
-        ids = [h["id"] for h in hits]
-        for pos, i in enumerate(ids):
-            item = m.get(i)
-            assert not item["archived"]
-            rules = item["refines"]
-            if item["scope"] == "exception" and rules and rules[0] in ids:
-                assert pos < ids.index(rules[0])
-        superseded = {str(o).rsplit("/", 1)[-1] for o in exported.objects(None, retrieval.OM.supersedes)}
-        assert not superseded & set(ids)
+        placed = {True: 0, False: 0}
+        for stated, kw in (((), {}), (("task_types",), {"task_type": "cq answering"}),
+                           (("applies_to", "task_types"), {"ontology": ONTOLOGIES[1], "task_type": "mapping"}),
+                           (APPLICABILITY, {"ontology": ONTOLOGIES[0], "task_type": "repair",
+                                            "failure_mode": "wrong datatype"})):
+            ids = [h["id"] for h in m.search(k=50, **kw)]
+            for pos, i in enumerate(ids):
+                item = m.get(i)
+                assert not item["archived"]
+                rule = item["refines"][0] if item["refines"] else None
+                if item["scope"] == "exception" and rule in ids:
+                    base = m.get(rule)
+                    wins = all(f in stated or set(item[f]) <= set(base[f]) for f in APPLICABILITY)
+                    assert (pos < ids.index(rule)) == wins, (i, rule, kw)
+                    placed[wins] += 1
+            superseded = {str(o).rsplit("/", 1)[-1] for o in exported.objects(None, retrieval.OM.supersedes)}
+            assert not superseded & set(ids)
+        assert placed[False] >= 3  # exceptions held below their rules occur (winning ones: the test below)
+
+
+def conflict(m) -> tuple[str, str]:
+    """A rule for one failure mode and an exception of it for a narrower one (benchmarks/memory_cases.py's case)."""
+    rule = m.add(ItemSpec("Principle", "Always type literals", "Use when writing literals.", "a",
+                          applies_to=[ONTOLOGIES[0]], task_types=["mapping"], failure_modes=["wrong datatype"]))
+    exc = m.add(ItemSpec("Principle", "Keep untyped literals for labels", "Use when writing labels.", "b",
+                         applies_to=[ONTOLOGIES[0]], task_types=["mapping"], failure_modes=["missing limit"],
+                         priority=3, scope="exception", refines=rule))
+    return rule, exc
+
+
+def test_exception_wins_only_when_its_failure_mode_is_stated(tmp_path, oxigraph):
+    """Both backends, with and without text: the rule leads unless the query states the exception's failure mode."""
+    from servers import clear
+
+    clear(oxigraph.url)
+    with Memory(tmp_path / "m") as local, Memory(oxigraph.url) as server:
+        for m in (local, server):
+            rule, exc = conflict(m)
+            for text in (None, "literals"):
+                for mode, first in (("missing limit", exc), ("wrong datatype", rule), (None, rule)):
+                    ids = [h["id"] for h in m.search(text, ontology=ONTOLOGIES[0], task_type="mapping",
+                                                     failure_mode=mode, k=5)]
+                    assert ids[0] == first, (m, text, mode)
+                ids = [h["id"] for h in m.search(text, k=5)]
+                assert ids == [rule, exc], (m, text)  # unstated: the exception comes just after its rule
 
 
 def test_explain_shows_the_defining_query_and_its_bindings(built):

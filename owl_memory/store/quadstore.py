@@ -139,7 +139,8 @@ class QuadstoreBackend(Backend):
                     return None
                 filters.append((self.sid[p], oid))
         kinds = tuple((self.sid[RDF.type], self.sid[k]) for k in query.kinds)
-        return retrieval.FtsQuery(tuple(filters), kinds, query.words, query.k)
+        unstated = tuple(self.sid[p] for p in retrieval.unstated(query))
+        return retrieval.FtsQuery(tuple(filters), kinds, query.words, query.k, unstated=unstated)
 
     def with_signature(self, signature: str) -> list[str]:
         """Ids of live items with this violation signature (one indexed lookup on the data table)."""
@@ -286,6 +287,18 @@ class QuadstoreBackend(Backend):
     def rules_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for those of the given items that are exceptions of a rule."""
         return self._has_exception(items, "o")
+
+    def narrowing(self, exceptions: dict[int, int], properties: tuple) -> set[int]:
+        """Those exceptions (of {exception: rule}) with a value of one of `properties` that their rule lacks."""
+        if not exceptions or not properties:
+            return set()
+        pairs = ", ".join("(?, ?)" for _ in exceptions)
+        rows = self.db.execute(
+            f"WITH pair(e, r) AS (VALUES {pairs}) SELECT DISTINCT pair.e FROM pair JOIN objs x ON x.s = pair.e "
+            f"WHERE x.p IN ({', '.join('?' * len(properties))}) AND NOT EXISTS "
+            "(SELECT 1 FROM objs y WHERE y.s = pair.r AND y.p = x.p AND y.o = x.o)",
+            [*(v for pair in exceptions.items() for v in pair), *properties])
+        return {e for (e,) in rows}
 
     def _has_exception(self, items: list[int], side: str) -> dict[int, int]:
         """{exception: rule} of the om:hasException links whose rule ("s") or exception ("o") is in `items`."""

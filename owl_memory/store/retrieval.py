@@ -5,8 +5,12 @@ that apply (every given filter holds: om:appliesToOntology ?ontology, om:applies
 om:preventsFailureMode ?failureMode; the kind is one of the given kinds, or any kind), that no item supersedes
 and that are not archived. They are ordered in groups: an applicable exception whose rule (the item that
 om:hasException it) also applies and is live belongs to its rule's group, every other item leads its own group.
-Groups are ordered by the leader's priority DESC, confidence DESC, id ASC; inside a group the exceptions come
-first (priority DESC, confidence DESC, id ASC), then the rule. The first k rows are the result. Every backend
+Groups are ordered by the leader's priority DESC, confidence DESC, id ASC. Inside a group an exception comes
+before its rule exactly when its narrower applicability holds: every applicability property (ontology, task type,
+failure mode) on which it has a value its rule lacks is stated in the query (a stated filter the exception
+passes is then its own value). Otherwise its condition is not known to hold, and it comes just after the rule.
+So a group is: the winning exceptions, the rule, the other exceptions (each part by priority DESC, confidence
+DESC, id ASC). The first k rows are the result. Every backend
 returns exactly these ids in this order (tests/test_retrieval.py runs the SELECT on rdflib over an export and
 compares it with the embedded accelerator for every query shape).
 
@@ -17,7 +21,8 @@ all the words first, then (for 3 to 6 words) items with all but one, then items 
 Okapi BM25 (k1 = 1.2, b = 0.75; SQLite FTS5's `bm25()` over title, summary and tags with weight 1 each, so
 document length counts those columns' tokens; the score is the sum over the matched words, rounded to 6
 places); then priority DESC, confidence DESC, id ASC. Finally each applicable exception of a rule in the
-results is moved just above its rule, and the list is cut to k. A backend without BM25 statistics must compute
+results is moved next to its rule (just above it when its narrower applicability holds, as above, else just
+below it; `place_exceptions`), and the list is cut to k. A backend without BM25 statistics must compute
 them over the same fields to return the same order.
 
 **The embedded accelerator**: each item has one row in the `om_fts` index: the words of its title, summary and
@@ -40,7 +45,8 @@ from .items import IRI, failure_mode_iri, normalize_kind, task_type_iri
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50
 MAX_TOKENS = 32
-KEYED = (RDF.type, OM.appliesToOntology, OM.appliesToTaskType, OM.preventsFailureMode)
+APPLICABILITY = (OM.appliesToOntology, OM.appliesToTaskType, OM.preventsFailureMode)
+KEYED = (RDF.type, *APPLICABILITY)
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,13 @@ class FtsQuery:
     words: tuple  # lower-case word tokens of the text
     k: int
     need: int = 0  # how many of the words an item must contain (0: all)
+    unstated: tuple = ()  # storids of the applicability properties the query states no value for
+
+
+def unstated(q: SearchQuery) -> tuple[URIRef, ...]:
+    """The applicability properties the query states no value for (an exception narrowing its rule on one of them
+    does not win over the rule)."""
+    return tuple(p for p, v in zip(APPLICABILITY, (q.ontology, q.task_type, q.failure_mode), strict=True) if v is None)
 
 
 def words(text: str | None) -> tuple:
@@ -102,20 +115,21 @@ def match_expression(q: FtsQuery) -> str | None:
 
 
 def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
-    """Up to q.k (item storid, id, score), best first, exceptions just above the rules they refine."""
+    """Up to q.k (item storid, id, score), best first, exceptions next to the rules they refine."""
     if not q.words:
         return _grouped(fts, q)
     rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
     rules = fts.exceptions_of([r[0] for r in rows])
     if rules:
         found = _ranked(fts, replace(q, need=1), len(rules), only=sorted(rules))
-        rows = _exceptions_first(rows, [(*r, rules[r[0]]) for r in found])
+        rows = place_exceptions(rows, [(r, rules[r[0]]) for r in found], fts.narrowing(rules, q.unstated))
     return rows[: q.k]
 
 
 def _grouped(fts, q: FtsQuery) -> list[tuple]:
-    """No text: walk the live applicable rows in (priority, confidence, id) order, each rule preceded by its
-    applicable live exceptions, each such exception shown only there (the definition's groups)."""
+    """No text: walk the live applicable rows in (priority, confidence, id) order, each rule with its applicable
+    live exceptions around it (winning ones before, the others after), each such exception shown only there (the
+    definition's groups)."""
     out: list = []
     offset, page = 0, max(2 * q.k, 16)
     while len(out) < q.k:
@@ -124,13 +138,15 @@ def _grouped(fts, q: FtsQuery) -> list[tuple]:
         parents = fts.rules_of(ids)
         live = {r[0] for r in _ranked(fts, q, len(parents), only=sorted(set(parents.values())))} if parents else set()
         children = fts.exceptions_of(ids)
-        kids: dict[int, list] = {}
+        below = fts.narrowing(children, q.unstated)
+        kids: dict[tuple[int, bool], list] = {}
         for e in _ranked(fts, q, len(children), only=sorted(children)) if children else []:
-            kids.setdefault(children[e[0]], []).append(e)
+            kids.setdefault((children[e[0]], e[0] in below), []).append(e)
         for r in rows:
-            out += kids.get(r[0], [])
+            out += kids.get((r[0], False), [])
             if parents.get(r[0]) not in live:
                 out.append(r)
+            out += kids.get((r[0], True), [])
         if len(rows) < page:
             break
         offset += page
@@ -176,15 +192,24 @@ def _levels(n: int) -> list[int]:
     return [n] + ([n - 1] if 3 <= n <= 6 else []) + [1]
 
 
-def _exceptions_first(rows: list, exceptions: list) -> list:
-    """Put each exception (storid, id, score, rule) just above its rule in the ranked rows."""
-    moved = {e[0] for e in exceptions}
-    order = [r for r in rows if r[0] not in moved]
-    for e in exceptions:
-        at = next((i for i, r in enumerate(order) if r[0] == e[3]), None)
-        if at is not None:
-            order.insert(at, e[:3])
-    return order
+def place_exceptions(rows: list, exceptions: list, below: set) -> list:
+    """Text results with exceptions next to their rules: each (exception row, rule key) goes just above the rule's
+    row, or just below it when its key is in `below` (it narrows the rule on an unstated property); rows are
+    tuples keyed by their first value, exceptions keep their ranked order on each side (one logic, every backend)."""
+    moved = {row[0] for row, _ in exceptions}
+    sides: dict[tuple, list] = {}
+    for row, rule in exceptions:
+        sides.setdefault((rule, row[0] in below), []).append(row)
+
+    def around(row: tuple, seen: frozenset) -> list:
+        """`row` with its exceptions (and theirs) around it; `seen` guards against om:hasException cycles."""
+        if row[0] in seen:
+            return []
+        seen |= {row[0]}
+        return ([x for e in sides.get((row[0], False), []) for x in around(e, seen)] + [row]
+                + [x for e in sides.get((row[0], True), []) for x in around(e, seen)])
+
+    return [x for r in rows if r[0] not in moved for x in around(r, frozenset())]
 
 
 def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
@@ -230,9 +255,18 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "
             "  BIND(IF(?grouped, ?rulePriority, ?priority) AS ?groupPriority)\n"
             "  BIND(IF(?grouped, ?ruleConfidence, ?confidence) AS ?groupConfidence)\n"
             "  BIND(IF(?grouped, STR(?rule), STR(?item)) AS ?group)\n"
-            "  BIND(IF(?grouped, 0, 1) AS ?slot)\n"
+            f"  BIND(IF(?grouped, IF({_wins(unstated(q))}, 0, 2), 1) AS ?slot)\n"
             f"{end}}}\nORDER BY DESC(?groupPriority) DESC(?groupConfidence) ?group ?slot "
             "DESC(?priority) DESC(?confidence) STR(?item)" + ("" if q.words else f"\nLIMIT {int(q.k)}"))
+
+
+def _wins(open_properties: tuple) -> str:
+    """The SPARQL condition "the exception ?item narrows ?rule on none of these (unstated) properties"."""
+    if not open_properties:
+        return "true"
+    props = ", ".join(f"<{p}>" for p in open_properties)
+    return ("NOT EXISTS { ?item ?narrowedBy ?narrowValue . "
+            f"FILTER(?narrowedBy IN ({props})) FILTER NOT EXISTS {{ ?rule ?narrowedBy ?narrowValue }} }}")
 
 
 def run_defining(graph, q: SearchQuery) -> list[str]:

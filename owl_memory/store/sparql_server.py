@@ -256,7 +256,8 @@ class SparqlServerBackend:
         rules = self._exceptions_of([i for i, _ in rows])
         if rules:
             found = self._ranked(query, len(rules), stats, only=sorted(rules))
-            rows = _exceptions_first(rows, [(i, score, rules[i]) for i, score in found])
+            below = self._narrowing(rules, retrieval.unstated(query))
+            rows = retrieval.place_exceptions(rows, [(r, rules[r[0]]) for r in found], below)
         return rows[: query.k]
 
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
@@ -291,6 +292,16 @@ class SparqlServerBackend:
             f"SELECT ?rule ?e WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_values('rule', [ITEM[i] for i in ids])} "
             f"?rule {iri(OM.hasException)} ?e }} }}")
         return {str(r["e"])[len(ITEM):]: str(r["rule"])[len(ITEM):] for r in rows}
+
+    def _narrowing(self, rules: dict[str, str], properties: tuple) -> set[str]:
+        """Those exceptions (of {exception id: rule id}) with a value of one of `properties` their rule lacks."""
+        if not rules or not properties:
+            return set()
+        pairs = " ".join(f"({iri(ITEM[e])} {iri(ITEM[r])})" for e, r in rules.items())
+        _, rows = self.client.select(
+            f"SELECT DISTINCT ?e WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ VALUES (?e ?rule) {{ {pairs} }} "
+            f"{_values('p', list(properties))} ?e ?p ?v FILTER NOT EXISTS {{ ?rule ?p ?v }} }} }}")
+        return {str(r["e"])[len(ITEM):] for r in rows}
 
     def with_signature(self, signature: str) -> list[str]:
         """Ids of items carrying om:violationSignature `signature`, neither superseded nor archived."""
@@ -510,17 +521,6 @@ def _values_row(bound: dict) -> str:
     if not bound:
         return ""
     return f" VALUES ({' '.join('?' + n for n in bound)}) {{ ({' '.join(term(v) for v in bound.values())}) }}"
-
-
-def _exceptions_first(rows: list, exceptions: list) -> list:
-    """Put each exception (id, score, rule id) just above its rule in the ranked rows."""
-    moved = {e[0] for e in exceptions}
-    order = [r for r in rows if r[0] not in moved]
-    for e in exceptions:
-        at = next((n for n, r in enumerate(order) if r[0] == e[2]), None)
-        if at is not None:
-            order.insert(at, e[:2])
-    return order
 
 
 def _operation(kind: str, arg) -> str:
