@@ -175,7 +175,8 @@ def test_w3c_core_cases(shared_data, memory):
     assert warm["compiled"] == 0 and warm["verify_iterations"] <= s["verify_iterations"]
     assert warm["mean_delta"] <= s["mean_delta"] and warm["target_deletions"] == 0
     assert warm["validations"] < s["validations"], "compiled decisions must cut pySHACL runs on reuse"
-    assert s["validations"] == s["verify_iterations"] + s["nested_validations"]
+    assert s["validations"] == s["verify_iterations"] + s["nested_validations"] + s["item_checks"]
+    assert 0 < s["item_checks"] <= s["repaired"], "a run stores what it compiled in one checked batch"
 
 
 @pytest.mark.shared_data

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..compiled import demoted, repair_decisions, store_abstract_decision, store_repair_decision
+from ..compiled import abstract_decision_spec, demoted, repair_decision_specs, repair_decisions, store_decisions
 from ..errors import OwlMemoryError
 from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied
-from .paths import steps
+from .paths import parse
 from .proposed import OPERATOR as PROPOSED
 from .proposed import proposed_patch
 from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
@@ -344,12 +344,14 @@ class _Loop:
         if candidates(self.ctx, v):
             return "every candidate patch failed verification or broke a minimal-change rule"
         path = self.ctx.param(v.shape, "path")
-        if path is not None and steps(self.shapes, path) is None:
+        if path is not None and parse(self.shapes, path) is None:
             return "the path is too complex for the library operators; hand it to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
 
     def _compile(self, still: set) -> None:
-        """Store each distinct verified decision per signature as a RepairOperator plus an Episode (not reused ones)."""
+        """Store each distinct verified decision per signature as a RepairOperator plus an Episode (not reused ones),
+        and its abstract form, in one batch."""
+        specs = []
         for sig, worked in sorted(self.worked.items()):
             done = set()
             for v, p, item in worked:
@@ -357,22 +359,21 @@ class _Loop:
                 if (item is not None and item not in self.abstract_ids) or sig in still or key in done:
                     continue
                 done.add(key)
-                try:
-                    self.res.compiled_new += self._store(sig, v, p)
-                except OwlMemoryError:
-                    continue
+                specs += self._specs(sig, v, p)
+        if specs:
+            try:
+                self.res.compiled_new += store_decisions(self.memory, specs)
+            except OwlMemoryError:
+                return  # the repair stands; a memory that refuses the batch keeps what it had
 
-    def _store(self, sig: str, v: Violation, p: Patch) -> list[str]:
-        """Compile one verified patch into memory; returns [id] when the operator is new."""
-        op = store_repair_decision(
-            self.memory, signature=sig, operator=p.operator, choice=_stored_choice(p), bindings=_bindings(p.operator),
-            focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
-            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), hook=_hook(v, self.shapes),
-            run_id=self.run_id, report_key=self.report_ref.key)
-        store_abstract_decision(self.memory, abstract=abstract_signature(v, self.shapes), operator=p.operator,
-                                choice=_stored_choice(p), bindings=_bindings(p.operator), hook=_hook(v, self.shapes),
-                                run_id=self.run_id, report_key=self.report_ref.key)
-        return [op] if op is not None else []
+    def _specs(self, sig: str, v: Violation, p: Patch) -> list:
+        """One verified patch as items: its Episode, its RepairOperator and the abstract-signature operator."""
+        common = {"operator": p.operator, "choice": _stored_choice(p), "bindings": _bindings(p.operator),
+                  "hook": _hook(v, self.shapes), "run_id": self.run_id, "report_key": self.report_ref.key}
+        return [*repair_decision_specs(
+            signature=sig, focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
+            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), **common),
+            abstract_decision_spec(abstract=abstract_signature(v, self.shapes), **common)]
 
 
 def _touched(node, delta: set) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-import pyshacl
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from .. import shacl_runs
 from ..errors import ConfigError, LoadError
 from ..rdfio import load_graph
 from ..store.blobs import BlobStore, Ref
@@ -123,7 +123,7 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
 def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     """pySHACL (advanced mode) -> report graph; a malformed shapes graph becomes a LoadError."""
     try:
-        return pyshacl.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
+        return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
     except ReportableRuntimeError as e:
         raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
 
