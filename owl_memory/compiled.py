@@ -39,6 +39,11 @@ def cq_answer(memory, signature: str) -> dict | None:
     return None
 
 
+def _short(component: str) -> str:
+    """A component's name for a title: the local name of a SPARQL-based component's IRI (titles are a few words)."""
+    return component.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1][:60]
+
+
 def repair_decision_specs(*, signature: str, operator: str, choice, bindings: dict, focus: str, added: list[str],
                           removed: list[str], hook: str, run_id: str, report_key: str) -> list[ItemSpec]:
     """One verified repair decision as items to store: its Episode (the change set), then the RepairOperator."""
@@ -47,10 +52,10 @@ def repair_decision_specs(*, signature: str, operator: str, choice, bindings: di
     delta = {"signature": signature, "operator": operator, "focus": focus, "added": added, "removed": removed,
              "run": run_id}
     prov = {"run": run_id, "derived_from": report_key}
-    ep = ItemSpec("Episode", f"Repaired {comp} violation", f"Patch {operator} fixed {signature[:120]}.",
+    ep = ItemSpec("Episode", f"Repaired {_short(comp)} violation", f"Patch {operator} fixed {signature[:120]}.",
                   json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,), provenance=prov)
     content = json.dumps({"signature": signature, "action_schema": schema}, sort_keys=True)
-    return [ep, ItemSpec("RepairOperator", f"Repair {comp} by {operator}",
+    return [ep, ItemSpec("RepairOperator", f"Repair {_short(comp)} by {operator}",
                          f"Use for violations with signature {signature[:160]}.", content, task_types=(REPAIR_TASK,),
                          failure_modes=(comp,), signature=signature, action_schema=schema, verification_hook=hook,
                          grounded_by=(ep.id,), provenance=prov)]
@@ -58,13 +63,12 @@ def repair_decision_specs(*, signature: str, operator: str, choice, bindings: di
 
 def abstract_decision_spec(*, abstract: str, operator: str, choice, bindings: dict, hook: str, run_id: str,
                            report_key: str) -> ItemSpec:
-    """The shape-independent form of a verified decision, keyed by its abstract signature (choices that name a
-    shape are dropped: another shape replays the strategy itself)."""
+    """The shape-independent form of a verified decision, keyed by its abstract signature; a plan is kept (its
+    steps name member shapes by content, so it replays where the same members occur and yields nothing elsewhere)."""
     comp = abstract.removeprefix("abstract:").split("|", 1)[0]
-    schema = {"operator": operator, "component": comp, "choice": None if isinstance(choice, dict) else choice,
-              "bindings": bindings}
+    schema = {"operator": operator, "component": comp, "choice": choice, "bindings": bindings}
     content = json.dumps({"signature": abstract, "action_schema": schema}, sort_keys=True)
-    return ItemSpec("RepairOperator", f"Repair {comp} by {operator} (any shape)",
+    return ItemSpec("RepairOperator", f"Repair {_short(comp)} by {operator} (any shape)",
                     f"Use first for violations with abstract signature {abstract[:150]}.", content,
                     task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=abstract, action_schema=schema,
                     verification_hook=hook, provenance={"run": run_id, "derived_from": report_key})

@@ -280,4 +280,16 @@ def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
     assert res.operators_applied[0]["from_memory"] and res.operators_applied[0]["operator"] == "datatype.cast"
     abstract = memory.by_signature("abstract:DatatypeConstraintComponent|predicate|Literal:plain|datatype")
     assert abstract and abstract[0]["success_count"] == 1
-    assert any(memory.get(i)["signature"].startswith("DatatypeConstraintComponent|_|") for i in res.compiled_new)
+    assert res.compiled_new == [], "the abstract operator replays it as it is: no redundant item, no item check"
+    assert memory.by_signature("abstract:DatatypeConstraintComponent|any|Literal:plain|datatype")
+
+
+def test_a_node_level_decision_transfers_to_a_property_shape(memory):
+    """The path-form-free abstract key carries a decision from a node shape to a property shape."""
+    node = HEAD + "ex:S a sh:NodeShape ; sh:targetObjectsOf ex:owner ; sh:class ex:Person ."
+    assert repair(_graph("ex:c ex:owner ex:bob ."), node, memory=memory).conforms
+    prop = HEAD + "ex:T a sh:NodeShape ; sh:targetClass ex:Car ; sh:property [ sh:path ex:driver ; " \
+                  "sh:class ex:Person ] ."
+    res = repair(_graph("ex:c a ex:Car ; ex:driver ex:ann ."), prop, memory=memory)
+    assert res.conforms and res.operators_applied[0]["from_memory"]
+    assert res.operators_applied[0]["operator"] == "class.add_type"

@@ -129,13 +129,24 @@ def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
     parts, out = list(reversed(arg) if inverse else arg), set()
     for i, part in enumerate(parts[:-1]):
         have = sorted(walk(g, {node}, part, inverse))
-        nxt = node if node in have else have[0] if have else fresh(node, part, i)
-        step = set() if have else _link(g, node, part, nxt, inverse)
+        rest = all(_nullable(x) for x in parts[i + 1:])  # the value may sit here: the rest can take zero steps
+        nxt = node if node in have else value if rest else have[0] if have else fresh(node, part, i)
+        step = set() if nxt in have else _link(g, node, part, nxt, inverse)
         if step is None:
             return None
         out, node = out | step, nxt
     last = _link(g, node, parts[-1], value, inverse)
     return None if last is None else out | last
+
+
+def _nullable(tree: tuple) -> bool:
+    """True when a path tree can take zero steps (zeroOrMore, zeroOrOne, or made only of such parts)."""
+    kind, arg = tree
+    if kind in ("star", "opt"):
+        return True
+    if kind in ("inv", "plus"):
+        return _nullable(arg)
+    return kind != "pred" and (all if kind == "seq" else any)(_nullable(x) for x in arg)
 
 
 def fresh(*parts) -> URIRef:

@@ -227,6 +227,14 @@ def abstract_signature(v: Violation, shapes: Graph) -> str:
     return f"abstract:{comp}|{path_form(v.path_text)}|{kind}|{role}"
 
 
+def abstract_signatures(v: Violation, shapes: Graph) -> list[str]:
+    """The abstract keys a decision is stored and looked up under, most specific first: with the path form, then
+    with any path form ("any"), so what worked on a node shape is tried first on a property shape too."""
+    exact = abstract_signature(v, shapes)
+    comp, _, kind, role = exact.split("|")
+    return [exact, f"{comp}|any|{kind}|{role}"]
+
+
 def path_form(text: str) -> str:
     """The outermost form of a path text made by path_text."""
     if text == "-":
