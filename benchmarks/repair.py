@@ -6,7 +6,8 @@ Real-world suites (dcat, datacube): conforming instance data built from the DCAT
 (owl_memory.repair.instances), broken by each edit of the mutation catalogue (owl_memory.repair.mutations); the
 edit's inverse is a known repair, so every case is repairable and its size bounds the minimal one. Rates per kind.
 Transfer: the test set repaired with an empty memory and with one trained on the train set, in the same run.
-Cost: validations = every pySHACL run a repair makes (verify rounds + nested trial checks).
+Cost: validations = every pySHACL run a repair makes, counted at the one place the package calls pySHACL
+(owl_memory.shacl_runs): verify rounds, nested trial checks and the memory's own item checks when it compiles.
 Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube] [--per-kind N]
        [--train SET --test SET] [--json]
 """
@@ -26,6 +27,7 @@ from rdflib import BNode, Graph, Literal, Namespace, URIRef
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from owl_memory import shacl_runs  # noqa: E402
 from owl_memory.datadir import data_dir  # noqa: E402
 from owl_memory.repair import repair, target_nodes  # noqa: E402
 from owl_memory.repair.instances import build_instances  # noqa: E402
@@ -156,13 +158,15 @@ def _graph_at(iri, path: Path, stripped: Graph, missing: list) -> Graph:
 def run_case(case: dict, memory=None) -> dict:
     """Repair one case and measure it: conformance, delta size, target deletions, every pySHACL run."""
     before = target_nodes(case["data"], case["shapes"])
-    t0 = time.perf_counter()
+    t0, runs0 = time.perf_counter(), shacl_runs.runs()
     res = repair(case["data"], case["shapes"], memory=memory, run_id=f"bench-{case['name']}")
+    runs = shacl_runs.runs() - runs0
     after = target_nodes(res.graph, case["shapes"])
     lost_types = [t for t in res.removed if t[1] == RDF.type and t[0] in before and t[0] not in after]
     return {"case": case["name"], "conforms": res.conforms, "added": len(res.added), "removed": len(res.removed),
             "delta": len(res.added) + len(res.removed), "target_deletions": len(before - after) + len(lost_types),
-            "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": res.validations,
+            "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": runs,
+            "item_checks": runs - res.validations,
             "reused": res.compiled_reused, "compiled": len(res.compiled_new),
             "unrepaired": res.unrepaired, "reasons": res.reasons, "initial": res.initial_violations,
             "missing": case["missing"], "kind": case.get("kind"), "seconds": round(time.perf_counter() - t0, 3)}
@@ -214,6 +218,7 @@ def summarize(rows: list[dict]) -> dict:
             "target_deletions": sum(r["target_deletions"] for r in rows),
             "verify_iterations": sum(r["iterations"] for r in rows),
             "nested_validations": sum(r["nested"] for r in rows),
+            "item_checks": sum(r["item_checks"] for r in rows),
             "validations": sum(r["validations"] for r in rows),
             "validations_per_repaired": round(sum(r["validations"] for r in rows) / max(1, len(repaired)), 2),
             "seconds_per_repaired": round(sum(r["seconds"] for r in rows) / max(1, len(repaired)), 3),

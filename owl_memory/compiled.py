@@ -39,49 +39,48 @@ def cq_answer(memory, signature: str) -> dict | None:
     return None
 
 
-def _known(memory, id: str) -> bool:
-    """True when memory already holds the item with this id."""
-    try:
-        memory.get(id)
-        return True
-    except KeyError:
-        return False
+def _short(component: str) -> str:
+    """A component's name for a title: the local name of a SPARQL-based component's IRI (titles are a few words)."""
+    return component.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1][:60]
 
 
-def store_repair_decision(memory, *, signature: str, operator: str, choice, bindings: dict, focus: str,
-                          added: list[str], removed: list[str], hook: str, run_id: str, report_key: str) -> str | None:
-    """Store one verified repair decision (its Episode, then the RepairOperator); the operator id when new."""
+def repair_decision_specs(*, signature: str, operator: str, choice, bindings: dict, focus: str, added: list[str],
+                          removed: list[str], hook: str, run_id: str, report_key: str) -> list[ItemSpec]:
+    """One verified repair decision as items to store: its Episode (the change set), then the RepairOperator."""
     comp = signature.split("|", 1)[0]
     schema = {"operator": operator, "component": comp, "choice": choice, "bindings": bindings}
     delta = {"signature": signature, "operator": operator, "focus": focus, "added": added, "removed": removed,
              "run": run_id}
     prov = {"run": run_id, "derived_from": report_key}
-    ep = memory.add(ItemSpec("Episode", f"Repaired {comp} violation", f"Patch {operator} fixed {signature[:120]}.",
-                             json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,),
-                             provenance=prov))
+    ep = ItemSpec("Episode", f"Repaired {_short(comp)} violation", f"Patch {operator} fixed {signature[:120]}.",
+                  json.dumps(delta, sort_keys=True), task_types=(REPAIR_TASK,), failure_modes=(comp,), provenance=prov)
     content = json.dumps({"signature": signature, "action_schema": schema}, sort_keys=True)
-    spec = ItemSpec("RepairOperator", f"Repair {comp} by {operator}",
-                    f"Use for violations with signature {signature[:160]}.", content, task_types=(REPAIR_TASK,),
-                    failure_modes=(comp,), signature=signature, action_schema=schema, verification_hook=hook,
-                    grounded_by=(ep,), provenance=prov)
-    known = _known(memory, spec.id)
-    op = memory.add(spec)
-    return None if known else op
+    return [ep, ItemSpec("RepairOperator", f"Repair {_short(comp)} by {operator}",
+                         f"Use for violations with signature {signature[:160]}.", content, task_types=(REPAIR_TASK,),
+                         failure_modes=(comp,), signature=signature, action_schema=schema, verification_hook=hook,
+                         grounded_by=(ep.id,), provenance=prov)]
 
 
-def store_abstract_decision(memory, *, abstract: str, operator: str, choice, bindings: dict, hook: str,
-                            run_id: str, report_key: str) -> str:
-    """Store the shape-independent form of a verified decision under its abstract signature (choices that name a
-    shape are dropped: another shape replays the strategy itself); returns the operator id."""
+def abstract_decision_spec(*, abstract: str, operator: str, choice, bindings: dict, hook: str, run_id: str,
+                           report_key: str) -> ItemSpec:
+    """The shape-independent form of a verified decision, keyed by its abstract signature; a plan is kept (its
+    steps name member shapes by content, so it replays where the same members occur and yields nothing elsewhere)."""
     comp = abstract.removeprefix("abstract:").split("|", 1)[0]
-    schema = {"operator": operator, "component": comp, "choice": None if isinstance(choice, dict) else choice,
-              "bindings": bindings}
+    schema = {"operator": operator, "component": comp, "choice": choice, "bindings": bindings}
     content = json.dumps({"signature": abstract, "action_schema": schema}, sort_keys=True)
-    return memory.add(ItemSpec("RepairOperator", f"Repair {comp} by {operator} (any shape)",
-                               f"Use first for violations with abstract signature {abstract[:150]}.", content,
-                               task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=abstract,
-                               action_schema=schema, verification_hook=hook,
-                               provenance={"run": run_id, "derived_from": report_key}))
+    return ItemSpec("RepairOperator", f"Repair {_short(comp)} by {operator} (any shape)",
+                    f"Use first for violations with abstract signature {abstract[:150]}.", content,
+                    task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=abstract, action_schema=schema,
+                    verification_hook=hook, provenance={"run": run_id, "derived_from": report_key})
+
+
+def store_decisions(memory, specs: list[ItemSpec]) -> list[str]:
+    """Store a run's compiled decisions in one batch (one item check); returns the ids of the concrete
+    RepairOperators not stored before."""
+    ops = [s.id for s in specs if s.kind == "RepairOperator" and not str(s.signature).startswith("abstract:")]
+    known = memory.backend.stored(set(ops))
+    memory.add_many(specs)
+    return [i for i in dict.fromkeys(ops) if i not in known]
 
 
 def store_cq_answer(memory, *, signature: str, title: str, summary: str, payload: str, delta_key: str,

@@ -7,17 +7,17 @@ from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..compiled import demoted, repair_decisions, store_abstract_decision, store_repair_decision
+from ..compiled import abstract_decision_spec, demoted, repair_decision_specs, repair_decisions, store_decisions
 from ..errors import OwlMemoryError
 from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
 from .cascade import cascades, store_follow_up, with_follow_ups
 from .patch import Context, Patch, applied
-from .paths import steps
+from .paths import parse
 from .proposed import OPERATOR as PROPOSED
 from .proposed import proposed_patch
 from .registry import STRATEGIES, candidates, is_fixed_term, iter_candidates, run_strategy, strategies_for
-from .verify import Violation, abstract_signature, delta_focus, verify
+from .verify import Violation, abstract_signatures, delta_focus, verify
 
 _PER_INSTANCE = {"or.satisfy_branch", "xone.satisfy_one"}  # a choice without a plan (a bare index) fits one node
 _DROPPERS = {SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent, SH.UniqueLangConstraintComponent,
@@ -225,12 +225,15 @@ class _Loop:
             yield p, item
 
     def _ordered(self, v: Violation, compiled: list[dict]):
-        """(patch, compiled item id or None) lazily: compiled decisions (undemoted, smallest first; the abstract
-        signature's only when the concrete one's give nothing), then the library."""
+        """(patch, compiled item id or None) lazily: compiled decisions with a recorded choice replayed (undemoted,
+        smallest first; the abstract signature's only when the concrete one's give nothing), then the library with
+        the strategies of compiled decisions without a choice first (run once: a replay without a hint is the
+        library strategy itself)."""
         seen: set = set()
+        hinted = [c for c in compiled if c["action_schema"].get("choice") is not None]
         for tier in (False, True):
             found = []
-            for rank, c in enumerate(x for x in compiled if (x["id"] in self.abstract_ids) == tier):
+            for rank, c in enumerate(x for x in hinted if (x["id"] in self.abstract_ids) == tier):
                 for i, p in enumerate(self._replayed(v, c["action_schema"])):
                     if _fingerprint(p) not in seen:
                         seen.add(_fingerprint(p))
@@ -240,9 +243,13 @@ class _Loop:
                 yield p, item
             if found:
                 break
-        for p in iter_candidates(self.ctx, v):
+        plain: dict = {}
+        for c in sorted((c for c in compiled if c not in hinted), key=demoted):
+            plain.setdefault(c["action_schema"].get("operator"), c["id"])
+        prefer = [op for op in plain if op in strategies_for(v.component)]
+        for p in iter_candidates(self.ctx, v, prefer):
             if _fingerprint(p) not in seen:
-                yield p, None
+                yield p, plain.get(p.operator)
         yield from ((p, None) for p in self._proposed(v))
 
     def _proposed(self, v: Violation) -> list[Patch]:
@@ -269,7 +276,7 @@ class _Loop:
 
     def _compiled(self, v: Violation) -> list[dict]:
         """Compiled decisions for a violation, best first: its concrete signature's, then its abstract one's."""
-        abstract = repair_decisions(self.memory, abstract_signature(v, self.shapes))
+        abstract = [c for key in abstract_signatures(v, self.shapes) for c in repair_decisions(self.memory, key)]
         self.abstract_ids |= {c["id"] for c in abstract}
         return repair_decisions(self.memory, v.signature) + abstract
 
@@ -364,23 +371,27 @@ class _Loop:
         if candidates(self.ctx, v):
             return "every candidate patch failed verification or broke a minimal-change rule"
         path = self.ctx.param(v.shape, "path")
-        if path is not None and steps(self.shapes, path) is None:
+        if path is not None and parse(self.shapes, path) is None:
             return "the path is too complex for the library operators; hand it to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
 
     def _compile(self, still: set) -> None:
-        """Store each distinct verified decision per signature as a RepairOperator plus an Episode (not reused ones)."""
+        """Store each distinct verified decision per signature as a RepairOperator plus an Episode (not reused ones),
+        and its abstract form, in one batch."""
+        specs = []
         for sig, worked in sorted(self.worked.items()):
             done = set()
             for v, p, item in worked:
                 key = (p.operator, _dumps(_stored_choice(p)))
-                if (item is not None and item not in self.abstract_ids) or sig in still or key in done:
+                if self._known(item, p) or sig in still or key in done:
                     continue
                 done.add(key)
-                try:
-                    self.res.compiled_new += self._store(sig, v, p)
-                except OwlMemoryError:
-                    continue
+                specs += self._specs(sig, v, p)
+        if specs:
+            try:
+                self.res.compiled_new += store_decisions(self.memory, specs)
+            except OwlMemoryError:
+                return  # the repair stands; a memory that refuses the batch keeps what it had
 
     def _compile_cascades(self) -> None:
         """Store each cascade whose second violation a later patch fixed as a learned follow-up."""
@@ -393,17 +404,18 @@ class _Loop:
                 except OwlMemoryError:
                     continue
 
-    def _store(self, sig: str, v: Violation, p: Patch) -> list[str]:
-        """Compile one verified patch into memory; returns [id] when the operator is new."""
-        op = store_repair_decision(
-            self.memory, signature=sig, operator=p.operator, choice=_stored_choice(p), bindings=_bindings(p.operator),
-            focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
-            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), hook=_hook(v, self.shapes),
-            run_id=self.run_id, report_key=self.report_ref.key)
-        store_abstract_decision(self.memory, abstract=abstract_signature(v, self.shapes), operator=p.operator,
-                                choice=_stored_choice(p), bindings=_bindings(p.operator), hook=_hook(v, self.shapes),
-                                run_id=self.run_id, report_key=self.report_ref.key)
-        return [op] if op is not None else []
+    def _known(self, item, p: Patch) -> bool:
+        """True when a stored operator (concrete or abstract, both keep the whole choice) made the patch."""
+        return item is not None
+
+    def _specs(self, sig: str, v: Violation, p: Patch) -> list:
+        """One verified patch as items: its Episode, its RepairOperator and the abstract-signature operator."""
+        common = {"operator": p.operator, "choice": _stored_choice(p), "bindings": _bindings(p.operator),
+                  "hook": _hook(v, self.shapes), "run_id": self.run_id, "report_key": self.report_ref.key}
+        return [*repair_decision_specs(
+            signature=sig, focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
+            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), **common),
+            *[abstract_decision_spec(abstract=key, **common) for key in abstract_signatures(v, self.shapes)]]
 
 
 def _touched(node, delta: set) -> bool:

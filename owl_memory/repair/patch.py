@@ -98,15 +98,23 @@ def merge(name: str, a: Patch, b: Patch) -> Patch:
 
 
 def replace_value(name: str, ctx: Context, v: Violation, new, choice=None) -> list[Patch]:
-    """A patch swapping the violation's value for `new` along its one-step path."""
+    """A patch swapping the violation's value for `new` on the last step of its path."""
     t = value_triple(ctx, v.focus, path_of(ctx, v), v.value)
     if t is None or new is None or new == v.value:
         return []
-    n = (t[0], t[1], new) if t[0] == v.focus else (new, t[1], t[2])
-    return [Patch(name, frozenset({n}), frozenset({t}), frozenset({v.focus}), choice)]
+    n = (t[0], t[1], new) if t[2] == v.value else (new, t[1], t[2])
+    return [Patch(name, frozenset({n}), frozenset({t}), frozenset({v.focus, t[0], t[2]}), choice)]
 
 
 def drop_value(name: str, ctx: Context, v: Violation, value, choice=None) -> list[Patch]:
-    """A patch removing one value of the focus along its one-step path."""
-    t = value_triple(ctx, v.focus, path_of(ctx, v), value)
-    return [] if t is None else [Patch(name, frozenset(), frozenset({t}), frozenset({v.focus}), choice)]
+    """A patch removing one value of the focus on the last step of its path."""
+    return dropping(name, v.focus, [value_triple(ctx, v.focus, path_of(ctx, v), value)], choice)
+
+
+def dropping(name: str, focus, drop: list, choice=None) -> list[Patch]:
+    """A patch removing the last-step triples of values along a path ([] when one has none); it touches the
+    nodes those triples join, so the minimal-change rules let it reach past the focus on a longer path."""
+    if not drop or None in drop:
+        return []
+    return [Patch(name, frozenset(), frozenset(drop), frozenset({focus} | {n for t in drop for n in (t[0], t[2])}),
+                  choice)]

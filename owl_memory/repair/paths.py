@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rdflib import Graph, URIRef
+from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..store.blobs import sha256
@@ -18,23 +18,52 @@ if TYPE_CHECKING:
 NEW = "urn:owl-memory:new:"
 
 
-def steps(shapes: Graph, path) -> list | None:
-    """A path as (direction, predicate) steps ("fwd", "inv", "opt" for zero-or-more parts), or None."""
+def parse(shapes: Graph, path) -> tuple | None:
+    """A SHACL path node as a tree: ("pred", p), ("inv" | "star" | "plus" | "opt", tree), ("seq" | "alt", trees);
+    None when it is not a well-formed path."""
     if isinstance(path, URIRef):
-        return [("fwd", path)]
+        return ("pred", path)
     if path is None:
         return None
     if shapes.value(path, RDF.first) is not None:
-        out = [steps(shapes, p) for p in Collection(shapes, path)]
-        return None if any(s is None for s in out) else [x for s in out for x in s]
-    inverse = shapes.value(path, SH.inversePath)
-    if isinstance(inverse, URIRef):
-        return [("inv", inverse)]
-    for kind, mark in ((SH.zeroOrMorePath, "opt"), (SH.zeroOrOnePath, "maybe")):
-        inner = shapes.value(path, kind)
-        if inner is not None and steps(shapes, inner) is not None:
-            return [(mark, tuple(steps(shapes, inner)))]
-    return None
+        return _many(shapes, "seq", path)
+    for pred, tag in ((SH.inversePath, "inv"), (SH.zeroOrMorePath, "star"), (SH.oneOrMorePath, "plus"),
+                      (SH.zeroOrOnePath, "opt")):
+        inner = shapes.value(path, pred)
+        if inner is not None:
+            tree = parse(shapes, inner)
+            return None if tree is None else (tag, tree)
+    members = shapes.value(path, SH.alternativePath)
+    return None if members is None else _many(shapes, "alt", members)
+
+
+def _many(shapes: Graph, tag: str, lst) -> tuple | None:
+    """A sequence or alternative tree from an RDF list of paths (None when a member is malformed)."""
+    parts = tuple(parse(shapes, p) for p in Collection(shapes, lst))
+    return None if not parts or None in parts else (tag, parts)
+
+
+def walk(g: Graph, nodes: set, tree: tuple, inverse: bool = False) -> set:
+    """Nodes reached from `nodes` along a path tree (backwards when `inverse`)."""
+    kind, arg = tree
+    if kind == "pred":
+        return {x for n in nodes for x in (g.subjects(arg, n) if inverse else g.objects(n, arg))}
+    if kind == "inv":
+        return walk(g, nodes, arg, not inverse)
+    if kind == "seq":
+        for part in reversed(arg) if inverse else arg:
+            nodes = walk(g, nodes, part, inverse)
+        return set(nodes)
+    if kind == "alt":
+        return {x for part in arg for x in walk(g, nodes, part, inverse)}
+    if kind == "opt":
+        return set(nodes) | walk(g, nodes, arg, inverse)
+    start = set(nodes) if kind == "star" else walk(g, nodes, arg, inverse)
+    out, frontier = set(start), set(start)
+    while frontier:
+        frontier = walk(g, frontier, arg, inverse) - out
+        out |= frontier
+    return out
 
 
 def path_of(ctx: Context, v: Violation):
@@ -43,63 +72,81 @@ def path_of(ctx: Context, v: Violation):
 
 
 def values(ctx: Context, focus, path) -> list:
-    """Value nodes of `focus` along a path of simple steps (sorted); the focus itself when there is no path."""
-    st = steps(ctx.shapes, path) if path is not None else []
-    if st is None:
-        return []
-    nodes = {focus}
-    for kind, p in st:
-        nodes = _step(ctx.graph, nodes, kind, p)
-    return sorted(nodes)
-
-
-def _step(g: Graph, nodes: set, kind: str, p) -> set:
-    """Nodes one step away (zero-or-more steps for "opt")."""
-    if kind == "fwd":
-        return {o for n in nodes for o in g.objects(n, p)}
-    if kind == "inv":
-        return {s for n in nodes for s in g.subjects(p, n)}
-    if kind == "maybe":
-        nxt = set(nodes)
-        for k, q in p:
-            nxt = _step(g, nxt, k, q)
-        return set(nodes) | nxt
-    out, frontier = set(nodes), set(nodes)
-    while frontier:
-        nxt = frontier
-        for k, q in p:
-            nxt = _step(g, nxt, k, q)
-        frontier = nxt - out
-        out |= nxt
-    return out
+    """Value nodes of `focus` along a path (sorted); the focus itself when there is no path."""
+    if path is None:
+        return [focus]
+    tree = parse(ctx.shapes, path)
+    return [] if tree is None else sorted(walk(ctx.graph, {focus}, tree))
 
 
 def value_triple(ctx: Context, focus, path, value):
-    """The triple linking focus to value along a one-step path, or None for longer paths."""
-    st = steps(ctx.shapes, path) if path is not None else None
-    if not st or len(st) != 1 or st[0][0] not in ("fwd", "inv"):
-        return None
-    kind, p = st[0]
-    t = (focus, p, value) if kind == "fwd" else (value, p, focus)
-    return t if t in ctx.graph else None
+    """A data triple whose removal takes `value` off the last step of `path` from `focus` (the first one, sorted),
+    or None when no single triple links it there."""
+    tree = parse(ctx.shapes, path) if path is not None else None
+    hops = sorted(_last_hops(ctx.graph, {focus}, tree, value, False)) if tree is not None else []
+    return hops[0] if hops else None
+
+
+def _last_hops(g: Graph, nodes: set, tree: tuple, value, inverse: bool) -> set:
+    """Triples of the last step that reach `value` from `nodes` along a path tree."""
+    kind, arg = tree
+    if kind == "pred":
+        return {t for n in nodes for t in ([(value, arg, n)] if inverse else [(n, arg, value)]) if t in g}
+    if kind == "inv":
+        return _last_hops(g, nodes, arg, value, not inverse)
+    if kind == "alt":
+        return {t for part in arg for t in _last_hops(g, nodes, part, value, inverse)}
+    if kind == "seq":
+        parts = list(reversed(arg) if inverse else arg)
+        return _last_hops(g, walk(g, nodes, ("seq", arg[:-1] if not inverse else arg[1:]), inverse), parts[-1],
+                          value, inverse)
+    before = walk(g, nodes, ("star", arg), inverse) if kind != "opt" else set(nodes)
+    return _last_hops(g, before, arg, value, inverse)
 
 
 def link_triples(ctx: Context, focus, path, value) -> set | None:
-    """Triples that make `value` a value of `focus` along `path`, reusing existing intermediate nodes."""
-    st = steps(ctx.shapes, path)
-    if not st:
-        return None
-    st = [x for s in st if s[0] != "opt" for x in (s[1] if s[0] == "maybe" else [s])]
-    if not st or any(k not in ("fwd", "inv") for k, _ in st):
-        return None
-    out, node = set(), focus
-    for i, (kind, p) in enumerate(st):
-        last = i == len(st) - 1
-        have = sorted(_step(ctx.graph, {node}, kind, p))
-        nxt = value if last else (have[0] if have else fresh(node, p, i))
-        out.add((node, p, nxt) if kind == "fwd" else (nxt, p, node))
-        node = nxt
-    return {t for t in out if t not in ctx.graph}
+    """Triples that make `value` a value of `focus` along `path`, reusing existing intermediate nodes; None when
+    the path cannot link them (a literal would have to be a subject)."""
+    tree = parse(ctx.shapes, path)
+    out = _link(ctx.graph, focus, tree, value, False) if tree is not None else None
+    return None if out is None else {t for t in out if t not in ctx.graph}
+
+
+def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
+    """Triples linking `node` to `value` along a path tree (the first alternative that can, one repetition)."""
+    kind, arg = tree
+    if kind == "pred":
+        s, o = (value, node) if inverse else (node, value)
+        return None if isinstance(s, Literal) else {(s, arg, o)}
+    if kind == "inv":
+        return _link(g, node, arg, value, not inverse)
+    if kind == "alt":
+        return next((x for x in (_link(g, node, part, value, inverse) for part in arg) if x is not None), None)
+    if kind in ("opt", "star") and node == value:
+        return set()
+    if kind != "seq":
+        return _link(g, node, arg, value, inverse)
+    parts, out = list(reversed(arg) if inverse else arg), set()
+    for i, part in enumerate(parts[:-1]):
+        have = sorted(walk(g, {node}, part, inverse))
+        rest = all(_nullable(x) for x in parts[i + 1:])  # the value may sit here: the rest can take zero steps
+        nxt = node if node in have else value if rest else have[0] if have else fresh(node, part, i)
+        step = set() if nxt in have else _link(g, node, part, nxt, inverse)
+        if step is None:
+            return None
+        out, node = out | step, nxt
+    last = _link(g, node, parts[-1], value, inverse)
+    return None if last is None else out | last
+
+
+def _nullable(tree: tuple) -> bool:
+    """True when a path tree can take zero steps (zeroOrMore, zeroOrOne, or made only of such parts)."""
+    kind, arg = tree
+    if kind in ("star", "opt"):
+        return True
+    if kind in ("inv", "plus"):
+        return _nullable(arg)
+    return kind != "pred" and (all if kind == "seq" else any)(_nullable(x) for x in arg)
 
 
 def fresh(*parts) -> URIRef:

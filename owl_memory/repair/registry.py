@@ -65,7 +65,9 @@ def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()):
 
 
 def is_fixed_term(violation: Violation, shapes: Graph) -> bool:
-    """True when a node-level constraint judges the focus node's own term and no data edit can change that term."""
-    if violation.component not in TERM_COMPONENTS or violation.path is not None:
+    """True when a constraint judges the focus node's own term (node-level, or reached by a zero-length path such as
+    sh:zeroOrMorePath) and no data edit can change that term."""
+    v = violation
+    if v.component not in TERM_COMPONENTS or (v.path is not None and v.value != v.focus):
         return False
-    return not isinstance(violation.focus, Literal) or (None, SH.targetNode, violation.focus) in shapes
+    return not isinstance(v.focus, Literal) or (None, SH.targetNode, v.focus) in shapes

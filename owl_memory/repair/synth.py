@@ -64,7 +64,7 @@ def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
     if p("hasValue") is not None:
         return p("hasValue"), set()
     if p("in") is not None:
-        return list(Collection(ctx.shapes, p("in")))[0], set()
+        return listed_fit(ctx, shape)[0], set()
     if p("pattern") is not None and p("datatype") is None and p("nodeKind") in (SH.IRI, SH.BlankNodeOrIRI):
         name = f"{local_name(focus)}-{local_name(p('path'))}"
         text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
@@ -81,6 +81,23 @@ def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
         return node, {(node, RDF.type, cls)}
     return (BNode(fresh(focus, shape, index)[-16:]) if p("nodeKind") == SH.BlankNode
             else fresh(focus, shape, index)), set()
+
+
+def listed_fit(ctx: Context, shape, like=None) -> list:
+    """Members of a shape's sh:in list: those that also meet its datatype, pattern and length parameters first,
+    and among them those with the same text as `like` (case aside) first."""
+    p = _lookup(ctx, shape)
+    members = list(Collection(ctx.shapes, p("in"))) if p("in") is not None else []
+    return sorted(members, key=lambda x: (not _meets(p, x), str(x).lower() != str(like).lower()))
+
+
+def _meets(p, x) -> bool:
+    """True when a term meets the datatype, pattern (Python's re) and length parameters `p` reads."""
+    d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
+    kind = (x.datatype or (RDF.langString if x.language else XSD.string)) if isinstance(x, Literal) else None
+    flags = re.IGNORECASE if "i" in str(p("flags") or "") else 0
+    return (d is None or kind == d) and (pattern is None or re.search(str(pattern), str(x), flags) is not None) \
+        and (lo is None or len(str(x)) >= int(lo)) and (hi is None or len(str(x)) <= int(hi))
 
 
 def _lookup(ctx: Context, shape):

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-import pyshacl
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from .. import shacl_runs
 from ..errors import ConfigError, LoadError
 from ..rdfio import load_graph
 from ..store.blobs import BlobStore, Ref
@@ -123,7 +123,7 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
 def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     """pySHACL (advanced mode) -> report graph; a malformed shapes graph becomes a LoadError."""
     try:
-        return pyshacl.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
+        return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
     except ReportableRuntimeError as e:
         raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
 
@@ -225,6 +225,14 @@ def abstract_signature(v: Violation, shapes: Graph) -> str:
     kind = value_kind(v.value)
     kind = "Literal" if kind.startswith("Literal") and role != "datatype" else kind
     return f"abstract:{comp}|{path_form(v.path_text)}|{kind}|{role}"
+
+
+def abstract_signatures(v: Violation, shapes: Graph) -> list[str]:
+    """The abstract keys a decision is stored and looked up under, most specific first: with the path form, then
+    with any path form ("any"), so what worked on a node shape is tried first on a property shape too."""
+    exact = abstract_signature(v, shapes)
+    comp, _, kind, role = exact.split("|")
+    return [exact, f"{comp}|any|{kind}|{role}"]
 
 
 def path_form(text: str) -> str:

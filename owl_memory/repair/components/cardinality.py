@@ -5,7 +5,7 @@ from __future__ import annotations
 from rdflib import Literal
 
 from ...vocab import SH
-from ..patch import Context, Patch
+from ..patch import Context, Patch, dropping
 from ..paths import is_instance, link_triples, path_of, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
@@ -35,9 +35,7 @@ def maxcount_drop(ctx: Context, v: Violation) -> list[Patch]:
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "maxCount"))
     ranked = sorted(values(ctx, v.focus, path), key=lambda x: (-_fit(ctx, v.shape, x), x.n3()))
     drop = [value_triple(ctx, v.focus, path, x) for x in ranked[n:]]
-    if not drop or None in drop:
-        return []
-    return [Patch("maxCount.drop_surplus", frozenset(), frozenset(drop), frozenset({v.focus}))]
+    return dropping("maxCount.drop_surplus", v.focus, drop)
 
 
 def _fit(ctx: Context, shape, x) -> int:

@@ -59,14 +59,15 @@ def xone_one(ctx: Context, v: Violation) -> list[Patch]:
         return _replay_xone(ctx, v, members)
     ok = [not ctx.nested(node, m) for m in members]
     for i, m in enumerate(members):
-        base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else descend_all(name, ctx, node, [m], v.focus)
+        base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else \
+            descend_all(name, ctx, node, [m], v.focus) or swap_term(name, ctx, v, m)
         out += [p for p in (_break_others(ctx, v, members, i, b) for b in base) if p is not None and p.size]
     return sorted(out, key=lambda p: p.size)
 
 
 def _break_others(ctx: Context, v: Violation, members: list, i: int, p: Patch) -> Patch | None:
     """`p` plus a checked patch breaking each other member the value still conforms to; the choice records all."""
-    work, breaks, node, plan = applied(ctx.graph, p), [], v.value, p.choice
+    work, breaks, node, plan = applied(ctx.graph, p), [], _new_value(p, v.value), p.choice
     for j, other in enumerate(members):
         if j != i and not ctx.nested(node, other, work):
             br = _break(ctx.deeper(work), node, other, v)
@@ -77,6 +78,11 @@ def _break_others(ctx: Context, v: Violation, members: list, i: int, p: Patch) -
     stable = isinstance(plan, dict) and all(isinstance(kind, str) for _, kind in breaks)
     choice = {"branch": i, "plan": plan, "breaks": breaks} if stable else None
     return Patch(p.operator, p.added, p.removed, p.touches | {v.focus}, choice)
+
+
+def _new_value(p: Patch, value):
+    """The term a patch puts in place of `value` (a swapped literal), else `value` itself."""
+    return next((t[2] for t in sorted(p.added) for r in p.removed if r[2] == value and r[:2] == t[:2]), value)
 
 
 def _replay_xone(ctx: Context, v: Violation, members: list) -> list[Patch]:

@@ -8,6 +8,7 @@ from ...vocab import SH
 from ..patch import Context, Patch, replace_value
 from ..paths import link_triples, path_of
 from ..registry import strategy
+from ..synth import listed_fit
 from ..verify import Violation
 
 
@@ -25,10 +26,9 @@ def closed_drop(ctx: Context, v: Violation) -> list[Patch]:
 @strategy("in.pick_listed", SH.InConstraintComponent,
           bindings={"value": "shape sh:in member"})
 def in_pick(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:in: replace the value by a listed one (same text first, else the first listed)."""
-    listed = ctx.listed(v.shape, "in")
-    same = [x for x in listed if str(x).lower() == str(v.value).lower()]
-    return replace_value("in.pick_listed", ctx, v, (same or listed or [None])[0])
+    """sh:in: replace the value by a listed one: those meeting the shape's other value parameters first, the same
+    text first among them."""
+    return [p for x in listed_fit(ctx, v.shape, v.value)[:4] for p in replace_value("in.pick_listed", ctx, v, x)]
 
 
 @strategy("hasValue.add_value", SH.HasValueConstraintComponent,

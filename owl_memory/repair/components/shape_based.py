@@ -5,7 +5,7 @@ from __future__ import annotations
 from rdflib import Literal
 
 from ...vocab import SH
-from ..patch import Context, Patch, applied
+from ..patch import Context, Patch, applied, dropping
 from ..paths import fresh, instances, is_instance, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
@@ -53,9 +53,7 @@ def qualified_max(ctx: Context, v: Violation) -> list[Patch]:
     q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus
     conforming = [x for x in values(ctx, f, path) if _conforms(ctx, x, q)]
     drop = [value_triple(ctx, f, path, x) for x in conforming[int(ctx.param(v.shape, "qualifiedMaxCount")):]]
-    if not drop or None in drop:
-        return []
-    return [Patch("qualified.drop_surplus", frozenset(), frozenset(drop), frozenset({f}))]
+    return dropping("qualified.drop_surplus", f, drop)
 
 
 def _conforming_count(ctx: Context, v: Violation) -> int:

@@ -24,13 +24,15 @@ _VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)
 @strategy("sparql.verified_change", SH.SPARQLConstraintComponent, SPARQL_BASED,
           bindings={"triples": "terms of the constraint's parsed SPARQL query and parameters, at the focus"})
 def sparql_change(ctx: Context, v: Violation) -> list[Patch]:
-    """The smallest change set at the focus (and its value) after which the focus conforms to the shape."""
+    """The smallest change set at the focus (and its value) after which the focus conforms to the shape; a compiled
+    decision's kind (drop, add, type, swap) as the hint narrows the search to that kind."""
     if v.shape is None:
         return []
     terms = _parameters(ctx, v)
     for text in _queries(ctx, v):
         terms |= query_terms(text, _prefixes(ctx))
-    for p in _change_sets(ctx, v, terms)[:MAX_CANDIDATES]:
+    kinds = [p for p in _change_sets(ctx, v, terms) if ctx.hint in (None, p.choice)]  # a replay: its kind only
+    for p in kinds[:MAX_CANDIDATES]:
         if not ctx.nested(v.focus, v.shape, applied(ctx.graph, p)):
             return [p]
     return []

@@ -7,7 +7,7 @@ import re
 from rdflib import Literal, URIRef
 
 from ...vocab import SH
-from ..patch import Context, Patch, replace_value
+from ..patch import Context, Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
@@ -31,6 +31,14 @@ def maxlength_truncate(ctx: Context, v: Violation) -> list[Patch]:
     """sh:maxLength: truncate a literal value to the maximum length (when still well-formed)."""
     n, val = int(ctx.param(v.shape, "maxLength")), v.value
     return replace_value("maxLength.truncate", ctx, v, same_kind(val, str(val)[:n])) if isinstance(val, Literal) else []
+
+
+@strategy("maxLength.drop_iri", SH.MaxLengthConstraintComponent, bindings={"value": "the IRI value, dropped"})
+def maxlength_drop_iri(ctx: Context, v: Violation) -> list[Patch]:
+    """sh:maxLength on an IRI value (its text is the node's name, never shortened): take the value off the path."""
+    if v.value is None or isinstance(v.value, Literal) or v.value == v.focus:
+        return []
+    return drop_value("maxLength.drop_iri", ctx, v, v.value)
 
 
 @strategy("pattern.generate", SH.PatternConstraintComponent,
@@ -72,6 +80,4 @@ def uniquelang_drop(ctx: Context, v: Violation) -> list[Patch]:
         if lang and lang.lower() in seen:
             drop.append(value_triple(ctx, v.focus, path, x))
         seen.add(lang.lower() if lang else None)
-    if not drop or None in drop:
-        return []
-    return [Patch("uniqueLang.drop_duplicates", frozenset(), frozenset(drop), frozenset({v.focus}))]
+    return dropping("uniqueLang.drop_duplicates", v.focus, drop)
