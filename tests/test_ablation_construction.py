@@ -100,3 +100,30 @@ def test_bad_curricula(tmp_path):
         load_construction(bad)
     r = CliRunner().invoke(main, ["ablate", str(bad), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "nope.ttl" in r.output
+
+
+def test_a_kill_after_a_train_task_wrote_memory_does_not_learn_it_twice(construction_run, tmp_path):
+    """A train task cut after its memory write but before its record: the resume puts the memory back first."""
+    from owl_memory import ItemSpec, Memory
+    from owl_memory.ablation.construction import run_construction
+    from owl_memory.errors import UnknownItem
+
+    out, _ = construction_run
+    job, cut, written = Job(str(CURRICULUM), "A2", 0, str(tmp_path), 3), [], []
+
+    def killed_on_second_train_task(task, memory, learn):
+        fields = run_construction(task, memory)
+        if learn and task.split == "train" and (cut.append(task.id) or len(cut) == 2):
+            written.append(memory.add(ItemSpec("Principle", "Written by the cut task", "Use when never.", "x")))
+            raise KeyboardInterrupt  # the kill lands after the task wrote memory, before its record
+        return fields
+
+    with pytest.raises(KeyboardInterrupt):
+        run_job(job, killed_on_second_train_task)
+    assert len(read_records(tmp_path / "parts" / "A2-r0.jsonl")) == 3  # two holdout tasks, the first train task
+    assert run_job(job) == 4
+    with Memory(tmp_path / "memories" / "A2-r0") as resumed, Memory(out / "memories" / "A2-r0") as straight:
+        with pytest.raises(UnknownItem):
+            resumed.get(written[0])
+        assert len(resumed) == len(straight) and len(resumed.to_graph()) == len(straight.to_graph())
+    assert sorted(p.name for p in (tmp_path / "memories").iterdir()) == ["A2-r0"]  # no backup left behind

@@ -9,8 +9,9 @@ strict-RLM agent, conditions A0-A4, train tasks through the learning loop). An e
 Layout of DIR: `memories/<arm>-r<repeat>/` (each arm's own copy of the starting memory, a --pack imported into
 it), `parts/<arm>-r<repeat>.jsonl` (records as they finish; a rerun skips every record already there), `runs/`
 (LM trajectories), `results.jsonl`, `summary.json`, `report.html`. A holdout task runs with learning off on a
-throwaway copy of the memory, so nothing it does is written to the arm's memory. A train task cut by a kill is run
-again on resume (its items, if it stored any before the kill, are then consolidated as duplicates).
+throwaway copy of the memory, so nothing it does is written to the arm's memory. While a train task runs, the arm's
+memory as it was before the task is kept beside it (`memories/<arm>-r<repeat>.before-<i>`); a resume after a kill
+puts it back unless the task's record was written, so a rerun task never learns twice.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def _memory(job: Job, frozen: bool):
     """The condition's memory (train), a throwaway copy of it (holdout), or an empty throwaway one (A0)."""
     from ..store.memory import Memory
 
-    live = Path(job.out) / "memories" / _stem(job)
+    live = _live(job)
     if job.condition not in MEMORY_FREE and not frozen:
         with Memory(live) as m:
             yield m
@@ -103,9 +104,48 @@ def _memory(job: Job, frozen: bool):
             yield m
 
 
+def _live(job: Job) -> Path:
+    """The arm's own memory folder."""
+    return Path(job.out) / "memories" / _stem(job)
+
+
+def _backup(job: Job, index: int) -> Path:
+    """Where the arm's memory is kept as it was before train task `index`."""
+    live = _live(job)
+    return live.with_name(f"{live.name}.before-{index}")
+
+
+@contextlib.contextmanager
+def _restorable(job: Job, index: int):
+    """Keep a copy of the arm's memory while train task `index` runs and its record is written."""
+    if job.condition in MEMORY_FREE:
+        yield
+        return
+    bak = _backup(job, index)
+    tmp = bak.with_name(bak.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(_live(job), tmp)
+    os.replace(tmp, bak)
+    yield
+    shutil.rmtree(bak)
+
+
+def _restore(job: Job, index: int, recorded: bool) -> None:
+    """After a kill inside train task `index`: drop its backup if its record was written, else put the memory back."""
+    bak = _backup(job, index)
+    shutil.rmtree(bak.with_name(bak.name + ".tmp"), ignore_errors=True)
+    if not bak.exists():
+        return
+    if recorded:
+        shutil.rmtree(bak)
+        return
+    shutil.rmtree(_live(job), ignore_errors=True)
+    os.replace(bak, _live(job))
+
+
 def _prepare(job: Job) -> None:
     """Create the condition's memory from a copy of the starting memory (once; a resumed job keeps its own)."""
-    live = Path(job.out) / "memories" / _stem(job)
+    live = _live(job)
     if job.condition in MEMORY_FREE or live.exists():
         return
     live.parent.mkdir(parents=True, exist_ok=True)
@@ -142,17 +182,22 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
     """Stream one arm's tasks, appending a record per finished task; returns how many were run now."""
     cur, default = _load(job)
     runner = runner or default
-    _prepare(job)
     part = Path(job.out) / "parts" / f"{_stem(job)}.jsonl"
     part.parent.mkdir(parents=True, exist_ok=True)
     trim_torn(part)
     done, ran = {r.key for r in read_records(part)}, 0
-    for phase, cp, seen, index in schedule(len(cur.train), job.holdout_every):
+    steps = schedule(len(cur.train), job.holdout_every)
+    for phase, cp, _, index in steps:
+        if phase == "train":
+            _restore(job, index, (job.arm, job.repeat, phase, cp, cur.train[index].id) in done)
+    _prepare(job)
+    for phase, cp, seen, index in steps:
         tasks = [cur.train[index]] if phase == "train" else cur.holdout
         for task in tasks:
             if (job.arm, job.repeat, phase, cp, task.id) in done:
                 continue
-            append_record(part, _run_one(job, runner, task, phase, cp, seen))
+            with _restorable(job, index) if phase == "train" else contextlib.nullcontext():
+                append_record(part, _run_one(job, runner, task, phase, cp, seen))
             ran += 1
     return ran
 
