@@ -198,13 +198,7 @@ class BlobStore(PayloadStore):
 
     def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
         """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them."""
-        data, hits, i = self.load(key), [], -1
-        while len(hits) < limit and pattern:
-            i = data.find(pattern, i + 1)
-            if i < 0:
-                break
-            hits.append(i)
-        return hits
+        return find_offsets(self.load(key), pattern, limit)
 
     def integrity(self) -> list[str]:
         """SQLite's integrity check of the blob file: [] when sound, else its messages."""
@@ -213,3 +207,14 @@ class BlobStore(PayloadStore):
     def close(self) -> None:
         """Close the SQLite connection."""
         self.db.close()
+
+
+def find_offsets(data: str, pattern: str, limit: int) -> list[int]:
+    """Offsets where `pattern` occurs literally in `data` (overlapping ones too), at most `limit` of them."""
+    hits, i = [], -1
+    while len(hits) < limit and pattern:
+        i = data.find(pattern, i + 1)
+        if i < 0:
+            break
+        hits.append(i)
+    return hits

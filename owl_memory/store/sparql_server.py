@@ -29,7 +29,7 @@ from ..errors import MemoryNotFound, UnknownItem
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
 from . import retrieval, text_index
-from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, sha256
+from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, find_offsets, sha256
 from .items import COUNTERS, ID, ItemSpec
 from .sparql_client import SparqlClient, iri, string, term
 from .text_index import IDX
@@ -121,11 +121,11 @@ class ServerPayloads:
                 f"BIND(STRLEN(STRBEFORE(?rest, {string(pattern)})) AS ?before) }}")
             if not rows:
                 if not hits and not _PLAIN.fullmatch(pattern):  # a wide payload: search it here
-                    return _find_local(self.load(ref), pattern, limit)
+                    return find_offsets(self.load(ref), pattern, limit)
                 break
             hits.append(at + int(rows[0]["before"]))
             at = hits[-1] + 1
-        return hits or (_find_local(self.load(ref), pattern, limit) if self._wide(ref) else [])
+        return hits or (find_offsets(self.load(ref), pattern, limit) if self._wide(ref) else [])
 
     def close(self) -> None:
         """Nothing of its own to release (the memory closes the client)."""
@@ -152,17 +152,6 @@ class ServerPayloads:
         text = str(row["w"]) if row.get("w") is not None else bytes.fromhex(str(row["wh"] or "")).decode(
             _WIDE, "surrogatepass")
         return Ref(k, str(row["kind"]), size, k[7:]), min(start, size), text
-
-
-def _find_local(data: str, pattern: str, limit: int) -> list[int]:
-    """Offsets of `pattern` in `data`, at most `limit`."""
-    hits, i = [], -1
-    while len(hits) < limit and pattern:
-        i = data.find(pattern, i + 1)
-        if i < 0:
-            break
-        hits.append(i)
-    return hits
 
 
 class SparqlServerBackend:
