@@ -628,11 +628,13 @@ def ablation_report(folder, as_json):
 @click.option("--pack", help="Memory pack (shipped name or JSONL file) imported into every condition's starting "
                              "memory (A0 has none).")
 @click.option("--max-iters", type=int, default=12, show_default=True, help="LM curricula: RLM iterations per task.")
+@click.option("--max-llm-calls", type=int, default=20, show_default=True,
+              help="LM curricula: LM calls per task (the same budget in every condition).")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
 @json_option
 @library_errors
 def ablate_command(curriculum, conditions, lm, api_base, out, holdout_every, repeats, start_memory, pack, max_iters,
-                   serial, as_json):
+                   max_llm_calls, serial, as_json):
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
     Writes OUT/results.jsonl, OUT/summary.json and OUT/report.html; an interrupted run resumes from OUT without
@@ -649,7 +651,7 @@ def ablate_command(curriculum, conditions, lm, api_base, out, holdout_every, rep
 
     summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
                      memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
-                     max_iters=max_iters)
+                     max_iters=max_iters, max_llm_calls=max_llm_calls)
     emit(summary, as_json, lambda s: _ablation_report(s, out))
 
 

@@ -25,6 +25,7 @@ CURRICULUM = Path(__file__).parent / "data" / "ablation" / "mini.yaml"
 GOLD = {"Name one direct subclass of lib:Work.": "Book", "Name the class for lending institutions.": "Library",
         "Name the superclass of lib:Book.": "Work", "Name the class of people who write.": "Person"}
 CONDITIONS = ("A0", "A1", "A2", "A3", "A4")
+BUDGETS = ("--max-iters", "4", "--max-llm-calls", "7")  # not the defaults (12, 20): the runs must get these
 # Step one reads memory through whatever tools the condition has and prints the best item's content when a tool
 # returns it (only A4's do); step two answers right only when memory gave it something.
 STEP_ONE = """# step one
@@ -49,7 +50,7 @@ def respond(body: dict) -> str:
 def _start_killable(out: Path, base: str) -> subprocess.Popen:
     """`owl-memory ablate` over A2 and A4 in parallel processes, in its own process group (a kill takes them all)."""
     cmd = [sys.executable, "-m", "owl_memory", "ablate", str(CURRICULUM), "--conditions", "A2,A4", "--lm",
-           "openai/replay", "--api-base", base, "--out", str(out)]
+           "openai/replay", "--api-base", base, "--out", str(out), *BUDGETS]
     env = {**os.environ, "OPENAI_API_KEY": "local-server"}
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
@@ -76,7 +77,7 @@ def ablation(tmp_path_factory):
         before = _kill_after(_start_killable(out, server.base), out / "parts" / "A2-r0.jsonl", 3)
         os.environ.setdefault("OPENAI_API_KEY", "local-server")
         summary = ablate(CURRICULUM, ",".join(CONDITIONS), out=out, lm="openai/replay", api_base=server.base,
-                         holdout_every=1, parallel=False)
+                         holdout_every=1, parallel=False, max_iters=4, max_llm_calls=7)
     return out, before, summary
 
 
@@ -98,6 +99,15 @@ def test_every_record_present_and_well_formed(ablation):
         assert d["judge"] == "answer"
     tools = {c: sum(r.tool_calls for r in recs if r.condition == c) for c in CONDITIONS}
     assert tools["A0"] == tools["A1"] == 0 and min(tools["A2"], tools["A3"], tools["A4"]) > 0
+
+
+def test_budgets_reach_every_run_including_those_the_command_line_started(ablation):
+    out, before, summary = ablation
+    assert (summary["max_iters"], summary["max_llm_calls"]) == (4, 7)
+    for stem in ("A2-r0", "A4-r0"):  # started by `owl-memory ablate --max-iters 4 --max-llm-calls 7`, then resumed
+        configs = [json.loads(p.read_text().split("\n", 1)[0])["config"]  # a killed run's file may end torn
+                   for p in (out / "runs" / stem).glob("*.jsonl")]
+        assert len(configs) >= 8 and {(c["max_iters"], c["max_llm_calls"]) for c in configs} == {(4, 7)}, stem
 
 
 def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
@@ -153,6 +163,8 @@ def test_lm_curriculum_needs_an_lm_and_known_conditions(tmp_path, monkeypatch):
         ablate(CURRICULUM, "A0,A2", out=tmp_path / "x")
     with pytest.raises(ConfigError, match="A5"):
         ablate(CURRICULUM, "A0,A5", out=tmp_path / "x", lm="openai/replay")
+    with pytest.raises(ConfigError, match="--max-llm-calls must be at least 1"):
+        ablate(CURRICULUM, "A0,A2", out=tmp_path / "x", lm="openai/replay", max_llm_calls=0)
     assert not (tmp_path / "x").exists()
 
 
@@ -165,6 +177,7 @@ def test_pack_seeds_every_memory_condition_and_the_api_is_exported(tmp_path):
     pack = str(pack_path("starter"))
     for cond in ("A0", "A2"):
         _prepare(Job(str(CURRICULUM), cond, 0, str(tmp_path), 1, kind="lm", pack=pack))
-    assert not (tmp_path / "memories" / "A0-r0").exists()  # A0 has no memory to seed
+    with Memory(tmp_path / "memories" / "A0-r0") as m:
+        assert len(m) == 0  # A0 has no memory to seed: its tasks get copies of an empty one
     with Memory(tmp_path / "memories" / "A2-r0") as m:
         assert len(m) == len(read_pack(Path(pack), "starter")) > 0

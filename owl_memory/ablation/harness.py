@@ -32,6 +32,7 @@ from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
 from .records import Record, append_record, read_records, summarize, trim_torn
 from .report import RESULTS, SUMMARY, build_report
+from .spawn_guard import check_spawn_safe
 
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
@@ -89,17 +90,15 @@ def _stem(job: Job) -> str:
 
 @contextlib.contextmanager
 def _memory(job: Job, frozen: bool):
-    """The condition's memory (train), a throwaway copy of it (holdout), or an empty throwaway one (A0)."""
+    """The arm's memory (train), or a throwaway copy of it (holdout, and every A0 task: A0's memory stays empty)."""
     from ..store.memory import Memory
 
-    live = _live(job)
     if job.condition not in MEMORY_FREE and not frozen:
-        with Memory(live) as m:
+        with Memory(_live(job)) as m:
             yield m
         return
     with tempfile.TemporaryDirectory(prefix="owl-memory-holdout-") as tmp:
-        if job.condition not in MEMORY_FREE:
-            shutil.copytree(live, Path(tmp) / "m")
+        shutil.copytree(_live(job), Path(tmp) / "m")
         with Memory(Path(tmp) / "m") as m:
             yield m
 
@@ -144,22 +143,23 @@ def _restore(job: Job, index: int, recorded: bool) -> None:
 
 
 def _prepare(job: Job) -> None:
-    """Create the condition's memory from a copy of the starting memory (once; a resumed job keeps its own)."""
+    """Create the arm's memory once (a resumed job keeps its own): a copy of the starting memory with the pack
+    imported, or an empty one for A0, which every A0 task gets a throwaway copy of (copying beats creating)."""
+    from ..store.memory import Memory
+
     live = _live(job)
-    if job.condition in MEMORY_FREE or live.exists():
+    if live.exists():
         return
     live.parent.mkdir(parents=True, exist_ok=True)
     tmp = live.with_name(live.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    if job.start_memory:
+    free = job.condition in MEMORY_FREE
+    if job.start_memory and not free:
         shutil.copytree(job.start_memory, tmp)
-    else:
-        tmp.mkdir()
-    if job.pack:
-        from ..learning.packs import import_pack
-        from ..store.memory import Memory
+    with Memory(tmp) as m:
+        if job.pack and not free:
+            from ..learning.packs import import_pack
 
-        with Memory(tmp) as m:
             import_pack(m, job.pack)
     os.replace(tmp, live)
 
@@ -231,10 +231,11 @@ def _arms(curriculum: Path, conditions, kind: str) -> tuple[Path, list]:
     return curriculum, [plain(c) for c in names]
 
 
-def _check(every: int, repeats: int, kind: str, lm) -> None:
-    """ConfigError for a bad count, or an LM curriculum without an LM."""
-    if every < 1 or repeats < 1:
-        raise ConfigError("--holdout-every and --repeats must be at least 1")
+def _check(counts: dict[str, int], kind: str, lm) -> None:
+    """ConfigError for a count below 1 (named by its option), or an LM curriculum without an LM."""
+    bad = [name for name, n in counts.items() if n < 1]
+    if bad:
+        raise ConfigError(f"{' and '.join(bad)} must be at least 1")
     if kind == "lm" and lm is None and not os.environ.get("OWL_MEMORY_LM"):
         raise ConfigError("this curriculum is run by an LM agent: pass --lm MODEL (e.g. openai/gpt-4o-mini, with "
                           "--api-base URL for a local server) or set OWL_MEMORY_LM; construction curricula need none")
@@ -260,11 +261,17 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
 
     `curriculum` is a construction curriculum (no LM; A0, A2), an LM curriculum (A0-A4; needs `lm`, a model
     string, or an LM object, which runs the arms one after another) or an experiment file (its config names).
+    `max_iters` and `max_llm_calls` are the RLM budgets of every task, the same in every condition.
+
+    parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
+    script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
+    An unguarded call raises ConfigError before anything starts; `python -c`, notebooks and the CLI need no guard.
     """
     from .construction import is_construction
 
     kind = "construction" if is_construction(curriculum) else "lm"
-    _check(holdout_every, repeats, kind, lm)
+    _check({"--holdout-every": holdout_every, "--repeats": repeats, "--max-iters": max_iters,
+            "--max-llm-calls": max_llm_calls}, kind, lm)
     path, arms = _arms(Path(curriculum), conditions, kind)
     meta = _curriculum_meta(path, kind)
     if pack:
@@ -272,22 +279,26 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
 
         pack = str(pack_path(pack))
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     options = () if kind == "construction" else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
                                                  ("max_llm_calls", max_llm_calls))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
                 a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"))
             for r in range(repeats) for a in arms]
-    _run_jobs(jobs, parallel and (lm is None or isinstance(lm, str)))
+    parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1
+    if parallel:
+        check_spawn_safe("owl_memory.ablate(parallel=True)")
+    out.mkdir(parents=True, exist_ok=True)
+    _run_jobs(jobs, parallel)
     meta.update({"conditions": [a.name for a in arms], "arms": [a.to_dict() for a in arms],
                  "holdout_every": holdout_every, "repeats": repeats, "pack": pack,
-                 "lm": None if lm is None else str(getattr(lm, "model", lm))})
+                 "lm": None if lm is None else str(getattr(lm, "model", lm)),
+                 **({} if kind == "construction" else {"max_iters": max_iters, "max_llm_calls": max_llm_calls})})
     return finish(out, jobs, meta)
 
 
 def _run_jobs(jobs: list[Job], parallel: bool) -> None:
     """Run the jobs, in parallel processes when asked (an LM object cannot cross processes: run serially)."""
-    if parallel and len(jobs) > 1:
+    if parallel:
         with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
             list(pool.map(run_job, jobs))
     else:
