@@ -74,3 +74,29 @@ def test_server_commands_run_as_written(tmp_path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def python_blocks() -> list[str]:
+    """Every ```python block of the README."""
+    return re.findall(r"```python\n(.*?)```", ROOT.joinpath("README.md").read_text(encoding="utf-8"), re.S)
+
+
+def test_python_examples_run_as_written(tmp_path, monkeypatch, capsys):
+    """Every Python example compiles; those that need no LM run: the memory one, its SPARQL question, repair."""
+    from owl_memory import Memory
+
+    blocks = python_blocks()
+    for block in blocks:
+        compile(block, "README.md", "exec")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(next(b for b in blocks if "ItemSpec(" in b), "README.md", "exec"), {})
+    text = " ".join(ROOT.joinpath("README.md").read_text(encoding="utf-8").split())
+    question = re.search(r"failed more often than they succeeded\? `([^`]+)`", text).group(1)
+    with Memory(tmp_path / ".owl-memory") as m:
+        assert m.sparql(question)["columns"] == ["i"]
+    shapes = ROOT / "experiments" / "construction" / "library.shapes.ttl"
+    example = next(b for b in blocks if "mutations(" in b).replace('"my-shapes.ttl"', repr(str(shapes)))
+    capsys.readouterr()
+    exec(compile(example, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 5 and all(line.endswith(" True") for line in lines)  # every mutation repaired
