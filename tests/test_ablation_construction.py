@@ -39,9 +39,10 @@ def test_holdout_ontologies_are_unseen():
 
 @pytest.fixture(scope="module")
 def construction_run(tmp_path_factory):
-    """One serial A0/A2 ablation over the shipped curriculum, checkpoints before and after training."""
+    """One A0/A2 ablation over the shipped curriculum, checkpoints before and after training, the two conditions in
+    parallel (spawned) processes as users run it."""
     out = tmp_path_factory.mktemp("construction")
-    return out, ablate(CURRICULUM, "A0,A2", out=out, holdout_every=3, parallel=False)
+    return out, ablate(CURRICULUM, "A0,A2", out=out, holdout_every=3, parallel=True)
 
 
 def test_memory_helps_on_unseen_ontologies(construction_run):
