@@ -629,7 +629,7 @@ def ablation_report(folder, as_json):
                              "memory (A0 has none).")
 @click.option("--max-iters", type=int, default=12, show_default=True, help="LM curricula: RLM iterations per task.")
 @click.option("--max-llm-calls", type=int, default=20, show_default=True,
-              help="LM curricula: LM calls per task (the same budget in every condition).")
+              help="LM curricula: sub-LLM calls (llm_query from the model's code) per task.")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
 @json_option
 @library_errors

@@ -261,7 +261,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
 
     `curriculum` is a construction curriculum (no LM; A0, A2), an LM curriculum (A0-A4; needs `lm`, a model
     string, or an LM object, which runs the arms one after another) or an experiment file (its config names).
-    `max_iters` and `max_llm_calls` are the RLM budgets of every task, the same in every condition.
+    `max_iters` (RLM iterations) and `max_llm_calls` (sub-LLM calls from the model's code) are the budgets of every
+    task, the same in every condition.
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
     script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
