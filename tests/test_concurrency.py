@@ -135,30 +135,35 @@ def _create_and_add(path: Path, out: Path) -> None:
             f.flush()
 
 
-def _seconds_to_first_write(path: Path) -> float:
-    """How long creating a memory and adding one item takes on this machine (the kill drill scales to it)."""
+def _calibrate(path: Path) -> tuple[float, float]:
+    """Seconds until a new memory exists (memory.sqlite3 renamed into place) and until its first add returned, on
+    this machine now (the kill drill scales to both)."""
     out = path.with_suffix(".ids")
-    started = time.monotonic()
+    started, created = time.monotonic(), None
     pid = _fork(_create_and_add, path, out)
     while not (out.exists() and out.read_text().strip()):
+        if created is None and (path / "memory.sqlite3").exists():
+            created = time.monotonic() - started
         time.sleep(0.002)
     elapsed = time.monotonic() - started
     os.kill(pid, 9)
     os.waitpid(pid, 0)
-    return elapsed
+    return created or elapsed, elapsed
 
 
 def test_kill_9_at_any_moment_leaves_no_memory_or_one_that_opens_with_every_returned_write(tmp_path):
     import random
     import signal
 
-    first_write = _seconds_to_first_write(tmp_path / "calibration")
+    created, first_write = _calibrate(tmp_path / "calibration")
     rng, outcomes = random.Random(20261123), {"none": 0, "opens": 0}
     for trial in range(50):
         path, out = tmp_path / f"m{trial}", tmp_path / f"ids{trial}"
         pid = _fork(_create_and_add, path, out)
-        # kill times sweep 0 .. 1.6x this machine's creation + first add: over half of them land inside creation
-        time.sleep(first_write * 1.6 * (trial + rng.random()) / 50)
+        # even trials sweep 0 .. 1.2x this machine's creation time (most land inside creation), odd ones 0 .. 1.6x
+        # creation + first add: the share inside creation no longer depends on how creation compares to an add
+        span = created * 1.2 if trial % 2 == 0 else first_write * 1.6
+        time.sleep(span * (trial // 2 + rng.random()) / 25)
         os.kill(pid, signal.SIGKILL)
         assert os.waitpid(pid, 0)[1] != 0
         returned = out.read_text().split() if out.exists() else []
