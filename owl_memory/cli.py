@@ -43,7 +43,9 @@ def lm_options(f):
     """Shared `--lm MODEL` and `--api-base URL` options."""
     f = click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")(f)
     return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini "
-                                     "(run: default $OWL_MEMORY_LM; sprint: default none, symbolic only).")(f)
+                                     "(run: default $OWL_MEMORY_LM; sprint: default none, symbolic only); for run, "
+                                     "train and ablate also 'scripted': a fixed two-step stand-in, no model, that "
+                                     "answers nothing (to try the commands).")(f)
 
 
 def library_errors(f):

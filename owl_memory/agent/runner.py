@@ -25,6 +25,7 @@ from . import context
 from .conditions import CONDITIONS, TOOL_CONDITIONS
 from .dspy_compat import HookedRLM, LocalInterpreter, format_output
 from .leakage import measure
+from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox, clip
 
 HINT_CHARS = 300  # A3's packed hint
@@ -75,6 +76,8 @@ def resolve_lm(lm=None, api_base: str | None = None):
                           f"or set {LM_ENV}")
     if not isinstance(lm, str):
         return lm
+    if lm == SCRIPTED:
+        return scripted_lm()
     kwargs = {"api_base": api_base} if api_base else {}
     if api_base and lm.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         kwargs["api_key"] = "local-server"  # OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) take any key

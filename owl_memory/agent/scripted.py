@@ -1,0 +1,27 @@
+"""`--lm scripted`: a fixed two-step stand-in for a model, so `run`, `train` and `ablate` work from a fresh clone.
+
+It is not a model and solves nothing: every run makes the same two steps, (1) search memory by the task's ontology
+when the condition has memory tools (A0 and A1 have none) and print the titles found, (2) answer "unknown". A
+gold-judged task therefore fails, and the learning loop still does all of its work on it: judge, extract an
+AntiPattern, consolidate (the second failure of a kind merges), record provenance and the items a run used.
+Figures from it measure the pipeline and its costs, never what memory is worth.
+"""
+
+from __future__ import annotations
+
+SCRIPTED = "scripted"
+STEP_ONE = """# scripted step one: what memory holds for this ontology (A0 and A1 have no memory tools)
+try:
+    found = memory_search(ontology=(ontology.get('ontology') or [''])[0], k=3)['items']
+except NameError:
+    found = []
+print(len(found), [item['title'] for item in found])"""
+STEP_TWO = "SUBMIT(answer='unknown')  # a scripted stand-in answers nothing"
+
+
+def scripted_lm():
+    """A DSPy LM replaying the two steps: step two once step one is in the run's history, else step one."""
+    from dspy.utils import DummyLM
+
+    return DummyLM({"# scripted step one": {"reasoning": "Answer.", "code": STEP_TWO},
+                    "": {"reasoning": "Look in memory.", "code": STEP_ONE}})
