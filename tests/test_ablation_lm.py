@@ -4,12 +4,14 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its price list (no network)
 
+import functools  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -71,14 +73,18 @@ def _kill_after(proc: subprocess.Popen, part: Path, lines: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ablation(tmp_path_factory):
-    """A2 (`owl-memory ablate`) killed after its third record, then all five conditions over the same DIR (in this
-    process: the suite stays fast)."""
+    """A2 (`owl-memory ablate`) killed after its third record while A0, A1 and A3 run in this process over the same
+    DIR (the command's start-up overlaps real work), then all five over that DIR: A2 resumes, A4 runs, the rest are
+    done. In this process, so the suite stays fast."""
     out = tmp_path_factory.mktemp("ablation")
-    with ScriptedServer([], respond=respond) as server:
-        before = _kill_after(_start_killable(out, server.base), out / "parts" / "A2-r0.jsonl", 3)
-        os.environ.setdefault("OPENAI_API_KEY", "local-server")
-        summary = ablate(CURRICULUM, ",".join(CONDITIONS), out=out, lm="openai/replay", api_base=server.base,
-                         holdout_every=1, parallel=False, max_iters=4, max_llm_calls=7)
+    os.environ.setdefault("OPENAI_API_KEY", "local-server")
+    run = functools.partial(ablate, CURRICULUM, out=out, lm="openai/replay", holdout_every=1, parallel=False,
+                            max_iters=4, max_llm_calls=7)
+    with ScriptedServer([], respond=respond) as server, ThreadPoolExecutor(1) as killer:
+        kill = killer.submit(_kill_after, _start_killable(out, server.base), out / "parts" / "A2-r0.jsonl", 3)
+        run("A0,A1,A3", api_base=server.base)
+        before = kill.result()
+        summary = run(",".join(CONDITIONS), api_base=server.base)
     return out, before, summary
 
 
