@@ -139,3 +139,22 @@ def test_report_renders_in_chromium(tmp_path):
     assert (w, h) == (1280, 1400)
     condition_colours = {bytes.fromhex(c) for c in ("7f7f7f", "2ca02c", "d62728")}
     assert len(colours) > 20 and condition_colours <= colours
+
+
+def test_headline_names_the_learner_and_says_when_nothing_learned_or_leaked(tmp_path):
+    """The page's three sentences name the winner, all tied winners, or say that no condition learned or leaked."""
+    from owl_memory.ablation.report import headline
+
+    lead = headline(summarize(_records()))
+    assert "Learned most: <b>A2</b>" in lead and "Most leakage: <b>A4</b>" in lead
+    flat = [Record(c, 0, "holdout", cp, cp, "h", "holdout", False, "answer", iterations=2)
+            for c in ("A0", "A2") for cp in range(2)]
+    lead = headline(summarize(flat, {"curriculum": "flat"}))
+    assert "No condition learned" in lead and "Learned most" not in lead
+    assert "No payload characters reached the LM history" in lead and "Cheapest: <b>A0, A2</b>" in lead
+    _write(tmp_path, flat)
+    meta = json.loads((tmp_path / "summary.json").read_text())
+    meta["arms"] = [{"name": "A0", "condition": "A0", "layers": []},
+                    {"name": "E3", "condition": "A2", "layers": ["L1"]}]
+    (tmp_path / "summary.json").write_text(json.dumps(meta))
+    assert "arms: <b>A0; E3 = A2 + L1</b>" in build_report(tmp_path).read_text()

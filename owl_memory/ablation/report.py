@@ -114,21 +114,37 @@ def tables(summary: dict) -> str:
 
 
 def headline(summary: dict) -> str:
-    """Three sentences: which condition learned most, what it cost, how much leaked."""
+    """Three sentences: which condition learned most, what it cost, how much leaked (ties named, none said so)."""
     conds = summary["conditions"]
     if not conds:
         return "<p>No records yet.</p>"
-    best = max(conds, key=lambda n: conds[n]["memory_growth"]["success_gain"])
-    cheap = min(conds, key=lambda n: conds[n]["tokens_per_task"])
-    leak = max(conds, key=lambda n: conds[n]["leakage"]["payload_chars_in_history_mean"])
-    g = conds[best]["memory_growth"]
+    gain = {n: c["memory_growth"]["success_gain"] for n, c in conds.items()}
+    tokens = {n: c["tokens_per_task"] for n, c in conds.items()}
+    leak = {n: c["leakage"]["payload_chars_in_history_mean"] for n, c in conds.items()}
+    best, cheap, leaky = _tied(gain, max), _tied(tokens, min), _tied(leak, max)
+    g = conds[best[0]]["memory_growth"]
+    learned = (f"Learned most: <b>{_names(best)}</b> (holdout success {g['success_gain']:+.3g} from first to last "
+               f"checkpoint, memory {g['items_start']:g} → {g['items_end']:g} items)." if gain[best[0]] > 0 else
+               f"No condition learned: holdout success did not rise from the first to the last checkpoint "
+               f"(best change {gain[best[0]]:+.3g}).")
+    leaked = (f"Most leakage: <b>{_names(leaky)}</b> ({leak[leaky[0]]:g} payload characters per run in the LM "
+              "history)." if leak[leaky[0]] > 0 else "No payload characters reached the LM history in any condition.")
     return ("<ul class='lead'>"
-            f"<li>Learned most: <b>{escape(best)}</b> (holdout success {g['success_gain']:+.3g} from first to last "
-            f"checkpoint, memory {g['items_start']:g} → {g['items_end']:g} items).</li>"
-            f"<li>Cheapest: <b>{escape(cheap)}</b> ({conds[cheap]['tokens_per_task']:g} tokens and "
-            f"{conds[cheap]['iterations_per_task']:g} iterations per task).</li>"
-            f"<li>Most leakage: <b>{escape(leak)}</b> ({conds[leak]['leakage']['payload_chars_in_history_mean']:g} "
-            "payload characters per run in the LM history).</li>" + _validations_line(conds) + "</ul>")
+            f"<li>{learned}</li>"
+            f"<li>Cheapest: <b>{_names(cheap)}</b> ({tokens[cheap[0]]:g} tokens and "
+            f"{conds[cheap[0]]['iterations_per_task']:g} iterations per task).</li>"
+            f"<li>{leaked}</li>" + _validations_line(conds) + "</ul>")
+
+
+def _tied(values: dict, pick) -> list[str]:
+    """The names whose value is the best one (`pick` is max or min), in order."""
+    top = pick(values.values())
+    return [n for n, v in values.items() if v == top]
+
+
+def _names(names: list[str]) -> str:
+    """Names for the page, tied ones joined."""
+    return escape(", ".join(names))
 
 
 def _validations_line(conds: dict) -> str:
@@ -144,11 +160,20 @@ def _validations_line(conds: dict) -> str:
 
 
 def _meta(meta: dict) -> str:
-    """The run's settings as one line of key: value pairs."""
-    def text(v):
+    """The run's settings as one line of key: value pairs (arms as `name = condition + layers`)."""
+    def text(k, v):
+        if k == "arms" and isinstance(v, list):
+            return "; ".join(_arm(a) for a in v)
         return v if isinstance(v, str) else json.dumps(v, default=str)
 
-    return " · ".join(f"{escape(str(k))}: <b>{escape(text(v))}</b>" for k, v in meta.items())
+    return " · ".join(f"{escape(str(k))}: <b>{escape(text(k, v))}</b>" for k, v in meta.items())
+
+
+def _arm(arm: dict) -> str:
+    """One arm in words: its name, and its condition and context layers when they say more than the name."""
+    parts = [arm.get("condition", "")] + list(arm.get("layers") or ())
+    said = " + ".join(p for p in parts if p)
+    return arm.get("name", "") if said == arm.get("name") else f"{arm.get('name', '')} = {said}"
 
 
 def render(summary: dict, records: list) -> str:
