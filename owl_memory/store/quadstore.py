@@ -9,7 +9,7 @@ import io
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -109,19 +109,32 @@ class QuadstoreBackend(Backend):
         return g
 
     def cards(self, ids: Sequence[str]) -> list[dict]:
-        """Search cards, in the order of `ids`, read straight from the quadstore tables."""
-        return [self._card(i) for i in ids]
+        """Search cards, in the order of `ids`, read straight from the quadstore tables (three queries for all)."""
+        if not ids:
+            return []
+        sid, iris = self.sid, [str(ITEM[i]) for i in ids]
+        marks = ", ".join("?" * len(ids))
+        node = dict(self.db.execute(f"SELECT iri, storid FROM resources WHERE iri IN ({marks})", iris).fetchall())
+        nodes = [node[i] for i in iris]
+        one: dict[int, dict[int, object]] = {n: {} for n in nodes}
+        for n, p, o in self.db.execute(f"SELECT s, p, o FROM datas WHERE s IN ({marks})", nodes):
+            one[n].setdefault(p, o)
+        links: dict[tuple[int, int], list[str]] = {}
+        linked = (sid[RDF.type], sid[OM.appliesToOntology], sid[OM.conflictsWith])
+        for n, p, o in self.db.execute(f"SELECT x.s, x.p, r.iri FROM objs x JOIN resources r ON r.storid = x.o "
+                                       f"WHERE x.s IN ({marks}) AND x.p IN (?, ?, ?)", [*nodes, *linked]):
+            links.setdefault((n, p), []).append(o)
+        return [self._card(i, one[n], lambda p, n=n: sorted(links.get((n, sid[p]), ())))
+                for i, n in zip(ids, nodes, strict=True)]
 
-    def _card(self, i: str) -> dict:
-        """The card of one stored item."""
-        s, sid = self.storid(ITEM[i]), self.sid
-        one = {p: vals[0] for p, vals in self._values(s).items()}
-        kinds = [str(o).rsplit("#", 1)[-1] for o in self._terms(self._objects(s, sid[RDF.type]))]
+    def _card(self, i: str, one: dict, objects: Callable) -> dict:
+        """The card of one item from its first data value per property id and `objects(property)` (sorted IRIs)."""
+        sid = self.sid
+        kinds = [o.rsplit("#", 1)[-1] for o in objects(RDF.type)]
         return {"id": i, "kind": next((k for k in kinds if k in KINDS), None), "title": one[sid[OM.title]],
-                "summary": one[sid[OM.summary]],
-                "applies_to": sorted(str(o) for o in self._terms(self._objects(s, sid[OM.appliesToOntology]))),
+                "summary": one[sid[OM.summary]], "applies_to": objects(OM.appliesToOntology),
                 "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]]),
-                "conflicts_with": sorted(_item_ids(self._terms(self._objects(s, sid[OM.conflictsWith]))))}
+                "conflicts_with": sorted(_item_ids(objects(OM.conflictsWith)))}
 
     def search(self, query: retrieval.SearchQuery) -> list[tuple[str, float]]:
         """Ranked (id, score) pairs through the FTS5 accelerator (retrieval.rank)."""
