@@ -117,6 +117,26 @@ def test_bad_inputs_raise_typed_errors():
         verify(DATA, HEAD + 'ex:S a sh:NodeShape ; sh:targetNode ex:a ; sh:minCount "x" .')
 
 
+@pytest.mark.parametrize("select, error", [
+    ("SELECT ?person WHERE { ?person a ex:Person }", "selects \\?person but not \\?this"),
+    ("SELECT ?this WHERE { ?this a ", "does not parse"),
+])
+def test_a_sparql_target_that_does_not_select_this_is_a_load_error(select, error):
+    """pySHACL reads a SPARQL target's focus nodes from ?this: without it, a typed error naming the fix."""
+    target = f'ex:S a sh:NodeShape ; sh:target [ a sh:SPARQLTarget ; sh:select "{select}" ] ; sh:closed false .'
+    with pytest.raises(LoadError, match=error):
+        verify(DATA, HEAD + target)
+
+
+def test_sparql_targets_that_select_this_run():
+    """?this selected plainly, as an alias, or by SELECT *: the target's focus nodes are validated."""
+    for select in ("SELECT ?this WHERE { ?this a ex:Person }", "SELECT (?p AS ?this) WHERE { ?p a ex:Person }",
+                   "SELECT * WHERE { ?this a ex:Person }"):
+        shape = (f'ex:S a sh:NodeShape ; sh:target [ a sh:SPARQLTarget ; sh:select "{select}" ] ; '
+                 "sh:property [ sh:path ex:name ; sh:minCount 1 ] .")
+        assert verify(DATA, HEAD + shape).violation_count == 1, select  # ex:p2 has no name
+
+
 def test_inference_rdfs_sees_subclasses():
     data = HEAD + "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n" \
                   "ex:Student rdfs:subClassOf ex:Person . ex:s1 a ex:Student ."

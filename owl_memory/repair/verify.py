@@ -109,6 +109,7 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
     if inference not in INFERENCE:
         raise ConfigError(f"inference {inference!r} is not one of {', '.join(INFERENCE)}; pick one of those")
     data, shapes = load_graph(data), _copy(load_graph(shapes))  # pySHACL adds triples to the shapes graph
+    check_sparql_targets(shapes)
     scope = "focus" if focus_is_sound(shapes, focus) else "full"
     kwargs = {"focus_nodes": sorted(str(n) for n in focus)} if scope == "focus" else {}
     report = _validate(data, shapes, inference=None if inference == "none" else inference, **kwargs)
@@ -126,6 +127,29 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
         return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
     except ReportableRuntimeError as e:
         raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
+
+
+def check_sparql_targets(shapes: Graph) -> None:
+    """LoadError for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does not parse or
+    does not select ?this (pySHACL would fail with a bare KeyError); checked on the parsed query."""
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    targets = set(shapes.objects(None, SH.target)) | set(shapes.subjects(RDF.type, SH.SPARQLTargetType))
+    for node in sorted(targets, key=str):
+        for select in shapes.objects(node, SH.select):
+            try:
+                query = parseQuery(str(select))[1]
+            except ParseException as e:
+                raise LoadError(f"the sh:select of SPARQL target {node.n3()} does not parse ({e.msg} at column "
+                                f"{e.col}); fix the query in the shapes and retry") from e
+            if "projection" not in query:  # SELECT *: ?this is selected when the pattern binds it
+                continue
+            names = sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])
+            if "?this" not in names:
+                raise LoadError(f"the sh:select of SPARQL target {node.n3()} selects {', '.join(names)} but not ?this;"
+                                " a SHACL-SPARQL target must select its focus nodes as ?this "
+                                "(SELECT ?this WHERE ...): fix the shapes and retry")
 
 
 def _copy(g: Graph) -> Graph:
