@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
+from pyparsing import ParseException
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
@@ -109,7 +110,6 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
     if inference not in INFERENCE:
         raise ConfigError(f"inference {inference!r} is not one of {', '.join(INFERENCE)}; pick one of those")
     data, shapes = load_graph(data), _copy(load_graph(shapes))  # pySHACL adds triples to the shapes graph
-    check_sparql_targets(shapes)
     scope = "focus" if focus_is_sound(shapes, focus) else "full"
     kwargs = {"focus_nodes": sorted(str(n) for n in focus)} if scope == "focus" else {}
     report = _validate(data, shapes, inference=None if inference == "none" else inference, **kwargs)
@@ -127,12 +127,15 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
         return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
     except ReportableRuntimeError as e:
         raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
+    except (KeyError, ParseException) as e:  # a SPARQL target that does not parse, or a row without ?this
+        check_sparql_targets(shapes, e)
+        raise
 
 
-def check_sparql_targets(shapes: Graph) -> None:
-    """LoadError for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does not parse or
-    does not select ?this (pySHACL would fail with a bare KeyError); checked on the parsed query."""
-    from pyparsing import ParseException
+def check_sparql_targets(shapes: Graph, cause: Exception) -> None:
+    """LoadError (from `cause`) for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does
+    not parse or does not select ?this, checked on the parsed query. Such a target is harmless while it matches
+    nothing (real shapes files carry them), so pySHACL is let run first and this names the culprit when it fails."""
     from rdflib.plugins.sparql.parser import parseQuery
 
     targets = set(shapes.objects(None, SH.target)) | set(shapes.subjects(RDF.type, SH.SPARQLTargetType))
@@ -142,14 +145,14 @@ def check_sparql_targets(shapes: Graph) -> None:
                 query = parseQuery(str(select))[1]
             except ParseException as e:
                 raise LoadError(f"the sh:select of SPARQL target {node.n3()} does not parse ({e.msg} at column "
-                                f"{e.col}); fix the query in the shapes and retry") from e
+                                f"{e.col}); fix the query in the shapes and retry") from cause
             if "projection" not in query:  # SELECT *: ?this is selected when the pattern binds it
                 continue
             names = sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])
             if "?this" not in names:
                 raise LoadError(f"the sh:select of SPARQL target {node.n3()} selects {', '.join(names)} but not ?this;"
                                 " a SHACL-SPARQL target must select its focus nodes as ?this "
-                                "(SELECT ?this WHERE ...): fix the shapes and retry")
+                                "(SELECT ?this WHERE ...): fix the shapes and retry") from cause
 
 
 def _copy(g: Graph) -> Graph:
