@@ -42,8 +42,8 @@ def json_option(f):
 def lm_options(f):
     """Shared `--lm MODEL` and `--api-base URL` options."""
     f = click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")(f)
-    return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini "
-                                     "(run: default $OWL_MEMORY_LM; sprint: default none, symbolic only); for run, "
+    return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini (run: default "
+                                     "$OWL_MEMORY_LM; sprint and repair: default none, symbolic only); for run, "
                                      "train and ablate also 'scripted': a fixed two-step stand-in, no model, that "
                                      "answers nothing (to try the commands).")(f)
 
@@ -544,12 +544,15 @@ def _sprint_report(result: dict) -> None:
 @click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
 @click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix).")
 @click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
+@lm_options
 @memory_option
 @json_option
 @library_errors
-def repair_data(data, shapes, out, max_rounds, memory_path, as_json):
+def repair_data(data, shapes, out, max_rounds, lm, api_base, memory_path, as_json):
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
 
+    With --lm, a violation no operator can fix is handed to the model (capped tools; its change set passes the
+    same minimal-change rules and verification, and compiles like an operator's); without it, no LM is used.
     Exit 0 when the result conforms, 1 when violations are left, 2 on bad input. DATA and SHAPES may be one file:
     shape triples are never changed.
 
@@ -562,9 +565,15 @@ def repair_data(data, shapes, out, max_rounds, memory_path, as_json):
     if out:
         check_output(out, guess_format(out))  # before anything is compiled into memory
     graph, shape_graph = load_graph(data), load_graph(shapes)
+    proposer = None
+    if lm:
+        from .agent.runner import resolve_lm
+        from .construction.proposer import LLMRepairProposer
+
+        proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
     with Memory(memory_path) as m:
-        result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run)
+        result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer)
     if out:
         write_graph(result.graph, out, guess_format(out))
     emit(result.to_dict() | {"out": out}, as_json, _repair_report)

@@ -69,3 +69,33 @@ def test_unparsable_answer_changes_nothing(shapes):
     """Text that is not Turtle becomes an empty change set, not an exception."""
     res = repair(data("p1", "abc"), shapes, proposer=LLMRepairProposer(DummyLM([answer("ex:p1 :::", "")])))
     assert not res.conforms and res.proposed == 0 and res.lm_calls == 1 and not res.added
+
+
+def test_cli_repair_with_lm_asks_the_model_through_its_provider(shapes, tmp_path, monkeypatch):
+    """`owl-memory repair --lm M --api-base URL`: the model behind an OpenAI-compatible server fixes what no
+    operator can, the repair is compiled, and a second run repairs another part from memory with no LM."""
+    import json
+
+    from click.testing import CliRunner
+    from test_provider import ScriptedServer, action
+
+    from owl_memory.cli import main
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    (tmp_path / "shapes.ttl").write_text(SHAPES, encoding="utf-8")
+    for node, code in (("p1", "abc"), ("p2", "xyz")):
+        data(node, code).serialize(tmp_path / f"{node}.ttl", format="turtle")
+    step = answer('ex:p1 ex:code "AB12CD" .', 'ex:p1 ex:code "abc" .')
+    args = ["--shapes", str(tmp_path / "shapes.ttl"), "--memory", str(tmp_path / "mem"), "--json"]
+    with ScriptedServer([action(step["reasoning"], step["code"])]) as server:
+        first = CliRunner().invoke(main, ["repair", str(tmp_path / "p1.ttl"), *args, "--lm", "openai/replay",
+                                          "--api-base", server.base])
+        asked = len(server.requests)
+    assert first.exit_code == 0, first.output
+    out = json.loads(first.stdout)
+    assert out["conforms"] and out["lm_calls"] == 1 and out["proposed"] == 1 and out["compiled_new"] and asked == 1
+    second = CliRunner().invoke(main, ["repair", str(tmp_path / "p2.ttl"), *args])
+    assert second.exit_code == 0 and json.loads(second.stdout)["lm_calls"] == 0
+    without = CliRunner().invoke(main, ["repair", str(tmp_path / "p1.ttl"), "--shapes", str(tmp_path / "shapes.ttl"),
+                                        "--memory", str(tmp_path / "empty"), "--json"])
+    assert without.exit_code == 1 and "proposer" in json.dumps(json.loads(without.stdout)["reasons"])

@@ -383,7 +383,8 @@ class _Loop:
             done = set()
             for v, p, item in worked:
                 key = (p.operator, _dumps(_stored_choice(p)))
-                if self._known(item, p) or sig in still or key in done:
+                # a patch a stored operator made (concrete or abstract: both keep the whole choice) is known already
+                if item is not None or sig in still or key in done:
                     continue
                 done.add(key)
                 specs += self._specs(sig, v, p)
@@ -403,10 +404,6 @@ class _Loop:
                                     self.run_id)
                 except OwlMemoryError:
                     continue
-
-    def _known(self, item, p: Patch) -> bool:
-        """True when a stored operator (concrete or abstract, both keep the whole choice) made the patch."""
-        return item is not None
 
     def _specs(self, sig: str, v: Violation, p: Patch) -> list:
         """One verified patch as items: its Episode, its RepairOperator and the abstract-signature operator."""
