@@ -78,6 +78,44 @@ def test_defining_sparql_and_fts5_agree_on_every_shape_without_text(built):
     assert checked >= 20  # most of the 24 shapes return something: the comparison is not vacuous
 
 
+def test_a_memory_made_before_the_order_table_gets_it_on_open_and_read_only_ones_search_the_same(built):
+    """The order table (searches without text walk it) is built when an older memory is opened for writing; a
+    read-only older memory searches through FTS5 alone: the same ids in the same order either way."""
+    import shutil
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from test_damage import _as_reader
+
+    path, exported = built
+    root = Path(tempfile.mkdtemp())
+    try:
+        root.chmod(0o755)
+        old, locked = root / "old", root / "locked"
+        shutil.copytree(path, old)
+        with sqlite3.connect(old / "memory.sqlite3") as db:
+            db.execute("DROP TABLE om_order")
+        shutil.copytree(old, locked)
+        for f in locked.iterdir():
+            f.chmod(0o444)
+        locked.chmod(0o555)
+
+        def searches(memory_path):
+            """Whether the memory walks the order table, and the ids of every shape's search."""
+            with Memory(memory_path) as m:
+                return [m.backend.ordered, [[h["id"] for h in m.search(**kw)] for kw in shapes()]]
+
+        want = [retrieval.run_defining(exported, retrieval.search_query(**kw)) for kw in shapes()]
+        assert _as_reader(searches, locked) == [False, want]
+        assert searches(old) == [True, want]
+    finally:
+        for d in root.rglob("*"):
+            if d.is_dir():
+                d.chmod(0o755)
+        shutil.rmtree(root)
+
+
 APPLICABILITY = ("applies_to", "task_types", "failure_modes")
 
 

@@ -36,6 +36,13 @@ _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
         "priority UNINDEXED, confidence UNINDEXED, tokenize='unicode61')")
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
+# The same key tokens, one row each (plus ALL for every item), in search order: a search without text walks the
+# most selective token's rows in (priority, confidence, id) order and stops at k instead of sorting every match.
+ALL = "*"
+_ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
+          "item TEXT NOT NULL, s INTEGER NOT NULL)",
+          "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
+          "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
 
 
 @typed_reads(lambda backend: backend.path / "memory.sqlite3")
@@ -75,6 +82,11 @@ class QuadstoreBackend(Backend):
         if None in self.sid.values() and not self.read_only:
             with self.transaction():  # a memory made before a term joined the ontology: add the missing ones
                 self.sid = {t: self.storid(t, True) for t in self.sid}
+        self.ordered = self._has_order()
+        if not self.ordered and not self.read_only:
+            with self.transaction():  # a memory made before the order table: build it from the index rows
+                self._build_order()
+            self.ordered = True
         self._rdflib = None
         self.closed = False
 
@@ -293,6 +305,24 @@ class QuadstoreBackend(Backend):
                "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ? OFFSET ?")
         return self.db.execute(sql, [*params, limit, offset]).fetchall()
 
+    def key_ranked(self, tokens: Sequence[str], any_of: Sequence[str], limit: int, offset: int = 0) -> list[tuple]:
+        """(storid, id, 0.0) rows of live items holding every token of `tokens` and one of `any_of`, in
+        (priority, confidence, id) order: the first token's rows are walked in that order (its index), so the
+        query stops at `limit`; None when this memory has no order table (use fts_ranked)."""
+        if not self.ordered:
+            return None
+        first, rest = (tokens[0], tokens[1:]) if tokens else (ALL, ())
+        where = ["o.token = ?"] + ["EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token = ?)"] * len(rest)
+        if any_of:
+            where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token IN "
+                         f"({', '.join('?' * len(any_of))}))")
+        where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = o.s AND x.p = ?)")
+        where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = o.s AND a.p = ? AND a.o = 'true')")
+        sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE {' AND '.join(where)} "
+               "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
+        params = [first, *rest, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
+        return self.db.execute(sql, params).fetchall()
+
     def exceptions_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for the exceptions of the given rules."""
         return self._has_exception(items, "s")
@@ -321,6 +351,21 @@ class QuadstoreBackend(Backend):
                                f"({', '.join('?' * len(items))})", [self.sid[OM.hasException], *items]).fetchall()
         return dict(rows)
 
+    def _has_order(self) -> bool:
+        """True when the memory has the order table (memories made before it are read through FTS5 alone)."""
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'om_order'").fetchone() is not None
+
+    def _build_order(self) -> None:
+        """Create the order table and fill it from the FTS5 index rows (once, for a memory made before it)."""
+        if self._has_order():
+            return
+        for statement in _ORDER:
+            self.db.execute(statement)
+        rows = self.db.execute("SELECT rowid, keys, item, priority, confidence FROM om_fts").fetchall()
+        self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
+                            [(t, prio, conf, item, s) for s, keys, item, prio, conf in rows
+                             for t in (ALL, *keys.split())])
+
     def _index(self, spec: ItemSpec, g: Graph) -> None:
         """(Re)write the retrieval index row of an item; its rowid is the item's quadstore id."""
         s = self.storid(ITEM[spec.id])
@@ -332,6 +377,10 @@ class QuadstoreBackend(Backend):
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (s, spec.title, spec.summary, " ".join(spec.tags), keys, spec.id, spec.priority,
                          spec.confidence))
+        if self.ordered:
+            self.db.execute("DELETE FROM om_order WHERE s = ?", (s,))
+            self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
+                                [(t, spec.priority, spec.confidence, spec.id, s) for t in (ALL, *keys.split())])
 
     # ---- quadstore tables ----
     def storid(self, iri, create: bool = False) -> int | None:
@@ -397,6 +446,8 @@ def _create_graph(path: Path) -> None:
     world = owlready2.World(filename=str(tmp), exclusive=False)
     db = world.graph.db
     db.execute(_FTS)
+    for statement in _ORDER:
+        db.execute(statement)
     db.execute(f"PRAGMA user_version = {FORMAT}")
     world.get_ontology(str(ITEM))
     nt = memory_ontology().serialize(format="nt", encoding="utf-8")

@@ -28,7 +28,10 @@ them over the same fields to return the same order.
 **The embedded accelerator**: each item has one row in the `om_fts` index: the words of its title, summary and
 tags; key tokens for its kind and applicability links (`k<property id>x<object id>`, quadstore ids); and its
 priority, confidence and id. A search is a MATCH expression (keys AND words) passed as a bound parameter: user
-text reaches it only as quoted word tokens, filter values only as quadstore ids.
+text reaches it only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
+`om_order` table instead (one row per key token and item, plus `*` for every item, indexed in priority,
+confidence, id order): the first filter's rows in that order, each checked for the other keys, stopping at k, so
+it never sorts every match (a read-only memory made before that table searches through FTS5 alone).
 """
 from __future__ import annotations
 
@@ -214,8 +217,13 @@ def place_exceptions(rows: list, exceptions: list, below: set) -> list:
 
 def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
             offset: int = 0, exact: bool = False) -> list[tuple]:
-    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.fts_ranked); `exact`
-    scores are summed by the caller and rounded once, as the definition says."""
+    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.key_ranked without
+    text, else fts.fts_ranked); `exact` scores are summed by the caller and rounded once, as the definition says."""
+    if not q.words and only is None and not ranks:
+        rows = fts.key_ranked([key_token(p, o) for p, o in q.filters], [key_token(p, o) for p, o in q.kinds],
+                              limit, offset)
+        if rows is not None:
+            return rows
     return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset,
                           exact=exact)
 
