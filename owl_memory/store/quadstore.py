@@ -305,14 +305,13 @@ class QuadstoreBackend(Backend):
                "ORDER BY score DESC, priority DESC, confidence DESC, item ASC LIMIT ? OFFSET ?")
         return self.db.execute(sql, [*params, limit, offset]).fetchall()
 
-    def key_ranked(self, tokens: Sequence[str], any_of: Sequence[str], limit: int, offset: int = 0) -> list[tuple]:
-        """(storid, id, 0.0) rows of live items holding every token of `tokens` and one of `any_of`, in
-        (priority, confidence, id) order: the first token's rows are walked in that order (its index), so the
-        query stops at `limit`; None when this memory has no order table (use fts_ranked)."""
+    def key_ranked(self, token: str | None, any_of: Sequence[str], limit: int, offset: int = 0) -> list[tuple] | None:
+        """(storid, id, 0.0) rows of live items holding `token` (None: every item) and one of `any_of`, in
+        (priority, confidence, id) order: the token's rows are walked in that order (its index), so the query stops
+        at `limit`; None when this memory has no order table (use fts_ranked)."""
         if not self.ordered:
             return None
-        first, rest = (tokens[0], tokens[1:]) if tokens else (ALL, ())
-        where = ["o.token = ?"] + ["EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token = ?)"] * len(rest)
+        where = ["o.token = ?"]
         if any_of:
             where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token IN "
                          f"({', '.join('?' * len(any_of))}))")
@@ -320,7 +319,7 @@ class QuadstoreBackend(Backend):
         where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = o.s AND a.p = ? AND a.o = 'true')")
         sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE {' AND '.join(where)} "
                "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
-        params = [first, *rest, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
+        params = [token or ALL, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
         return self.db.execute(sql, params).fetchall()
 
     def exceptions_of(self, items: list[int]) -> dict[int, int]:

@@ -29,9 +29,10 @@ them over the same fields to return the same order.
 tags; key tokens for its kind and applicability links (`k<property id>x<object id>`, quadstore ids); and its
 priority, confidence and id. A search is a MATCH expression (keys AND words) passed as a bound parameter: user
 text reaches it only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
-`om_order` table instead (one row per key token and item, plus `*` for every item, indexed in priority,
-confidence, id order): the first filter's rows in that order, each checked for the other keys, stopping at k, so
-it never sorts every match (a read-only memory made before that table searches through FTS5 alone).
+`om_order` table instead when it has at most one filter (one row per key token and item, plus `*` for every item,
+indexed in priority, confidence, id order): that filter's rows in that order, each checked for a kind, up to k, so
+it never sorts every match; two or more filters intersect FTS5 doclists instead, which is faster when both are
+selective (a read-only memory made before that table searches through FTS5 alone).
 """
 from __future__ import annotations
 
@@ -218,10 +219,12 @@ def place_exceptions(rows: list, exceptions: list, below: set) -> list:
 def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
             offset: int = 0, exact: bool = False) -> list[tuple]:
     """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.key_ranked without
-    text, else fts.fts_ranked); `exact` scores are summed by the caller and rounded once, as the definition says."""
-    if not q.words and only is None and not ranks:
-        rows = fts.key_ranked([key_token(p, o) for p, o in q.filters], [key_token(p, o) for p, o in q.kinds],
-                              limit, offset)
+    text and with at most one filter: kinds are dense, so the walk meets k early; else fts.fts_ranked, whose
+    doclist intersection is faster for two selective filters); `exact` scores are summed by the caller and rounded
+    once, as the definition says."""
+    if not q.words and only is None and not ranks and len(q.filters) <= 1:
+        token = key_token(*q.filters[0]) if q.filters else None
+        rows = fts.key_ranked(token, [key_token(p, o) for p, o in q.kinds], limit, offset)
         if rows is not None:
             return rows
     return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset,
