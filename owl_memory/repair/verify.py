@@ -128,11 +128,11 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     except ReportableRuntimeError as e:
         raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
     except (KeyError, ParseException) as e:  # a SPARQL target that does not parse, or a row without ?this
-        check_sparql_targets(shapes, e)
+        _check_sparql_targets(shapes, e)
         raise
 
 
-def check_sparql_targets(shapes: Graph, cause: Exception) -> None:
+def _check_sparql_targets(shapes: Graph, cause: Exception) -> None:
     """LoadError (from `cause`) for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does
     not parse or does not select ?this, checked on the parsed query. Such a target is harmless while it matches
     nothing (real shapes files carry them), so pySHACL is let run first and this names the culprit when it fails."""

@@ -43,6 +43,9 @@ _ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority IN
           "item TEXT NOT NULL, s INTEGER NOT NULL)",
           "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
           "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
+# An item is live when nothing supersedes it and it is not archived (parameters: om:supersedes, om:archived ids).
+_LIVE = ("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = {item} AND x.p = ?) AND "
+         "NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = {item} AND a.p = ? AND a.o = 'true')")
 
 
 @typed_reads(lambda backend: backend.path / "memory.sqlite3")
@@ -295,8 +298,7 @@ class QuadstoreBackend(Backend):
         if only:
             where.append(f"rowid IN ({', '.join('?' * len(only))})")
             params.extend(only)
-        where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = om_fts.rowid AND x.p = ?)")
-        where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = om_fts.rowid AND a.p = ? AND a.o = 'true')")
+        where.append(_LIVE.format(item="om_fts.rowid"))
         params += [self.sid[OM.supersedes], self.sid[OM.archived]]
         bm25 = f"-bm25(om_fts, {_TEXT_WEIGHTS})"
         score = (bm25 if exact else f"round({bm25}, 6)") if scored else "0.0"
@@ -315,8 +317,7 @@ class QuadstoreBackend(Backend):
         if any_of:
             where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token IN "
                          f"({', '.join('?' * len(any_of))}))")
-        where.append("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = o.s AND x.p = ?)")
-        where.append("NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = o.s AND a.p = ? AND a.o = 'true')")
+        where.append(_LIVE.format(item="o.s"))
         sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE {' AND '.join(where)} "
                "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
         params = [token or ALL, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
@@ -362,8 +363,7 @@ class QuadstoreBackend(Backend):
             self.db.execute(statement)
         rows = self.db.execute("SELECT rowid, keys, item, priority, confidence FROM om_fts").fetchall()
         self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                            [(t, prio, conf, item, s) for s, keys, item, prio, conf in rows
-                             for t in (ALL, *keys.split())])
+                            [row for r in rows for row in _order_rows(*r)])
 
     def _index(self, spec: ItemSpec, g: Graph) -> None:
         """(Re)write the retrieval index row of an item; its rowid is the item's quadstore id."""
@@ -379,7 +379,7 @@ class QuadstoreBackend(Backend):
         if self.ordered:
             self.db.execute("DELETE FROM om_order WHERE s = ?", (s,))
             self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                                [(t, spec.priority, spec.confidence, spec.id, s) for t in (ALL, *keys.split())])
+                                _order_rows(s, keys, spec.id, spec.priority, spec.confidence))
 
     # ---- quadstore tables ----
     def storid(self, iri, create: bool = False) -> int | None:
@@ -511,6 +511,11 @@ def _stored(o: Literal):
     """The value owlready2's data table holds for a literal: numbers as numbers, everything else as its text."""
     v = o.toPython()
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(o)
+
+
+def _order_rows(s: int, keys: str, item: str, priority: int, confidence: float) -> list[tuple]:
+    """The om_order rows of an item: one per key token of its index row, plus ALL."""
+    return [(t, priority, confidence, item, s) for t in (ALL, *keys.split())]
 
 
 def _item_ids(iris: Iterable) -> list[str]:
