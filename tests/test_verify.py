@@ -128,6 +128,24 @@ def test_a_sparql_target_that_does_not_select_this_is_a_load_error(select, error
         verify(DATA, HEAD + target)
 
 
+@pytest.mark.parametrize("shape", [
+    'ex:S a sh:NodeShape ; sh:target [ a sh:SPARQLTarget ; sh:select "SELECT ?this WHERE { ?this a zz:P }" ] .',
+    'ex:S a sh:NodeShape ; sh:targetNode ex:p1 ; sh:sparql [ sh:select "SELECT $this WHERE { $this zz:n ?x }" ] .',
+])
+def test_an_undeclared_prefix_in_a_sparql_query_is_a_load_error_naming_the_shape(shape):
+    """rdflib raises a bare Exception for it: a typed error naming the shape, the prefix and where to declare it."""
+    with pytest.raises(LoadError, match=r"query of <http://ex.org/S> uses the prefix zz: .* sh:prefixes"):
+        verify(DATA, HEAD + shape)
+
+
+def test_a_declared_prefix_in_a_sparql_query_runs():
+    """The same constraint with the prefix declared through sh:prefixes validates (ex:p1 has no ex:n: conforms)."""
+    shape = ('ex:S a sh:NodeShape ; sh:targetNode ex:p1 ; sh:sparql [ sh:prefixes ex:decl ; '
+             'sh:select "SELECT $this WHERE { $this zz:n ?x }" ] . ex:decl sh:declare [ sh:prefix "zz" ; '
+             'sh:namespace "http://ex.org/"^^<http://www.w3.org/2001/XMLSchema#anyURI> ] .')
+    assert verify(DATA, HEAD + shape).conforms
+
+
 def test_sparql_targets_that_select_this_run():
     """?this selected plainly, as an alias, or by SELECT *: the target's focus nodes are validated."""
     for pattern in ("SELECT ?this WHERE { ?this a P }", "SELECT (?p AS ?this) WHERE { ?p a P }",

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-from pyparsing import ParseException
+from pyparsing import ParseException, ParseResults
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
+from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node
 from rdflib.util import from_n3
 
@@ -130,6 +131,45 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     except (KeyError, ParseException) as e:  # a SPARQL target that does not parse, or a row without ?this
         _check_sparql_targets(shapes, e)
         raise
+    except Exception as e:  # rdflib raises a bare Exception for a prefix a SHACL-SPARQL query does not declare
+        _check_sparql_prefixes(data, shapes, e)
+        raise
+
+
+def _check_sparql_prefixes(data: Graph, shapes: Graph, cause: Exception) -> None:
+    """LoadError (from `cause`) naming the shape whose SHACL-SPARQL query (sh:select or sh:ask) uses a prefix that
+    neither the query, its sh:prefixes nor the data graph declares, read off the parsed query."""
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    known = {p for p, _ in data.namespace_manager.namespaces()}
+    for node, text in sorted((*shapes.subject_objects(SH.select), *shapes.subject_objects(SH.ask)), key=str):
+        try:
+            parsed = parseQuery(str(text))
+        except ParseException:
+            continue
+        declared = {d.get("prefix") or "" for d in parsed[0]} | _declared_prefixes(shapes, node)
+        missing = sorted(_prefixes_used(parsed) - declared - known)
+        if missing:
+            owner = next(iter(sorted(shapes.subjects(None, node), key=str)), node)
+            raise LoadError(f"the SPARQL query of {owner.n3()} uses the prefix {missing[0]}: without declaring it; "
+                            f"add a PREFIX line to the query or declare it with sh:prefixes (sh:declare [ sh:prefix "
+                            f'"{missing[0]}" ; sh:namespace "..."^^xsd:anyURI ]) in the shapes, and retry') from cause
+
+
+def _declared_prefixes(shapes: Graph, node) -> set:
+    """Prefixes a SHACL-SPARQL query node declares through sh:prefixes / sh:declare."""
+    return {str(p) for o in shapes.objects(node, SH.prefixes) for d in shapes.objects(o, SH.declare)
+            for p in shapes.objects(d, SH.prefix)}
+
+
+def _prefixes_used(tree) -> set:
+    """Every prefix of a prefixed name in a parsed SPARQL query."""
+    if isinstance(tree, CompValue):
+        own = {tree.get("prefix") or ""} if tree.name == "pname" else set()
+        return own.union(*(_prefixes_used(v) for v in tree.values()))
+    if isinstance(tree, list | tuple | ParseResults):
+        return set().union(*(_prefixes_used(v) for v in tree))
+    return set()
 
 
 def _check_sparql_targets(shapes: Graph, cause: Exception) -> None:
