@@ -544,17 +544,20 @@ def _sprint_report(result: dict) -> None:
 @click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
 @click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix).")
 @click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
+@click.option("--keep-values", is_flag=True,
+              help="Replace or complete an offending value, never drop it (the default takes the smallest change).")
 @lm_options
 @memory_option
 @json_option
 @library_errors
-def repair_data(data, shapes, out, max_rounds, lm, api_base, memory_path, as_json):
+def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory_path, as_json):
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
 
     With --lm, a violation no operator can fix is handed to the model (capped tools; its change set passes the
     same minimal-change rules and verification, and compiles like an operator's); without it, no LM is used.
     Exit 0 when the result conforms, 1 when violations are left, 2 on bad input. DATA and SHAPES may be one file:
-    shape triples are never changed.
+    shape triples are never changed. The smallest change set that verifies wins: an optional bad value is dropped
+    (one triple) rather than replaced (two) unless --keep-values is given.
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
@@ -573,7 +576,8 @@ def repair_data(data, shapes, out, max_rounds, lm, api_base, memory_path, as_jso
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
     with Memory(memory_path) as m:
-        result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer)
+        result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer,
+                        keep_values=keep_values)
     if out:
         write_graph(result.graph, out, guess_format(out))
     emit(result.to_dict() | {"out": out}, as_json, _repair_report)

@@ -97,7 +97,7 @@ CASES = [
 def test_operator_repairs_minimal_graph(text, operator, added, removed):
     g = Graph().parse(data=HEAD + text, format="turtle")
     shapes_before = shape_triples(g)
-    res = repair(g, g)
+    res = repair(g, g, keep_values=True)  # the value-keeping operators (by default an optional bad value is dropped)
     assert res.conforms, res.to_dict()
     assert operator in [a["operator"] for a in res.operators_applied]
     assert res.added == added if added is not None else True
@@ -127,7 +127,7 @@ def test_generate_matches_pattern(pattern):
 def test_pattern_not_derivable_is_left_unrepaired():
     text = HEAD + 'ex:a ex:p "x" .' + PROP.format('sh:pattern "^(?=a)b"')
     g = Graph().parse(data=text, format="turtle")
-    res = repair(g, g)
+    res = repair(g, g, keep_values=True)
     assert not res.conforms
     assert any("proposer" in why or "failed" in why for why in res.reasons.values())
 
@@ -149,3 +149,30 @@ def test_iris_from_patterns_are_completed_only_where_the_pattern_allows(pattern,
     from owl_memory.repair.synth import generate_iri
 
     assert generate_iri(pattern, "", "svc1-endpoint") == expected
+
+
+@pytest.mark.parametrize("text, operator, added, removed", [
+    # an existing node already reaches a value along the rest of the sequence: one link (a new chain would be two)
+    ("ex:a ex:q 1 . ex:n ex:r 5 .\nex:S a sh:NodeShape ; sh:targetNode ex:a ; "
+     "sh:property [ sh:path ( ex:p ex:r ) ; sh:minCount 1 ] .", "minCount.link_existing", {(EX.a, EX.p, EX.n)}, set()),
+    # an optional bad value: dropping it (one triple) is smaller than any replacement (two)
+    ('ex:a ex:p "abc" .' + PROP.format("sh:datatype xsd:integer"), "value.drop", set(),
+     {(EX.a, EX.p, Literal("abc"))}),
+    ('ex:a ex:p "abc" .' + PROP.format('sh:in ( "x" "y" )'), "value.drop", set(), {(EX.a, EX.p, Literal("abc"))}),
+])
+def test_the_smallest_change_set_is_taken_by_default(text, operator, added, removed):
+    """Candidates are tried smallest change set first; keep_values=True never drops an offending value."""
+    g = Graph().parse(data=HEAD + text, format="turtle")
+    res = repair(g, g)
+    assert res.conforms and [a["operator"] for a in res.operators_applied] == [operator]
+    assert res.added == added and res.removed == removed
+    kept = repair(g, g, keep_values=True)
+    assert kept.conforms and "value.drop" not in [a["operator"] for a in kept.operators_applied]
+
+
+def test_a_required_value_is_not_dropped():
+    """The shape's own sh:minCount needs the value: it is replaced, not dropped."""
+    g = Graph().parse(data=HEAD + 'ex:a ex:p "abc" .' + PROP.format("sh:datatype xsd:integer ; sh:minCount 1"),
+                      format="turtle")
+    res = repair(g, g)
+    assert res.conforms and res.added == {(EX.a, EX.p, Literal("0", datatype=XSD.integer))}

@@ -125,7 +125,9 @@ def run_construction(task: ConstructionTask, memory) -> dict:
                 "compiled_reused": r["compiled_reused"], "lm_calls": r["lm_calls"]}
     from ..repair import repair
 
-    r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}")
+    # value-keeping repairs, as these tasks were built and measured (a converted literal then needs a type: the
+    # learned follow-up the ablation measures); the default would drop an optional bad value instead
+    r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}", keep_values=True)
     return {"success": r.conforms, "judge": "shacl", "iterations": r.verify_iterations,
             "validations": r.validations, "compiled_reused": r.compiled_reused + r.prevented,
             "extracted": tuple(r.compiled_new)}

@@ -115,7 +115,7 @@ def _complete(g: Graph, shapes: Graph, roots: dict, max_rounds: int) -> tuple[Gr
         return g, []
     from .loop import repair
 
-    res = repair(g, shapes, max_rounds=max_rounds)
+    res = repair(g, shapes, max_rounds=max_rounds, keep_values=True)  # instance data keeps every value it can
     if res.conforms:
         return res.graph, []
     bad = {n for n in roots if n in {URIRef(f) for f in verify(res.graph, shapes).focus_nodes}}

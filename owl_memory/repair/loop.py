@@ -86,14 +86,17 @@ class RepairResult:
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
-           proposer=None) -> RepairResult:
+           proposer=None, keep_values: bool = False) -> RepairResult:
     """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`.
+
+    The smallest change set that verifies wins, so an optional bad value is dropped (one triple) rather than
+    replaced (two); `keep_values` offers no drop of an offending value, so values are replaced or completed instead.
 
     `proposer` (e.g. construction.proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
     change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
     """
     original, shapes = load_graph(data), load_graph(shapes)
-    loop = _Loop(original, shapes, memory, protected, run_id, proposer)
+    loop = _Loop(original, shapes, memory, protected, run_id, proposer, keep_values)
     loop.run(max_rounds)
     return loop.result()
 
@@ -138,7 +141,7 @@ def _fingerprint(p: Patch) -> tuple:
 class _Loop:
     """State of one repair run: working graph, guards, failures, memory bookkeeping."""
 
-    def __init__(self, original: Graph, shapes: Graph, memory, protected, run_id, proposer=None):
+    def __init__(self, original: Graph, shapes: Graph, memory, protected, run_id, proposer=None, keep_values=False):
         """Copy the data, compute targets and protected triples (shapes, target types, caller's)."""
         self.original, self.shapes, self.memory = original, shapes, memory
         self.proposer, self.asked = proposer, set()
@@ -153,7 +156,7 @@ class _Loop:
         self.failed: dict = {}
         self.abstract_ids: set = set()
         self.worked: dict = {}
-        self.ctx = Context(self.g, shapes)
+        self.ctx = Context(self.g, shapes, keep_values=keep_values)
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
         self.cascades: list = []

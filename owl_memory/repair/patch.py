@@ -46,6 +46,7 @@ class Context:
         depth: nesting depth of sh:node / logical descents.
         checks: counter of nested conformance checks run.
         hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
+        keep_values: never drop an offending value to repair it (replace it instead), even where dropping is smaller.
     """
 
     graph: Graph
@@ -53,6 +54,7 @@ class Context:
     depth: int = 0
     checks: list = field(default_factory=lambda: [0])
     hint: object = None
+    keep_values: bool = False
 
     def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
         """Violations of `node` against `shape` alone (pySHACL with a temporary target)."""
@@ -76,7 +78,8 @@ class Context:
 
     def deeper(self, graph: Graph | None = None) -> Context:
         """A context one descent deeper, optionally over another graph."""
-        return Context(self.graph if graph is None else graph, self.shapes, self.depth + 1, self.checks)
+        return Context(self.graph if graph is None else graph, self.shapes, self.depth + 1, self.checks,
+                       keep_values=self.keep_values)
 
 
 def applied(g: Graph, p: Patch) -> Graph:

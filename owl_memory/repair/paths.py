@@ -139,6 +139,23 @@ def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
     return None if last is None else out | last
 
 
+def shortcuts(ctx: Context, focus, path) -> list[tuple[set, set]]:
+    """For a sequence path: (triples linking `focus` by the first step to an existing node, the values that node
+    already reaches along the rest), one per such node not yet linked, sorted; [] for any other path."""
+    tree = parse(ctx.shapes, path) if path is not None else None
+    if tree is None or tree[0] != "seq":
+        return []
+    first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
+    g, linked = ctx.graph, walk(ctx.graph, {focus}, first) | {focus}
+    out = []
+    for n in sorted({x for t in g for x in (t[0], t[2]) if not isinstance(x, Literal)} - linked):
+        reach = walk(g, {n}, rest)
+        link = _link(g, focus, first, n, False) if reach else None
+        if link:
+            out.append(({t for t in link if t not in g}, reach))
+    return out
+
+
 def _nullable(tree: tuple) -> bool:
     """True when a path tree can take zero steps (zeroOrMore, zeroOrOne, or made only of such parts)."""
     kind, arg = tree

@@ -59,9 +59,12 @@ def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> li
 
 
 def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()):
-    """Candidate patches lazily, strategy by strategy (a later strategy runs only when asked for)."""
-    for name in dict.fromkeys([*prefer, *strategies_for(violation.component)]):
-        yield from run_strategy(name, ctx, violation)
+    """Candidate patches, smallest change set first (fewer removals, then preferred strategies, then the library
+    order break ties): a minimal repair is tried before any larger one. With ctx.keep_values, patches that only
+    remove come after every patch that adds something."""
+    found = [p for name in dict.fromkeys([*prefer, *strategies_for(violation.component)])
+             for p in run_strategy(name, ctx, violation)]
+    yield from sorted(found, key=lambda p: (ctx.keep_values and not p.added, p.size, len(p.removed)))
 
 
 def is_fixed_term(violation: Violation, shapes: Graph) -> bool:

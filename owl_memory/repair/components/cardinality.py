@@ -6,7 +6,7 @@ from rdflib import Literal
 
 from ...vocab import SH
 from ..patch import Context, Patch, dropping
-from ..paths import is_instance, link_triples, path_of, value_triple, values
+from ..paths import is_instance, link_triples, path_of, shortcuts, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
 from ..verify import Violation
@@ -26,6 +26,22 @@ def mincount_add(ctx: Context, v: Violation) -> list[Patch]:
             return []
         added |= links | got[1]
     return [Patch("minCount.add_values", frozenset(added), frozenset(), frozenset({v.focus}))] if added else []
+
+
+@strategy("minCount.link_existing", SH.MinCountConstraintComponent,
+          bindings={"count": "shape sh:minCount", "value": "existing nodes reaching values along the rest of the path"})
+def mincount_link(ctx: Context, v: Violation) -> list[Patch]:
+    """sh:minCount on a sequence path: link the focus by the first step to existing nodes that already reach values
+    along the rest (one triple each, where adding values would need a new node and its value)."""
+    path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
+    got, added = set(values(ctx, v.focus, path)), set()
+    for links, reach in shortcuts(ctx, v.focus, path):
+        if len(got) >= n:
+            break
+        if reach - got:
+            added, got = added | links, got | reach
+    return [Patch("minCount.link_existing", frozenset(added), frozenset(), frozenset({v.focus}))] \
+        if added and len(got) >= n else []
 
 
 @strategy("maxCount.drop_surplus", SH.MaxCountConstraintComponent,

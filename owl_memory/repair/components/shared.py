@@ -1,0 +1,32 @@
+"""A strategy several value-level components share (no one spec section owns it): drop the offending value.
+
+Deleting the one triple that links a bad value is the smallest change set for a value that is optional (one triple
+against two for a replacement), so the repairer, which tries the smallest change set first, takes it whenever it
+verifies; it is not offered where the shape's own sh:minCount needs the value, nor when the caller asks to keep values
+(repair(..., keep_values=True), `owl-memory repair --keep-values`).
+"""
+
+from __future__ import annotations
+
+from ...vocab import SH
+from ..patch import Context, Patch, drop_value
+from ..paths import path_of, values
+from ..registry import strategy
+from ..verify import Violation
+
+DROPPABLE = tuple(SH[f"{c}ConstraintComponent"] for c in (
+    "Class", "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "LanguageIn", "MinInclusive",
+    "MinExclusive", "MaxInclusive", "MaxExclusive", "LessThan", "LessThanOrEquals", "Node", "Not", "And", "Or",
+    "Xone"))
+
+
+@strategy("value.drop", *DROPPABLE, bindings={"value": "the offending value, dropped"})
+def value_drop(ctx: Context, v: Violation) -> list[Patch]:
+    """Remove the offending value from the focus along its path, when the shape's sh:minCount does not need it."""
+    path = path_of(ctx, v)
+    if ctx.keep_values or path is None or v.value is None or v.value == v.focus:
+        return []
+    need = ctx.param(v.shape, "minCount")
+    if need is not None and len(values(ctx, v.focus, path)) <= int(need):
+        return []
+    return drop_value("value.drop", ctx, v, v.value, "drop")
