@@ -5,6 +5,7 @@ import os
 import shutil
 import socket
 import threading
+import time
 
 import pytest
 from dspy.utils import DummyLM
@@ -58,9 +59,17 @@ def listener():
     server.close()
 
 
+def _wait_for(done, limit: float = 10.0) -> None:
+    """Poll `done` until it holds or `limit` seconds pass (the caller asserts afterwards)."""
+    end = time.monotonic() + limit
+    while not done() and time.monotonic() < end:
+        time.sleep(0.01)
+
+
 def test_no_network_socket_not_even_to_the_hosts_loopback(interpreters, listener):
     (box, plain), (port, accepted) = interpreters, listener
     assert plain.execute(CONNECT.format(port=port)).strip() == "connected"  # control: the default reaches it
+    _wait_for(lambda: len(accepted) == 1)  # the accept thread may run after the client has already closed
     assert len(accepted) == 1
     assert box.execute(CONNECT.format(port=port)).strip().startswith("refused:")
     dns = ("import socket\ntry:\n    socket.getaddrinfo('example.org', 443)\n    print('resolved')\n"
