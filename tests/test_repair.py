@@ -186,6 +186,16 @@ def _benchmark():
     return module
 
 
+def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
+    """Library mutations train a memory that cuts pySHACL runs per repaired clinic case (never below 2 each: the
+    ceiling the benchmark prints), with as many cases repaired; counts, not seconds."""
+    bench = _benchmark()
+    train, test = bench.load_set("construction:library", None, 1), bench.load_set("construction:clinic", None, 1)
+    r = bench.transfer(train, test)
+    assert r["no_fewer_repaired"] and r["trained"]["repaired"] == len(test) == 7
+    assert 1.2 < r["validation_ratio"] <= r["ratio_ceiling"] < 2, r
+
+
 ORACLE = json.loads((Path(__file__).parent / "data" / "oracle_verdicts.json").read_text(encoding="utf-8"))
 
 
