@@ -9,7 +9,8 @@ OPTIONAL; same filters, same order). Text shapes have no baseline doing the same
 the rdflib substring scan is printed apart, out of the headline.
 
 Memories are generated deterministically (seeded), built once and cached under --cache-dir keyed by size; every
-run measures a fresh copy of the cached memory, so the validated adds it makes never leak into the cache.
+run measures a fresh copy of the cached memory, so the validated adds it makes never leak into the cache (a copy of a
+cache built by an older owl-memory is brought to the current store format before any timing).
 """
 
 from __future__ import annotations
@@ -356,6 +357,7 @@ def run_size(cache_root: Path, size: int, args) -> dict:
     with tempfile.TemporaryDirectory(dir=cache_root) as tmp:
         work = Path(tmp) / "memory"
         shutil.copytree(cache / "memory", work)
+        Memory(work).close()  # a cache built by an older owl-memory gets the current store format, untimed
         found = measure(work, cache / "items.nt", queries, warmup, args.adds, args.rdflib_seconds)
     return {"size": size, "build": build_stats, **found,
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]}

@@ -78,8 +78,8 @@ def test_defining_sparql_and_fts5_agree_on_every_shape_without_text(built):
     assert checked >= 20  # most of the 24 shapes return something: the comparison is not vacuous
 
 
-def test_a_memory_made_before_the_order_table_gets_it_on_open_and_read_only_ones_search_the_same(built):
-    """The order table (searches without text walk it) is built when an older memory is opened for writing; a
+def test_a_memory_made_before_the_accelerator_tables_gets_them_on_open_and_read_only_ones_search_the_same(built):
+    """The order and postings tables (store format 2) are built when an older memory is opened for writing; a
     read-only older memory searches through FTS5 alone: the same ids in the same order either way."""
     import shutil
     import sqlite3
@@ -95,20 +95,28 @@ def test_a_memory_made_before_the_order_table_gets_it_on_open_and_read_only_ones
         old, locked = root / "old", root / "locked"
         shutil.copytree(path, old)
         with sqlite3.connect(old / "memory.sqlite3") as db:
-            db.execute("DROP TABLE om_order")
+            for table in ("om_order", "om_terms", "om_docs", "om_df"):
+                db.execute(f"DROP TABLE {table}")
+            db.execute("PRAGMA user_version = 1")
         shutil.copytree(old, locked)
         for f in locked.iterdir():
             f.chmod(0o444)
         locked.chmod(0o555)
 
-        def searches(memory_path):
-            """Whether the memory walks the order table, and the ids of every shape's search."""
-            with Memory(memory_path) as m:
-                return [m.backend.ordered, [[h["id"] for h in m.search(**kw)] for kw in shapes()]]
+        texts = [{"text": t, "k": 20, **kw} for t in ("generated item 17", "testing", "item when")
+                 for kw in ({}, {"ontology": ONTOLOGIES[1]}, {"kinds": ["Principle"]})]
 
-        want = [retrieval.run_defining(exported, retrieval.search_query(**kw)) for kw in shapes()]
+        def searches(memory_path):
+            """Whether the memory walks the accelerator tables, and the ids of every shape's search."""
+            with Memory(memory_path) as m:
+                return [m.backend.ordered, [[h["id"] for h in m.search(**kw)] for kw in [*shapes(), *texts]]]
+
+        with Memory(path) as m:
+            want = [*(retrieval.run_defining(exported, retrieval.search_query(**kw)) for kw in shapes()),
+                    *([h["id"] for h in m.search(**kw)] for kw in texts)]
         assert _as_reader(searches, locked) == [False, want]
         assert searches(old) == [True, want]
+        assert any(len(ids) >= 10 for ids in want[-len(texts):])  # the text searches compare real rankings
     finally:
         for d in root.rglob("*"):
             if d.is_dir():
@@ -213,3 +221,111 @@ def test_server_backend_runs_the_same_definition(tmp_path, oxigraph):
             assert [h["id"] for h in server.search(**kw)] == want, kw
         assert [h["title"] for h in local.search(k=3)] == ["Middle item", "High exception", "Low rule"]
         assert server.search(k=1, explain=True)["engine"] == "sparql"
+
+
+VOCABULARY = ("class property domain range shape constraint violation mincount datatype literal iri node axiom label "
+              "query filter graph path unit agent concept mapping version review result repair rollback café").split()
+
+
+def zipf_specs(n: int, seed: int) -> list[ItemSpec]:
+    """n items whose titles, summaries and tags repeat words with a Zipf-like skew (long BM25 ties included)."""
+    rng = random.Random(seed)
+    weights = [1 / (r + 1) for r in range(len(VOCABULARY))]
+
+    def text(lo: int, hi: int) -> str:
+        return " ".join(rng.choices(VOCABULARY, weights, k=rng.randint(lo, hi)))
+
+    return [ItemSpec(rng.choice(KINDS[:4]), f"{text(2, 6)} {i}", f"Use when {text(3, 8)}.", f"body {i}",
+                     applies_to=rng.sample(ONTOLOGIES, rng.randint(1, 2)), task_types=rng.sample(TASKS, 1),
+                     tags=[text(1, 1)], priority=rng.randint(0, 2), confidence=rng.choice([0.5, 0.9]))
+            for i in range(n)]
+
+
+def text_queries(seed: int, n: int) -> list[dict]:
+    """n text searches of 1 to 7 words, some with filters and kinds, k from 1 to 30."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        kw = {"text": " ".join(rng.choices(VOCABULARY, k=rng.randint(1, 7))), "k": rng.choice([1, 5, 12, 30])}
+        if rng.random() < 0.3:
+            kw["ontology"] = rng.choice(ONTOLOGIES)
+        if rng.random() < 0.2:
+            kw["task_type"] = rng.choice(TASKS)
+        if rng.random() < 0.2:
+            kw["kinds"] = rng.sample(KINDS[:4], 2)
+        out.append(kw)
+    return out
+
+
+@pytest.fixture(scope="module")
+def zipf(tmp_path_factory):
+    """A 600-item memory of skewed words, with superseded and archived items."""
+    path = tmp_path_factory.mktemp("zipf") / "m"
+    rng = random.Random(5)
+    with Memory(path) as m:
+        ids = m.add_many(zipf_specs(600, 1), validate=False)
+        for old, new in zip(rng.sample(ids, 20), rng.sample(ids, 20), strict=True):
+            if old != new:
+                m.supersede(old, new)
+        for i in rng.sample(ids, 20):
+            m.archive(i)
+    return path
+
+
+def ranked_both_ways(m: Memory, kw: dict) -> tuple[list, list]:
+    """(postings ranking, FTS5 ranking) of one text search: ids with scores."""
+    from owl_memory.store import retrieval as r
+
+    q = m.backend._fts_query(r.search_query(**kw))
+    fast = m.backend.top_text(q)
+    slow = r._by_level_in_python(m.backend, q) if q.filters or q.kinds else r._by_level_in_fts(m.backend, q)
+    return fast, slow[: q.k]
+
+
+@pytest.mark.parametrize("few", [2, 400])
+def test_postings_rank_text_exactly_as_fts5(zipf, monkeypatch, few):
+    """The postings path (level candidates, threshold walk, few filtered items scored directly) returns FTS5's
+    ranking: same ids in the same order, same BM25 scores (one or two words: FTS5 scores those without repeating
+    a phrase), for searches with and without filters."""
+    from owl_memory.store import topk
+
+    monkeypatch.setattr(topk, "FEW", few)
+    monkeypatch.setattr(topk, "READ_BUDGET", 10**6)
+    walks = []
+    monkeypatch.setattr(topk, "_walk", lambda *a, _walk=topk._walk: walks.append(1) or _walk(*a))
+    compared = 0
+    with Memory(zipf) as m:
+        for kw in text_queries(9, 150):
+            fast, slow = ranked_both_ways(m, kw)
+            if fast is None:  # a word FTS5 folds (café): FTS5 ranks it
+                assert "café" in kw["text"]
+                continue
+            assert [r[1] for r in fast] == [r[1] for r in slow], kw
+            if len(set(kw["text"].split())) <= 2:
+                assert [r[2] for r in fast] == [r[2] for r in slow], kw
+            compared += bool(fast)
+    assert compared >= 100 and (len(walks) >= 20 if few == 2 else True)
+
+
+def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
+    """An item whose index row is rewritten (a copy over an older one) leaves no stale postings: document
+    frequencies equal FTS5's own, and the ranking still equals FTS5's."""
+    import sqlite3
+
+    from owl_memory.store.items import item_graph
+
+    with Memory(tmp_path / "m") as m:
+        specs = zipf_specs(120, 2)
+        m.add_many(specs, validate=False)
+        changed = [ItemSpec(s.kind, s.title, "Use when rollback rollback.", s.content, s.applies_to,
+                            task_types=s.task_types, tags=["rollback"], priority=5) for s in specs[:30]]
+        assert [s.id for s in changed] == [s.id for s in specs[:30]]
+        m.backend.write_items([(s, item_graph(s)) for s in changed])
+        for kw in text_queries(4, 60) + [{"text": "rollback class", "k": 10}]:
+            fast, slow = ranked_both_ways(m, kw)
+            assert fast is None or [r[1] for r in fast] == [r[1] for r in slow], kw
+    db = sqlite3.connect(tmp_path / "m" / "memory.sqlite3")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, om_fts, 'instance')")
+    fts5 = dict(db.execute("SELECT term, count(DISTINCT doc) FROM temp.v WHERE col != 'keys' GROUP BY term"))
+    ours = {t: n for t, n in db.execute("SELECT term, n FROM om_df") if n}
+    assert ours == fts5 and ours["rollback"] >= 30

@@ -9,6 +9,8 @@ import io
 import os
 import sqlite3
 import threading
+import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +22,7 @@ from rdflib.namespace import OWL, PROV, RDF, XSD
 from ..errors import MemoryCorrupt, MemoryNotFound, MemoryReadOnly, VersionMismatch
 from ..resources import memory_ontology
 from ..vocab import ITEM, KINDS, OM
-from . import retrieval
+from . import retrieval, text_index, topk
 from .backend import Backend
 from .blobs import MAX_READ, BlobStore
 from .items import COUNTERS, ItemSpec
@@ -28,7 +30,9 @@ from .locking import WriteLock
 from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
-FORMAT = 1  # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded)
+# owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
+# filter-combination tokens and om_terms / om_df the text postings, built on first writable open of an older memory)
+FORMAT = 2
 QUADSTORE_FORMAT = 12  # owlready2's quadstore version (its `store` table) this code reads and writes
 _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
@@ -36,13 +40,26 @@ _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
         "priority UNINDEXED, confidence UNINDEXED, tokenize='unicode61')")
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
-# The same key tokens, one row each (plus ALL for every item), in search order: a search without text walks the
-# most selective token's rows in (priority, confidence, id) order and stops at k instead of sorting every match.
+# The same key tokens, one row each (plus ALL for every item and one per combination of applicability links, see
+# retrieval.filter_tokens), in search order: a search without text walks its filters' one token in (priority,
+# confidence, id) order and stops at k instead of sorting every match.
 ALL = "*"
 _ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
           "item TEXT NOT NULL, s INTEGER NOT NULL)",
           "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
           "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
+# Text postings (see topk.py): om_terms has one row per (word token, item) with the token's frequency (tf) in title,
+# summary and tags and the item's FTS5 document length (dl), walked per (token, tf) in (dl, priority, confidence, id)
+# order; om_docs has the same per item ("token:tf" pairs), om_df each token's document frequency (FTS5's IDF counts
+# every row, live or not, as these do) and the set of its items as a bitmap over storids (zlib-compressed, bit s of
+# byte s // 8 for storid s), so the items holding several tokens are one AND away.
+_POSTINGS = ("CREATE TABLE IF NOT EXISTS om_terms (term TEXT NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL, "
+             "priority INTEGER NOT NULL, confidence REAL NOT NULL, item TEXT NOT NULL, s INTEGER NOT NULL, "
+             "PRIMARY KEY (term, tf, dl, priority DESC, confidence DESC, item)) WITHOUT ROWID",
+             "CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
+             "NULL, confidence REAL NOT NULL, item TEXT NOT NULL, terms TEXT NOT NULL)",
+             "CREATE TABLE IF NOT EXISTS om_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL, items BLOB NOT NULL) "
+             "WITHOUT ROWID")
 # An item is live when nothing supersedes it and it is not archived (parameters: om:supersedes, om:archived ids).
 _LIVE = ("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = {item} AND x.p = ?) AND "
          "NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = {item} AND a.p = ? AND a.o = 'true')")
@@ -85,10 +102,10 @@ class QuadstoreBackend(Backend):
         if None in self.sid.values() and not self.read_only:
             with self.transaction():  # a memory made before a term joined the ontology: add the missing ones
                 self.sid = {t: self.storid(t, True) for t in self.sid}
-        self.ordered = self._has_order()
+        self.ordered = _user_version(self.db) >= FORMAT
         if not self.ordered and not self.read_only:
-            with self.transaction():  # a memory made before the order table: build it from the index rows
-                self._build_order()
+            with self.transaction():  # a memory made before the order and postings tables: build them
+                self._build_accelerator()
             self.ordered = True
         self._rdflib = None
         self.closed = False
@@ -109,10 +126,13 @@ class QuadstoreBackend(Backend):
         for spec, _ in items:
             self.payloads.put(spec.content, "content")
         with self.transaction():
+            docs = []
             for spec, g in items:
                 for t in g:
                     self._add(*t)
-                self._index(spec, g)
+                docs.append(self._index(spec, g))
+            if self.ordered:
+                self._add_postings(docs)
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Stored triples of the item nodes, rdf:type triples of the other nodes."""
@@ -323,6 +343,64 @@ class QuadstoreBackend(Backend):
         params = [token or ALL, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
         return self.db.execute(sql, params).fetchall()
 
+    def top_text(self, q: retrieval.FtsQuery) -> list[tuple] | None:
+        """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
+        if not self.ordered or not all(w.isascii() and w.isalnum() for w in q.words):
+            return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
+        return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
+                           [retrieval.key_token(p, o) for p, o in q.kinds], q.k, retrieval.level)
+
+    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, tuple[int, int]]]:
+        """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
+        record); and each token's (document frequency, items as an int whose bit s is set for storid s)."""
+        (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
+        rows, *sizes = _varints(block) or [0]
+        df = {t: (n, int.from_bytes(zlib.decompress(items), "little")) for t, n, items in self.db.execute(
+            f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
+        return rows, sum(sizes) / rows if rows else 0.0, df
+
+    def term_frequencies(self, term: str) -> list[int]:
+        """The distinct frequencies `term` has in some item (one index seek each)."""
+        return [f for (f,) in self.db.execute(
+            "WITH RECURSIVE f(tf) AS (SELECT min(tf) FROM om_terms WHERE term = ?1 UNION ALL "
+            "SELECT (SELECT min(tf) FROM om_terms WHERE term = ?1 AND tf > f.tf) FROM f WHERE f.tf IS NOT NULL) "
+            "SELECT tf FROM f WHERE tf IS NOT NULL", (term,))]
+
+    def term_walk(self, term: str, tf: int, token: str | None, any_of: Sequence[str]) -> sqlite3.Cursor:
+        """A lazy cursor over (dl, storid, priority, confidence, id) of the live items holding `token` (None: any)
+        and one of `any_of` in which `term` occurs tf times, in (dl, priority DESC, confidence DESC, id) order."""
+        where, params = self._admits("t.s", token, any_of)
+        return self.db.execute(f"SELECT t.dl, t.s, t.priority, t.confidence, t.item FROM om_terms t WHERE t.term = ? "
+                               f"AND t.tf = ? AND {where} ORDER BY t.dl, t.priority DESC, t.confidence DESC, t.item",
+                               [term, tf, *params])
+
+    def docs(self, items: Sequence[int], token: str | None = None, any_of: Sequence[str] = ()) -> list[tuple]:
+        """(storid, dl, priority, confidence, id, "token:tf ...") of those `items` that are live, hold `token` (None:
+        any) and one of `any_of`."""
+        where, params = self._admits("d.s", token, any_of)
+        return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_docs d WHERE "
+                               f"d.s IN ({', '.join('?' * len(items))}) AND {where}", [*items, *params]).fetchall()
+
+    def token_docs(self, token: str, any_of: Sequence[str], limit: int) -> list[tuple]:
+        """Like `docs`, for up to `limit` of the live items holding `token` and one of `any_of`."""
+        where, params = self._admits("o.s", None, any_of)
+        return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_order o "
+                               f"JOIN om_docs d ON d.s = o.s WHERE o.token = ? AND {where} LIMIT ?",
+                               [token, *params, limit]).fetchall()
+
+    def _admits(self, item: str, token: str | None, any_of: Sequence[str]) -> tuple[str, list]:
+        """SQL condition and parameters: the item (an SQL expression) is live, holds `token` and one of `any_of`."""
+        where, params = [], []
+        if token:
+            where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = {item} AND f.token = ?)")
+            params.append(token)
+        if any_of:
+            where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = {item} AND f.token IN "
+                         f"({', '.join('?' * len(any_of))}))")
+            params += any_of
+        where.append(_LIVE.format(item=item))
+        return " AND ".join(where), [*params, self.sid[OM.supersedes], self.sid[OM.archived]]
+
     def exceptions_of(self, items: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for the exceptions of the given rules."""
         return self._has_exception(items, "s")
@@ -351,22 +429,71 @@ class QuadstoreBackend(Backend):
                                f"({', '.join('?' * len(items))})", [self.sid[OM.hasException], *items]).fetchall()
         return dict(rows)
 
-    def _has_order(self) -> bool:
-        """True when the memory has the order table (memories made before it are read through FTS5 alone)."""
-        return self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'om_order'").fetchone() is not None
-
-    def _build_order(self) -> None:
-        """Create the order table and fill it from the FTS5 index rows (once, for a memory made before it)."""
-        if self._has_order():
+    def _build_accelerator(self) -> None:
+        """(Re)build the order and postings tables from the FTS5 index rows (once, for a memory made before them)."""
+        if _user_version(self.db) >= FORMAT:
             return
-        for statement in _ORDER:
+        for table in ("om_order", "om_terms", "om_docs", "om_df"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in (*_ORDER, *_POSTINGS):
             self.db.execute(statement)
-        rows = self.db.execute("SELECT rowid, keys, item, priority, confidence FROM om_fts").fetchall()
-        self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                            [row for r in rows for row in _order_rows(*r)])
+        rows = self.db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
+        while batch := rows.fetchmany(5000):
+            self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
+                                [row for r in batch for row in self._order_rows(*r[:5])])
+            self._add_postings([(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+        self.db.execute(f"PRAGMA user_version = {FORMAT}")
 
-    def _index(self, spec: ItemSpec, g: Graph) -> None:
-        """(Re)write the retrieval index row of an item; its rowid is the item's quadstore id."""
+    def _add_postings(self, docs: list[tuple]) -> None:
+        """Postings and document frequencies of new index rows (s, keys, id, priority, confidence, texts)."""
+        if not docs:
+            return
+        toks = text_index.tokens(t for d in docs for t in d[5])
+        rows, per_doc, holders = [], [], {}
+        for n, (s, keys, item, priority, confidence, _) in enumerate(docs):
+            words = Counter(toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2])
+            dl = sum(words.values()) + len(keys.split())
+            rows += [(t, f, dl, priority, confidence, item, s) for t, f in words.items()]
+            per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))
+            for t in words:
+                holders.setdefault(t, []).append(s)
+        self.db.executemany("INSERT INTO om_terms VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
+        self._mark(holders, True)
+
+    def _mark(self, holders: dict[str, list[int]], present: bool) -> None:
+        """Set (or clear) the bits of the given items in their tokens' bitmaps and count them in (or out)."""
+        old = {t: (n, items) for t, n, items in self.db.execute(
+            f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(holders))})", list(holders))}
+        rows = []
+        for t, items in holders.items():
+            n, blob = old.get(t, (0, None))
+            bits = bytearray(zlib.decompress(blob)) if blob else bytearray()
+            bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
+            for s in items:
+                bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
+            rows.append((t, n + (len(items) if present else -len(items)), zlib.compress(bytes(bits), 1)))
+        self.db.executemany("INSERT OR REPLACE INTO om_df VALUES (?, ?, ?)", rows)
+
+    def _drop_postings(self, s: int) -> None:
+        """Remove an index row's postings and its share of the document frequencies."""
+        for dl, priority, confidence, item, terms in self.db.execute(
+                "SELECT dl, priority, confidence, item, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
+            pairs = [t.rsplit(":", 1) for t in terms.split()]
+            self.db.executemany("DELETE FROM om_terms WHERE term = ? AND tf = ? AND dl = ? AND priority = ? AND "
+                                "confidence = ? AND item = ?", [(t, int(f), dl, priority, confidence, item)
+                                                                for t, f in pairs])
+            self._mark({t: [s] for t, _ in pairs}, False)
+        self.db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
+
+    def _order_rows(self, s: int, keys: str, item: str, priority: int, confidence: float) -> list[tuple]:
+        """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
+        tokens = (ALL, *keys.split(), *retrieval.filter_combinations(keys.split(), self.sid[RDF.type]))
+        return [(t, priority, confidence, item, s) for t in tokens]
+
+    def _index(self, spec: ItemSpec, g: Graph) -> tuple:
+        """(Re)write the retrieval index and order rows of an item (its rowid is the item's quadstore id), drop its
+        old postings; returns the row `_add_postings` takes."""
         s = self.storid(ITEM[spec.id])
         keyed = {self.sid[p] for p in retrieval.KEYED}
         keys = " ".join(sorted({retrieval.key_token(self.storid(p), self.storid(o)) for x, p, o in g
@@ -379,7 +506,9 @@ class QuadstoreBackend(Backend):
         if self.ordered:
             self.db.execute("DELETE FROM om_order WHERE s = ?", (s,))
             self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                                _order_rows(s, keys, spec.id, spec.priority, spec.confidence))
+                                self._order_rows(s, keys, spec.id, spec.priority, spec.confidence))
+            self._drop_postings(s)
+        return s, keys, spec.id, spec.priority, spec.confidence, (spec.title, spec.summary, " ".join(spec.tags))
 
     # ---- quadstore tables ----
     def storid(self, iri, create: bool = False) -> int | None:
@@ -445,7 +574,7 @@ def _create_graph(path: Path) -> None:
     world = owlready2.World(filename=str(tmp), exclusive=False)
     db = world.graph.db
     db.execute(_FTS)
-    for statement in _ORDER:
+    for statement in (*_ORDER, *_POSTINGS):
         db.execute(statement)
     db.execute(f"PRAGMA user_version = {FORMAT}")
     world.get_ontology(str(ITEM))
@@ -513,9 +642,26 @@ def _stored(o: Literal):
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(o)
 
 
-def _order_rows(s: int, keys: str, item: str, priority: int, confidence: float) -> list[tuple]:
-    """The om_order rows of an item: one per key token of its index row, plus ALL."""
-    return [(t, priority, confidence, item, s) for t in (ALL, *keys.split())]
+def _user_version(db: sqlite3.Connection) -> int:
+    """The owl-memory store format recorded in the graph file."""
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints of a blob (FTS5 records: up to 9 bytes each, 7 bits per byte, all 8 in the ninth)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte, i = blob[i], i + 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def _item_ids(iris: Iterable) -> list[str]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from itertools import combinations
+from itertools import combinations, product
 
 from rdflib import URIRef
 from rdflib.namespace import RDF
@@ -106,6 +106,25 @@ def key_token(p: int, o: int) -> str:
     return f"k{p}x{o}"
 
 
+def filter_token(filters: tuple) -> str | None:
+    """The one order-table token of a query's filters ((property, object) storid pairs, all to hold): the key
+    token of a single filter, the combination token of several, None without filters."""
+    return "+".join(sorted(key_token(p, o) for p, o in filters)) or None
+
+
+def filter_combinations(keys: list[str], kind_property: int) -> list[str]:
+    """The combination tokens of an item's key tokens: one per choice of one link on each of 2 or 3 different
+    applicability properties (the kind's rdf:type tokens take no part), as filter_token names them."""
+    by_property: dict[str, list[str]] = {}
+    for token in keys:
+        p = token[1:].split("x", 1)[0]
+        if p != str(kind_property):
+            by_property.setdefault(p, []).append(token)
+    groups = list(by_property.values())
+    return ["+".join(sorted(choice)) for r in range(2, len(groups) + 1) for chosen in combinations(groups, r)
+            for choice in product(*chosen)]
+
+
 def match_expression(q: FtsQuery) -> str | None:
     """The FTS5 MATCH text of a query: key tokens AND quoted words; None when there is neither."""
     parts = [f'"{key_token(p, o)}"' for p, o in q.filters]
@@ -122,7 +141,9 @@ def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
     """Up to q.k (item storid, id, score), best first, exceptions next to the rules they refine."""
     if not q.words:
         return _grouped(fts, q)
-    rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
+    rows = fts.top_text(q)
+    if rows is None:  # a memory without postings, a word FTS5 splits, a walk too long: FTS5 ranks (same order)
+        rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
     rules = fts.exceptions_of([r[0] for r in rows])
     if rules:
         found = _ranked(fts, replace(q, need=1), len(rules), only=sorted(rules))
@@ -180,11 +201,11 @@ def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
             h = hits.setdefault(s, [0, 0.0, item, prio, conf])
             h[0], h[1] = h[0] + 1, h[1] + score
     n = len(q.words)
-    best = sorted(hits.items(), key=lambda x: (-_level(x[1][0], n), -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
+    best = sorted(hits.items(), key=lambda x: (-level(x[1][0], n), -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
     return [(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
 
 
-def _level(matched: int, n: int) -> int:
+def level(matched: int, n: int) -> int:
     """Coordination level of an item that matched `matched` of n words: 2 all, 1 all but one (3 to 6 words), 0 any."""
     return 2 if matched >= n else 1 if 3 <= n <= 6 and matched == n - 1 else 0
 
@@ -222,9 +243,8 @@ def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool 
     text and with at most one filter: kinds are dense, so the walk meets k early; else fts.fts_ranked, whose
     doclist intersection is faster for two selective filters); `exact` scores are summed by the caller and rounded
     once, as the definition says."""
-    if not q.words and only is None and not ranks and len(q.filters) <= 1:
-        token = key_token(*q.filters[0]) if q.filters else None
-        rows = fts.key_ranked(token, [key_token(p, o) for p, o in q.kinds], limit, offset)
+    if not q.words and only is None and not ranks:
+        rows = fts.key_ranked(filter_token(q.filters), [key_token(p, o) for p, o in q.kinds], limit, offset)
         if rows is not None:
             return rows
     return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset,
