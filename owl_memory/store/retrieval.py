@@ -27,12 +27,15 @@ them over the same fields to return the same order.
 
 **The embedded accelerator**: each item has one row in the `om_fts` index: the words of its title, summary and
 tags; key tokens for its kind and applicability links (`k<property id>x<object id>`, quadstore ids); and its
-priority, confidence and id. A search is a MATCH expression (keys AND words) passed as a bound parameter: user
-text reaches it only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
-`om_order` table instead when it has at most one filter (one row per key token and item, plus `*` for every item,
-indexed in priority, confidence, id order): that filter's rows in that order, each checked for a kind, up to k, so
-it never sorts every match; two or more filters intersect FTS5 doclists instead, which is faster when both are
-selective (a read-only memory made before that table searches through FTS5 alone).
+priority, confidence and id. FTS5 MATCH expressions (keys AND words) are passed as bound parameters: user text
+reaches them only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
+`om_order` table (one row per key token and item, one per combination of links on 2 or 3 applicability properties,
+and `*` for every item, indexed in priority, confidence, id order): the one token of its filters, in that order,
+each row checked for a kind, up to k, so it never sorts every match. A search with text ranks through the postings
+tables (topk.py: each word token's items as a bitmap, its (tf, document length) lists, FTS5's own statistics and
+bm25 formula), which give FTS5's ranking without scoring every match; a word FTS5 would fold or split (not ASCII
+letters and digits) or a threshold walk that runs long hands the search to FTS5 itself (`bm25()`, one query per
+level), with the same result. A read-only memory made before store format 2 searches through FTS5 alone.
 """
 from __future__ import annotations
 
