@@ -347,16 +347,30 @@ class QuadstoreBackend(Backend):
         """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
         if not self.ordered or not all(w.isascii() and w.isalnum() for w in q.words):
             return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
-        return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
-                           [retrieval.key_token(p, o) for p, o in q.kinds], q.k, retrieval.level)
+        with self._snapshot():  # statistics, bitmaps and rows from one state of the memory
+            return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
+                               [retrieval.key_token(p, o) for p, o in q.kinds], q.k, retrieval.level)
 
-    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, tuple[int, int]]]:
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A read transaction around the block (unless one is open): other processes' commits stay out of it."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.rollback()
+
+    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, tuple[int, Callable[[], int]]]]:
         """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
-        record); and each token's (document frequency, items as an int whose bit s is set for storid s)."""
+        record); and each token's (document frequency, a function giving its items as an int whose bit s is set
+        for storid s)."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = _varints(block) or [0]
-        df = {t: (n, int.from_bytes(zlib.decompress(items), "little")) for t, n, items in self.db.execute(
-            f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
+        df = {t: (n, lambda items=items: int.from_bytes(zlib.decompress(items), "little")) for t, n, items in
+              self.db.execute(f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
         return rows, sum(sizes) / rows if rows else 0.0, df
 
     def term_frequencies(self, term: str) -> list[int]:

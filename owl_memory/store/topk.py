@@ -35,7 +35,7 @@ class _Scorer:
         """Read the statistics of `terms`; `level(matched, n)` is the definition's coordination level."""
         rows, self.avgdl, df = fts.text_stats(terms)
         self.terms, self.token, self.kinds, self.level = tuple(terms), token, tuple(kinds), level
-        self.df = {t: df.get(t, (0, 0)) for t in self.terms}  # (document frequency, items bitmap)
+        self.df = {t: df.get(t, (0, int)) for t in self.terms}  # (document frequency, items bitmap reader)
         self.idf = {t: idf(rows, self.df[t][0]) for t in self.terms}
 
     def keys(self, docs: Sequence[tuple]) -> dict[int, tuple]:
@@ -76,7 +76,7 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
         few = fts.token_docs(token, kinds, FEW + 1)
         if len(few) <= FEW:
             return _best(scorer.keys(few), k)
-    sets = {t: scorer.df[t][1] for t in terms}
+    sets = {t: scorer.df[t][1]() for t in terms}
     keys: dict[int, tuple] = {}
     n = len(terms)
     for need in (n, n - 1, 1) if 3 <= n <= 6 else (n, 1) if n > 1 else (1,):
