@@ -356,3 +356,17 @@ def test_a_node_level_decision_transfers_to_a_property_shape(memory):
     res = repair(_graph("ex:c a ex:Car ; ex:driver ex:ann ."), prop, memory=memory)
     assert res.conforms and res.operators_applied[0]["from_memory"]
     assert res.operators_applied[0]["operator"] == "class.add_type"
+
+
+def test_a_sparql_constraint_forbidding_a_property_drops_every_value_at_the_focus():
+    """The query reports each label as its own result: dropping one of two leaves the focus violating, so the
+    repair drops both (and the node keeps its type and stays a target)."""
+    shapes = HEAD + """@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:S a sh:NodeShape ; sh:targetClass ex:Thing ; sh:sparql [ sh:select \"\"\"
+    SELECT $this ?path ?value WHERE { $this ?path ?value .
+        FILTER (?path = <http://www.w3.org/2000/01/rdf-schema#label>) }
+\"\"\" ] ."""
+    data = HEAD + '@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\nex:a a ex:Thing ; rdfs:label "x", "y" .'
+    res = repair(data, shapes)
+    assert res.conforms and not res.added
+    assert {(s.n3(), o.n3()) for s, _, o in res.removed} == {("<http://ex.org/a>", '"x"'), ("<http://ex.org/a>", '"y"')}

@@ -80,7 +80,9 @@ def query_terms(text: str, prefixes: dict) -> set:
 
 
 def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
-    """Candidate change sets, smallest first: drop a triple at the focus, add one, swap the value."""
+    """Candidate change sets, smallest first: drop a triple at the focus, add one, swap the value, drop every value
+    of one predicate at the focus (a query that forbids a property reports each value; dropping one leaves the
+    others)."""
     g, f, name = ctx.graph, v.focus, "sparql.verified_change"
     iris = sorted(t for t in terms if isinstance(t, URIRef))
     preds = [p for p in iris if any(True for _ in g.triples((None, p, None)))] or iris
@@ -96,5 +98,10 @@ def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
     for t in drops:
         out += [Patch(name, frozenset({(t[0], t[1], o)}), frozenset({t}), touch, "swap") for o in objects
                 if t[0] == f and o != t[2]]
+    values: dict[URIRef, set] = {}
+    for t in drops:
+        if t[0] == f:
+            values.setdefault(t[1], set()).add(t)
+    out += [Patch(name, frozenset(), frozenset(ts), touch, "drop") for _, ts in sorted(values.items()) if len(ts) > 1]
     return out
 
