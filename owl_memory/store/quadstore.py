@@ -107,6 +107,9 @@ class QuadstoreBackend(Backend):
             with self.transaction():  # a memory made before the order and postings tables: build them
                 self._build_accelerator()
             self.ordered = True
+        # the property ids a search card reads (looked up once: rdflib builds a new term per attribute access)
+        self.card_terms = tuple(self.sid[t] for t in (OM.title, OM.summary, OM.priority, OM.confidence, RDF.type,
+                                                      OM.appliesToOntology, OM.conflictsWith))
         self._rdflib = None
         self.closed = False
 
@@ -147,29 +150,28 @@ class QuadstoreBackend(Backend):
         """Search cards, in the order of `ids`, read straight from the quadstore tables (three queries for all)."""
         if not ids:
             return []
-        sid, iris = self.sid, [str(ITEM[i]) for i in ids]
-        marks = ", ".join("?" * len(ids))
-        node = dict(self.db.execute(f"SELECT iri, storid FROM resources WHERE iri IN ({marks})", iris).fetchall())
-        nodes = [node[i] for i in iris]
+        title, summary, priority, confidence, *linked = self.card_terms
+        prefix, marks = str(ITEM), ", ".join("?" * len(ids))
+        node = dict(self.db.execute(f"SELECT iri, storid FROM resources WHERE iri IN ({marks})",
+                                    [prefix + i for i in ids]).fetchall())
+        nodes = [node[prefix + i] for i in ids]
         one: dict[int, dict[int, object]] = {n: {} for n in nodes}
         for n, p, o in self.db.execute(f"SELECT s, p, o FROM datas WHERE s IN ({marks})", nodes):
             one[n].setdefault(p, o)
         links: dict[tuple[int, int], list[str]] = {}
-        linked = (sid[RDF.type], sid[OM.appliesToOntology], sid[OM.conflictsWith])
         for n, p, o in self.db.execute(f"SELECT x.s, x.p, r.iri FROM objs x JOIN resources r ON r.storid = x.o "
                                        f"WHERE x.s IN ({marks}) AND x.p IN (?, ?, ?)", [*nodes, *linked]):
             links.setdefault((n, p), []).append(o)
-        return [self._card(i, one[n], lambda p, n=n: sorted(links.get((n, sid[p]), ())))
-                for i, n in zip(ids, nodes, strict=True)]
-
-    def _card(self, i: str, one: dict, objects: Callable) -> dict:
-        """The card of one item from its first data value per property id and `objects(property)` (sorted IRIs)."""
-        sid = self.sid
-        kinds = [o.rsplit("#", 1)[-1] for o in objects(RDF.type)]
-        return {"id": i, "kind": next((k for k in kinds if k in KINDS), None), "title": one[sid[OM.title]],
-                "summary": one[sid[OM.summary]], "applies_to": objects(OM.appliesToOntology),
-                "priority": int(one.get(sid[OM.priority], 0)), "confidence": float(one[sid[OM.confidence]]),
-                "conflicts_with": sorted(_item_ids(objects(OM.conflictsWith)))}
+        kind, ontology, conflicts = linked
+        out = []
+        for i, n in zip(ids, nodes, strict=True):
+            values, kinds = one[n], [o.rsplit("#", 1)[-1] for o in links.get((n, kind), ())]
+            out.append({"id": i, "kind": next((k for k in sorted(kinds) if k in KINDS), None),
+                        "title": values[title], "summary": values[summary],
+                        "applies_to": sorted(links.get((n, ontology), ())), "priority": int(values.get(priority, 0)),
+                        "confidence": float(values[confidence]),
+                        "conflicts_with": sorted(_item_ids(links.get((n, conflicts), ())))})
+        return out
 
     def search(self, query: retrieval.SearchQuery) -> list[tuple[str, float]]:
         """Ranked (id, score) pairs through the FTS5 accelerator (retrieval.rank)."""
