@@ -7,6 +7,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
+from functools import cached_property
 from urllib.parse import quote
 
 from rdflib import Graph, Literal, URIRef
@@ -77,9 +78,10 @@ class ItemSpec:
         except (TypeError, ValueError) as e:
             raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
 
-    @property
+    @cached_property
     def id(self) -> str:
-        """The stable id this item gets: item_id(title, content, scope)."""
+        """The stable id this item gets: item_id(title, content, scope), computed once per spec (its fields are
+        frozen)."""
         return item_id(self.title, self.content, self.scope)
 
     def to_dict(self) -> dict:

@@ -23,6 +23,8 @@ from ..errors import ConfigError, InvalidItem, ServerError
 _BAD_IRI = re.compile(r"[\x00-\x20<>\"{}|^`\\]")
 _LANG = re.compile(r"^[A-Za-z]+(-[A-Za-z0-9]+)*$")
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_ESCAPE_TABLE = str.maketrans({chr(c): f"\\u{c:04X}" for c in (*range(0x20), 0x7F)} | _ESCAPES)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _RESULTS_JSON = "application/sparql-results+json"
 
 
@@ -71,17 +73,10 @@ def iri(value) -> str:
 
 def string(value: str) -> str:
     """A string literal as SPARQL text, every quote, backslash and control character escaped."""
-    out = []
-    for ch in str(value):
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch < " " or ch == "\x7f":
-            out.append(f"\\u{ord(ch):04X}")
-        elif "\ud800" <= ch <= "\udfff":
-            raise InvalidItem("text with a lone surrogate cannot be stored in RDF; encode it first")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    text = str(value)
+    if _SURROGATE.search(text):
+        raise InvalidItem("text with a lone surrogate cannot be stored in RDF; encode it first")
+    return '"' + text.translate(_ESCAPE_TABLE) + '"'
 
 
 def term(t) -> str:

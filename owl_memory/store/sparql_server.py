@@ -188,17 +188,13 @@ class SparqlServerBackend:
         return {str(r["i"])[len(ITEM):] for r in rows}
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
-        """Store new, validated items: payloads first, then their triples and index entries in one update operation
-        (an item's rows only when no item with its id is stored yet)."""
+        """Store new, validated items: one update request for the payloads, then one for their triples and index
+        entries (an item's rows only when no item with its id is stored yet). Two requests, not one: Oxigraph took
+        ~40% longer on the items operation when the payload writes were pending in the same transaction."""
         if not items:
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        index = text_index.index_triples(items)
-        rows = " ".join(f"({iri(ITEM[spec.id])} {iri(graph)} {term(a)} {term(p)} {term(o)})"
-                        for (spec, g), extra in zip(items, index, strict=True)
-                        for graph, triples in ((GRAPH_ITEMS, g), (GRAPH_INDEX, extra)) for a, p, o in triples)
-        self.client.update(f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {rows} }} "
-                           f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
+        self.client.update(_insert_new(items, text_index.index_triples(items)))
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -510,6 +506,27 @@ def _values_row(bound: dict) -> str:
     if not bound:
         return ""
     return f" VALUES ({' '.join('?' + n for n in bound)}) {{ ({' '.join(term(v) for v in bound.values())}) }}"
+
+
+def _insert_new(items: Sequence[tuple[ItemSpec, Graph]], index: list[list[tuple]]) -> str:
+    """The update operation inserting each item's triples (items graph) and index entries (index graph) unless an
+    item with its id is stored; each item's IRI and each IRI term is escaped once per batch."""
+    known: dict[URIRef, str] = {}
+
+    def text(t) -> str:
+        """A term as SPARQL text, IRIs looked up in this batch's cache."""
+        if type(t) is URIRef:
+            return known[t] if t in known else known.setdefault(t, iri(t))
+        return term(t)
+
+    graphs = (iri(GRAPH_ITEMS), iri(GRAPH_INDEX))
+    rows = []
+    for (spec, g), extra in zip(items, index, strict=True):
+        item = text(ITEM[spec.id])
+        for graph, triples in zip(graphs, (g, extra), strict=True):
+            rows += [f"({item} {graph} {text(a)} {text(p)} {text(o)})" for a, p, o in triples]
+    return (f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {' '.join(rows)} }} "
+            f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
 
 
 def _operation(kind: str, arg) -> str:
