@@ -129,7 +129,9 @@ def ratio(a: float, b: float) -> str:
 
 def report(r: dict) -> str:
     """A table of one size: p50 / p95 in ms, server / embedded ratios."""
-    lines = [f"\n== {r['size']} items: load embedded {r['load_s']['embedded']} s, server {r['load_s']['server']} s; "
+    per_s = {k: round(r["size"] / v) if v else 0 for k, v in r["load_s"].items()}
+    lines = [f"\n== {r['size']} items: load embedded {r['load_s']['embedded']} s ({per_s['embedded']} items/s), "
+             f"server {r['load_s']['server']} s ({per_s['server']} items/s); "
              f"same results {r['search']['same_results']}; 1-min load average {r['load_avg_before']} before, "
              f"{r['load_avg_after']} after",
              f"{'operation':<22}{'embedded p50/p95':>20}{'server p50/p95':>20}{'ratio p50/p95':>18}"]

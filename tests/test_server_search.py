@@ -89,3 +89,22 @@ def test_four_words_rank_by_level_not_by_match_count(tmp_path, server_url):
             m.add_many([*fillers, two, rare])
             hits = m.search("alpha beta gamma delta", ontology=onto)
             assert [h["id"] for h in hits] == [rare.id, two.id], location
+
+
+def test_a_reader_ranks_with_the_statistics_of_another_writers_items(tmp_path, server_url):
+    """A reader keeps the corpus statistics while the index version is unchanged: items another writer adds make
+    "alpha" common, and the reader's next search ranks with that, as the embedded memory does."""
+    first = [ItemSpec("Principle", f"delta filler {i}", "Use when filling.", f"d{i}") for i in range(8)]
+    first += [ItemSpec("Principle", f"omega filler {i}", "Use when filling.", f"o{i}") for i in range(10)]
+    first += [ItemSpec("Principle", "alpha", "Use when filling.", "a"),
+              ItemSpec("Principle", "delta", "Use when filling.", "b")]
+    later = [ItemSpec("Principle", f"alpha filler {i}", "Use when filling.", f"a{i}") for i in range(15)]
+    with Memory(tmp_path / "m") as local, Memory(server_url) as reader, Memory(server_url) as writer:
+        for m in (local, writer):
+            m.add_many(first)
+        before = [h["id"] for h in reader.search("alpha delta", k=1)]
+        for m in (local, writer):
+            m.add_many(later)
+        after = [(h["id"], h["score"]) for h in reader.search("alpha delta", k=1)]
+        assert before == [first[-2].id] and [i for i, _ in after] == [first[-1].id]
+        assert after == [(h["id"], h["score"]) for h in local.search("alpha delta", k=1)]

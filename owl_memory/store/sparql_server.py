@@ -5,7 +5,8 @@ Layout on the server (one memory per dataset):
   quadstore);
 - `GRAPH_PAYLOADS`: payloads, content-addressed (`<blob/SHA256>` with its kind, size and text); a window is cut
   on the server with SUBSTR, so no read transfers a whole payload;
-- `GRAPH_INDEX`: text ranking statistics (text_index.py: FTS5's tokens and lengths, so BM25 is the embedded one);
+- `GRAPH_INDEX`: text ranking statistics (text_index.py: FTS5's tokens and lengths, so BM25 is the embedded one) and
+  an index version every item write replaces (readers keep the corpus statistics while it is unchanged);
 - `GRAPH_USES`: one event node per `record_use`; a counter is the item's stored literal plus its events, so
   concurrent writers never lose a count on servers whose updates are only snapshot-isolated (Oxigraph).
 Writes are SPARQL Update requests; an item is inserted only when no item with its id is stored, so adds are
@@ -170,6 +171,7 @@ class SparqlServerBackend:
         self.client = SparqlClient(url)
         self.payloads = ServerPayloads(self.client, max_read)
         self._pending: list[tuple[str, object]] | None = None
+        self._stats: tuple[frozenset, int, int, dict[str, int]] | None = None  # see _index_stats
         if not self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{ONTOLOGY_IRI}> a {iri(OWL.Ontology)} }} }}"):
             if not create:
                 raise MemoryNotFound(f"no memory at {url}; create one by writing to it (owl-memory add ... "
@@ -189,12 +191,13 @@ class SparqlServerBackend:
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
         """Store new, validated items: one update request for the payloads, then one for their triples and index
-        entries (an item's rows only when no item with its id is stored yet). Two requests, not one: Oxigraph took
-        ~40% longer on the items operation when the payload writes were pending in the same transaction."""
+        entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
+        cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
+        operation when the payload writes were pending in the same transaction."""
         if not items:
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        self.client.update(_insert_new(items, text_index.index_triples(items)))
+        self.client.update(f"{_insert_new(items, text_index.index_triples(items))} ;\n{_new_index_version()}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -237,13 +240,28 @@ class SparqlServerBackend:
             _, rows = self.client.select(retrieval.defining_sparql(query, GRAPH_ITEMS, _values_row(bound)))
             return [(str(r["item"])[len(ITEM):], 0.0) for r in rows]
         stats = self._text_stats(query.words)
-        rows = self._ranked(query, query.k, stats)
+        rows = self._ranked_text(query, stats)
         rules = self._exceptions_of([i for i, _ in rows])
         if rules:
             found = self._ranked(query, len(rules), stats, only=sorted(rules))
             below = self._narrowing(rules, retrieval.unstated(query))
             rows = retrieval.place_exceptions(rows, [(r, rules[r[0]]) for r in found], below)
         return rows[: query.k]
+
+    def _ranked_text(self, query, stats) -> list[tuple[str, float]]:
+        """The query.k best text-ranked rows. Without applicability filters, ranking every item that matches a
+        word scans most of a large memory, so the top coordination levels are ranked first: the items matching
+        every query word, then those missing at most one (when _by_text scores that level); the full ranking runs
+        only when they hold fewer than k applicable items. Same rows: a higher level outranks any score."""
+        if _filtered(query, None, stats[0]):
+            return self._ranked(query, query.k, stats)
+        for candidates in _top_levels(stats[0]):
+            _, found = self.client.select(candidates)
+            ids = sorted(str(r["i"])[len(ITEM):] for r in found)
+            rows = self._ranked(query, query.k, stats, only=ids) if ids else []
+            if len(rows) >= query.k:
+                return rows
+        return self._ranked(query, query.k, stats)
 
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
         """Text-ranked (id, score) rows of applicable, live items, from one SELECT on the server."""
@@ -256,18 +274,29 @@ class SparqlServerBackend:
         toks = sorted({t for word in terms for t in word})
         if not toks:
             return [], 1.0
-        _, rows = self.client.select(
-            f"SELECT (COUNT(?i) AS ?n) (SUM(?len) AS ?total) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"?i {iri(IDX.length)} ?len }} }}")
-        n, total = int(rows[0]["n"]), int(rows[0]["total"] or 0)
-        _, rows = self.client.select(
-            f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"{_values('tok', map(Literal, toks))} ?i ?tf ?tok }} }} "
-            "GROUP BY ?tok")
-        hits = {str(r["tok"]): int(r["hits"]) for r in rows}
-        weights = [(w, t, text_index.idf(n, hits.get(t, 0)))
-                   for w, word in enumerate(terms) for t in dict.fromkeys(word)]
+        n, total, hits = self._index_stats(toks)
+        weights = [(w, t, text_index.idf(n, hits[t])) for w, word in enumerate(terms) for t in dict.fromkeys(word)]
         return weights, (total / n if n else 1.0)
+
+    def _index_stats(self, toks: list[str]) -> tuple[int, int, dict[str, int]]:
+        """(items indexed, their total length, {token: items having it}), counted on the server (a scan of the
+        index) once per index version: kept while no write changed the version read first (see write_items)."""
+        _, rows = self.client.select(f"SELECT ?v WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ {iri(IDX.stats)} "
+                                     f"{iri(IDX.version)} ?v }} }}")
+        version = frozenset(str(r["v"]) for r in rows)
+        if self._stats is None or self._stats[0] != version:
+            _, rows = self.client.select(
+                f"SELECT (COUNT(?i) AS ?n) (SUM(?len) AS ?total) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
+                f"?i {iri(IDX.length)} ?len }} }}")
+            self._stats = (version, int(rows[0]["n"]), int(rows[0]["total"] or 0), {})
+        _, n, total, known = self._stats
+        missing = [t for t in toks if t not in known]
+        if missing:
+            _, rows = self.client.select(
+                f"SELECT ?tok (COUNT(?i) AS ?hits) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
+                f"{_values('tok', map(Literal, missing))} ?i ?tf ?tok }} }} GROUP BY ?tok")
+            known.update(dict.fromkeys(missing, 0) | {str(r["tok"]): int(r["hits"]) for r in rows})
+        return n, total, {t: known[t] for t in toks}
 
     def _exceptions_of(self, ids: list[str]) -> dict[str, str]:
         """{exception id: rule id} for the exceptions of the given rules."""
@@ -459,7 +488,7 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
     if not weights:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
-    level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if 3 <= n <= 6 else f"IF(?m >= {n}, 2, 0)"
+    level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if _second_level(n) else f"IF(?m >= {n}, 2, 0)"
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
     return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
@@ -477,14 +506,50 @@ def _matches(query, only: list[str] | None, weights: list) -> str:
     item having a token); otherwise, or when a token belongs to two words, the tokens come first."""
     entry = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"
     by_token = {t: (w, x) for w, t, x in weights}
-    if len(by_token) == len(weights) and (only or query.ontology is not None or query.task_type is not None
-                                          or query.failure_mode is not None):
+    if _filtered(query, only, weights):
         toks = ", ".join(string(t) for t in by_token)
         return (f"{_applicable(query, only)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
                 f"{entry} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
     rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
     return f"GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} ?i ?tf ?tok . {entry} }} " + \
         _applicable(query, only)
+
+
+def _filtered(query, only: list[str] | None, weights: list) -> bool:
+    """Whether a text search starts from its applicable items (ids, ontology, task type or failure mode given, and
+    no token in two words) rather than from the query tokens."""
+    return len({t for _, t, _ in weights}) == len(weights) and bool(
+        only or query.ontology is not None or query.task_type is not None or query.failure_mode is not None)
+
+
+def _second_level(n: int) -> bool:
+    """Whether a text search of n words ranks the items missing one word above the rest (as FTS5 ranking does)."""
+    return 3 <= n <= 6
+
+
+def _top_levels(weights: list) -> list[str]:
+    """SELECTs of the items in the top coordination levels of a search of two words or more: those matching every
+    word, then (when scored) those missing at most one; each word's postings read rarest word first."""
+    words: dict[int, list[tuple[str, float]]] = {}
+    for w, tok, x in weights:
+        words.setdefault(w, []).append((tok, x))
+    order = sorted(words, key=lambda w: -min(x for _, x in words[w]))
+    if len(order) < 2:
+        return []
+    levels = [[order]] + ([[[w for w in order if w != out] for out in order]] if _second_level(len(order)) else [])
+    return [f"SELECT DISTINCT ?i WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
+            + " UNION ".join(f"{{ {_every_word(words, group)} }}" for group in groups) + " } }"
+            for groups in levels]
+
+
+def _every_word(words: dict, group: list[int]) -> str:
+    """Patterns binding ?i to the items having a token of every word in `group`."""
+    parts = []
+    for w in group:
+        toks = [string(t) for t, _ in words[w]]
+        parts.append(f"?i ?tf{w} {toks[0]} ." if len(toks) == 1 else f"VALUES ?tok{w} {{ {' '.join(toks)} }} "
+                     f"?i ?tf{w} ?tok{w} .")
+    return " ".join(parts)
 
 
 def _lookup(by_token: dict, field: int) -> str:
@@ -527,6 +592,14 @@ def _insert_new(items: Sequence[tuple[ItemSpec, Graph]], index: list[list[tuple]
             rows += [f"({item} {graph} {text(a)} {text(p)} {text(o)})" for a, p, o in triples]
     return (f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {' '.join(rows)} }} "
             f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
+
+
+def _new_index_version() -> str:
+    """The update operations replacing the index version with a fresh one (concurrent writers may leave several
+    values: any write still changes the set a reader compares)."""
+    node = f"{iri(IDX.stats)} {iri(IDX.version)}"
+    return (f"DELETE WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ {node} ?v }} }} ;\n"
+            f"INSERT DATA {{ GRAPH {iri(GRAPH_INDEX)} {{ {node} {string(str(uuid.uuid4()))} }} }}")
 
 
 def _operation(kind: str, arg) -> str:
