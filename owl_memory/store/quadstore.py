@@ -382,13 +382,11 @@ class QuadstoreBackend(Backend):
             "SELECT (SELECT min(tf) FROM om_terms WHERE term = ?1 AND tf > f.tf) FROM f WHERE f.tf IS NOT NULL) "
             "SELECT tf FROM f WHERE tf IS NOT NULL", (term,))]
 
-    def term_walk(self, term: str, tf: int, token: str | None, any_of: Sequence[str]) -> sqlite3.Cursor:
-        """A lazy cursor over (dl, storid, priority, confidence, id) of the live items holding `token` (None: any)
-        and one of `any_of` in which `term` occurs tf times, in (dl, priority DESC, confidence DESC, id) order."""
-        where, params = self._admits("t.s", token, any_of)
-        return self.db.execute(f"SELECT t.dl, t.s, t.priority, t.confidence, t.item FROM om_terms t WHERE t.term = ? "
-                               f"AND t.tf = ? AND {where} ORDER BY t.dl, t.priority DESC, t.confidence DESC, t.item",
-                               [term, tf, *params])
+    def term_walk(self, term: str, tf: int) -> sqlite3.Cursor:
+        """A lazy cursor over (dl, storid) of the items, live or not, in which `term` occurs tf times, in (dl,
+        priority DESC, confidence DESC, id) order."""
+        return self.db.execute("SELECT dl, s FROM om_terms WHERE term = ? AND tf = ? ORDER BY dl, priority DESC, "
+                               "confidence DESC, item", (term, tf))
 
     def docs(self, items: Sequence[int], token: str | None = None, any_of: Sequence[str] = ()) -> list[tuple]:
         """(storid, dl, priority, confidence, id, "token:tf ...") of those `items` that are live, hold `token` (None:

@@ -3,13 +3,13 @@
 The text ranking (retrieval.py's docstring: coordination level, then BM25 rounded to 6 places, then priority,
 confidence, id) is computed here from the postings tables (quadstore.py), with FTS5's own statistics and formula,
 so the order is the one FTS5's bm25() gives. Levels are taken from the top: the items that can reach a level are
-the intersections of the query tokens' item bitmaps; while they are few, each
-is scored by one lookup. Once a level admits many items, a threshold algorithm finishes: each posting list, one
+the intersections of the query tokens' item bitmaps; while they are few, each is scored by one lookup. Once a level admits many items, a threshold algorithm walks them: each posting list, one
 per (token, tf), is read in (document length, priority DESC, confidence DESC, id) order, along which a token's BM25
-term never grows, so its head bounds every item not yet read; reading stops as soon as k read items rank above
-anything an unread item could reach (its level and best possible rounded score; a tie keeps reading). A filter
-admitting few items skips all that: those items are scored directly. A walk longer than READ_BUDGET rows returns
-None and the caller ranks through FTS5, which gives the same order.
+term never grows, so its head bounds every item not yet read; items outside the level's bitmap are passed over,
+the others scored (liveness and filters checked then); reading stops as soon as k read items rank above anything
+an unread item of the level could reach (its best possible rounded score; a tie keeps reading), or when the lists
+end (the next level follows). A filter admitting few items skips all that: those items are scored directly. A
+walk longer than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 from .text_index import K1, B, idf
 
-READ_BUDGET = 600  # postings read before handing the query to FTS5 (same answer, slower)
+READ_BUDGET = 2500  # postings read before handing the query to FTS5 (same answer, slower)
 FEW = 400  # a level or filter admitting at most this many items: score them directly
-_BATCH = 16
+_BATCH = 64
 
 
 def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
@@ -37,6 +37,7 @@ class _Scorer:
         self.terms, self.token, self.kinds, self.level = tuple(terms), token, tuple(kinds), level
         self.df = {t: df.get(t, (0, int)) for t in self.terms}  # (document frequency, items bitmap reader)
         self.idf = {t: idf(rows, self.df[t][0]) for t in self.terms}
+        self.markers = [(t, f" {t}:") for t in self.terms]  # how a token starts in an item's "token:tf ..." text
 
     def keys(self, docs: Sequence[tuple]) -> dict[int, tuple]:
         """{storid: (level, score, priority, confidence, id)} of (storid, dl, priority, confidence, id, terms) rows
@@ -44,11 +45,13 @@ class _Scorer:
         bm25 does."""
         out = {}
         for s, dl, priority, confidence, item, pairs in docs:
-            tf = dict(p.rsplit(":", 1) for p in pairs.split())
+            pairs = f" {pairs} "
             score, matched = 0.0, 0
-            for t in self.terms:
-                if t in tf:
-                    score += contribution(self.idf[t], float(tf[t]), float(dl), self.avgdl)
+            for t, marker in self.markers:
+                at = pairs.find(marker)
+                if at >= 0:
+                    tf = pairs[at + len(marker): pairs.index(" ", at + 1)]
+                    score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
                     matched += 1
             if matched:
                 out[s] = (self.level(matched, len(self.terms)), round(score, 6), priority, confidence, item)
@@ -81,19 +84,19 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
     n = len(terms)
     for need in (n, n - 1, 1) if 3 <= n <= 6 else (n, 1) if n > 1 else (1,):
         found = _holding(sets, need)
-        if found is None:  # many items from this level on: walk (every item of the levels above is scored)
-            return _walk(fts, scorer, keys, k, level(need, n))
-        new = [s for s in found if s not in keys]
-        if new:
+        if isinstance(found, int):  # many items from this level on: walk them (the levels above are all scored)
+            if not _walk(fts, scorer, keys, k, level(need, n), found):
+                return None
+        elif new := [s for s in found if s not in keys]:
             keys.update(scorer.keys(fts.docs(new, token, kinds)))
         if sum(key[0] >= level(need, n) for key in keys.values()) >= k:
             break
     return _best(keys, k)
 
 
-def _holding(sets: dict[str, int], need: int) -> list[int] | None:
+def _holding(sets: dict[str, int], need: int) -> list[int] | int:
     """The storids of the items holding at least `need` of the tokens (need is all, all but one, or one), from the
-    tokens' bitmaps; None when more than FEW do."""
+    tokens' bitmaps; their bitmap when more than FEW do."""
     groups = [list(sets)] if need == len(sets) else [[t] for t in sets] if need == 1 else \
         [[t for t in sets if t != left] for left in sets]
     found = 0
@@ -103,7 +106,7 @@ def _holding(sets: dict[str, int], need: int) -> list[int] | None:
             common &= sets[t]
         found |= common
     if found.bit_count() > FEW:
-        return None
+        return found
     bits, out, at = bin(found)[:1:-1], [], 0
     while (at := bits.find("1", at)) >= 0:
         out.append(at)
@@ -111,10 +114,12 @@ def _holding(sets: dict[str, int], need: int) -> list[int] | None:
     return out
 
 
-def _walk(fts, scorer: _Scorer, keys: dict[int, tuple], k: int, top: int) -> list[tuple] | None:
-    """Read the list with the highest head until k read items rank above every unread one (whose level is at most
-    `top`; see the module doc)."""
+def _walk(fts, scorer: _Scorer, keys: dict[int, tuple], k: int, top: int, among: int) -> bool:
+    """Read the list with the highest head, scoring (into `keys`) the live, admitted items of the `among` bitmap it
+    meets, until k read items rank above every unread one of level `top` or the lists end (see the module doc);
+    False when that would read more than READ_BUDGET postings."""
     lists = [_List(fts, scorer, t, f) for t in scorer.terms for f in fts.term_frequencies(t)]
+    members, seen = among.to_bytes((among.bit_length() + 7) // 8, "little"), set(keys)
     try:
         best = sorted(keys.values(), key=_order)[:k]
         live, read = [x for x in lists if x.head is not None], 0
@@ -122,22 +127,23 @@ def _walk(fts, scorer: _Scorer, keys: dict[int, tuple], k: int, top: int) -> lis
             batch = max(live, key=lambda x: x.bound).take(_BATCH)
             read += len(batch)
             if read > READ_BUDGET:
-                return None
-            new = [r[1] for r in batch if r[1] not in keys]
+                return False
+            new = [s for _, s in batch if s not in seen and s >> 3 < len(members) and members[s >> 3] >> (s & 7) & 1]
             if new:
-                scored = scorer.keys(fts.docs(new))  # the walk admitted them already
+                seen.update(new)
+                scored = scorer.keys(fts.docs(new, scorer.token, scorer.kinds))
                 keys.update(scored)
                 best = sorted(best + list(scored.values()), key=_order)[:k]
             live = [x for x in live if x.head is not None]
-        return _best(keys, k)
+        return True
     finally:
         for x in lists:
             x.rows.close()
 
 
 def _settled(scorer: _Scorer, best: list[tuple], lists: list, k: int, top: int) -> bool:
-    """True when the k-th best read item ranks strictly above the best level (at most `top`) and rounded score an
-    unread item can reach (an unread item holds each of its tokens below the head of that token's lists)."""
+    """True when the k-th best read item ranks strictly above the best rounded score an unread item of level `top`
+    can reach (an unread item holds each of its tokens below the head of that token's lists)."""
     if len(best) < k:
         return False
     heads: dict[str, float] = {}
@@ -145,9 +151,8 @@ def _settled(scorer: _Scorer, best: list[tuple], lists: list, k: int, top: int) 
         heads[x.term] = max(heads.get(x.term, 0.0), x.bound)
     n, bounds = len(scorer.terms), sorted(heads.values(), reverse=True)
     for matched in range(1, len(bounds) + 1):
-        level = scorer.level(matched, n)
         reach = round(sum(bounds[:matched]) * (1 + 1e-12) + 1e-12, 6)  # float sums in another order: stay above
-        if level <= top and (level, reach) >= best[k - 1][:2]:
+        if scorer.level(matched, n) == top and (top, reach) >= best[k - 1][:2]:
             return False
     return True
 
@@ -158,9 +163,9 @@ class _List:
     def __init__(self, fts, scorer: _Scorer, term: str, tf: int):
         """Open the walk of `term` occurring `tf` times among the items the query's filters admit."""
         self.term, self.tf, self.idf, self.avgdl = term, float(tf), scorer.idf[term], scorer.avgdl
-        self.rows = fts.term_walk(term, tf, scorer.token, scorer.kinds)
+        self.rows = fts.term_walk(term, tf)
         self.buffer: list = []
-        self.head, self.bound, self.fetch = None, 0.0, 2
+        self.head, self.bound, self.fetch = None, 0.0, 8
         self._advance()
 
     def take(self, n: int) -> list[tuple]:
@@ -175,7 +180,7 @@ class _List:
         """Move the head to the next row (fetched in growing pages) and recompute its bound."""
         if not self.buffer:
             self.buffer = self.rows.fetchmany(self.fetch)[::-1]
-            self.fetch = min(2 * self.fetch, 64)
+            self.fetch = min(2 * self.fetch, 256)
         self.head = self.buffer.pop() if self.buffer else None
         if self.head is not None:
             self.bound = contribution(self.idf, self.tf, float(self.head[0]), self.avgdl)
