@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
+import struct
 import threading
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,8 +31,9 @@ from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
-# filter-combination tokens and om_terms / om_df the text postings, built on first writable open of an older memory)
-FORMAT = 2
+# filter-combination tokens and om_terms / om_docs / om_df the text postings, 3: om_df's item sets uncompressed;
+# both built on the first writable open of an older memory)
+FORMAT = 3
 QUADSTORE_FORMAT = 12  # owlready2's quadstore version (its `store` table) this code reads and writes
 _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
@@ -51,8 +52,8 @@ _ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority IN
 # Text postings (see topk.py): om_terms has one row per (word token, item) with the token's frequency (tf) in title,
 # summary and tags and the item's FTS5 document length (dl), walked per (token, tf) in (dl, priority, confidence, id)
 # order; om_docs has the same per item ("token:tf" pairs), om_df each token's document frequency (FTS5's IDF counts
-# every row, live or not, as these do) and the set of its items as a bitmap over storids (zlib-compressed, bit s of
-# byte s // 8 for storid s), so the items holding several tokens are one AND away.
+# every row, live or not, as these do) and the set of its items (`_items_blob`: a bitmap over storids, or a list of
+# storids for a rare token), so the items holding several tokens are one AND away.
 _POSTINGS = ("CREATE TABLE IF NOT EXISTS om_terms (term TEXT NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL, "
              "priority INTEGER NOT NULL, confidence REAL NOT NULL, item TEXT NOT NULL, s INTEGER NOT NULL, "
              "PRIMARY KEY (term, tf, dl, priority DESC, confidence DESC, item)) WITHOUT ROWID",
@@ -371,7 +372,7 @@ class QuadstoreBackend(Backend):
         for storid s)."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = _varints(block) or [0]
-        df = {t: (n, lambda items=items: int.from_bytes(zlib.decompress(items), "little")) for t, n, items in
+        df = {t: (n, lambda items=items: _bitmap(items)) for t, n, items in
               self.db.execute(f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
         return rows, sum(sizes) / rows if rows else 0.0, df
 
@@ -481,12 +482,17 @@ class QuadstoreBackend(Backend):
             f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(holders))})", list(holders))}
         rows = []
         for t, items in holders.items():
-            n, blob = old.get(t, (0, None))
-            bits = bytearray(zlib.decompress(blob)) if blob else bytearray()
-            bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
-            for s in items:
-                bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
-            rows.append((t, n + (len(items) if present else -len(items)), zlib.compress(bytes(bits), 1)))
+            n, blob = old.get(t, (0, b""))
+            if blob[:1] == b"\x00":  # a bitmap: flip the items' bits
+                bits = bytearray(blob[1:])
+                bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
+                for s in items:
+                    bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
+                blob = b"\x00" + bytes(bits)
+            else:
+                listed = set(_listed(blob))
+                blob = _items_blob(listed | set(items) if present else listed - set(items))
+            rows.append((t, n + (len(items) if present else -len(items)), blob))
         self.db.executemany("INSERT OR REPLACE INTO om_df VALUES (?, ?, ?)", rows)
 
     def _drop_postings(self, s: int) -> None:
@@ -659,6 +665,33 @@ def _stored(o: Literal):
 def _user_version(db: sqlite3.Connection) -> int:
     """The owl-memory store format recorded in the graph file."""
     return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _items_blob(items: set[int]) -> bytes:
+    """How om_df stores a token's items: 1 and the sorted storids (little-endian uint32) while that is under 1/32 of
+    the bitmap, else 0 and the bitmap (`_bits`); neither is compressed, so a write touches one small row."""
+    if 4 * len(items) * 32 < max(items, default=0) // 8 + 1:
+        return b"\x01" + struct.pack(f"<{len(items)}I", *sorted(items))
+    return b"\x00" + bytes(_bits(items))
+
+
+def _bits(items: Iterable[int]) -> bytearray:
+    """The bitmap of storids: bit s % 8 of byte s // 8 set for storid s."""
+    items = list(items)
+    bits = bytearray(max(items, default=0) // 8 + 1)
+    for s in items:
+        bits[s >> 3] |= 1 << (s & 7)
+    return bits
+
+
+def _listed(blob: bytes) -> tuple[int, ...]:
+    """The storids of a listed (not bitmap) om_df item set."""
+    return struct.unpack(f"<{(len(blob) - 1) // 4}I", blob[1:]) if blob else ()
+
+
+def _bitmap(blob: bytes) -> int:
+    """A token's items as an int whose bit s is set for storid s."""
+    return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
 
 
 def _varints(blob: bytes) -> list[int]:

@@ -1,15 +1,16 @@
 """Exact top-k text ranking on the embedded index without scoring every match.
 
 The text ranking (retrieval.py's docstring: coordination level, then BM25 rounded to 6 places, then priority,
-confidence, id) is computed here from the postings tables (quadstore.py), with FTS5's own statistics and formula,
-so the order is the one FTS5's bm25() gives. Levels are taken from the top: the items that can reach a level are
-the intersections of the query tokens' item bitmaps; while they are few, each is scored by one lookup. Once a level admits many items, a threshold algorithm walks them: each posting list, one
-per (token, tf), is read in (document length, priority DESC, confidence DESC, id) order, along which a token's BM25
-term never grows, so its head bounds every item not yet read; items outside the level's bitmap are passed over,
-the others scored (liveness and filters checked then); reading stops as soon as k read items rank above anything
-an unread item of the level could reach (its best possible rounded score; a tie keeps reading), or when the lists
-end (the next level follows). A filter admitting few items skips all that: those items are scored directly. A
-walk longer than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order.
+confidence, id) is computed here from the postings tables (quadstore.py), with FTS5's own statistics and formula, so
+the order is the one FTS5's bm25() gives. Levels are taken from the top: the items that can reach a level are the
+intersections of the query tokens' item bitmaps; while they are few, each is scored by one lookup. Once a level admits
+many items, a threshold algorithm walks them: each posting list, one per (token, tf), is read in (document length,
+priority DESC, confidence DESC, id) order, along which a token's BM25 term never grows, so its head bounds every item
+not yet read; items outside the level's bitmap are passed over, the others scored (liveness and filters checked then);
+reading stops as soon as k read items rank above anything an unread item of the level could reach (its best possible
+rounded score; a tie keeps reading), or when the lists end (the next level follows). A filter admitting few items skips
+all that: those items are scored directly. A walk longer than READ_BUDGET rows returns None and the caller ranks
+through FTS5, which gives the same order.
 """
 
 from __future__ import annotations
