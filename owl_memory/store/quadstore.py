@@ -10,7 +10,6 @@ import os
 import sqlite3
 import struct
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -336,15 +335,10 @@ class QuadstoreBackend(Backend):
         at `limit`; None when this memory has no order table (use fts_ranked)."""
         if not self.ordered:
             return None
-        where = ["o.token = ?"]
-        if any_of:
-            where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = o.s AND f.token IN "
-                         f"({', '.join('?' * len(any_of))}))")
-        where.append(_LIVE.format(item="o.s"))
-        sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE {' AND '.join(where)} "
+        where, params = self._admits("o.s", None, any_of)
+        sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE o.token = ? AND {where} "
                "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
-        params = [token or ALL, *any_of, self.sid[OM.supersedes], self.sid[OM.archived], limit, offset]
-        return self.db.execute(sql, params).fetchall()
+        return self.db.execute(sql, [token or ALL, *params, limit, offset]).fetchall()
 
     def top_text(self, q: retrieval.FtsQuery) -> list[tuple] | None:
         """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
@@ -352,7 +346,7 @@ class QuadstoreBackend(Backend):
             return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
         with self._snapshot():  # statistics, bitmaps and rows from one state of the memory
             return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
-                               [retrieval.key_token(p, o) for p, o in q.kinds], q.k, retrieval.level)
+                               [retrieval.key_token(p, o) for p, o in q.kinds], q.k)
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -463,10 +457,9 @@ class QuadstoreBackend(Backend):
         """Postings and document frequencies of new index rows (s, keys, id, priority, confidence, texts)."""
         if not docs:
             return
-        toks = text_index.tokens(t for d in docs for t in d[5])
         rows, per_doc, holders = [], [], {}
-        for n, (s, keys, item, priority, confidence, _) in enumerate(docs):
-            words = Counter(toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2])
+        for (s, keys, item, priority, confidence, _), words in zip(docs, text_index.term_counts(d[5] for d in docs),
+                                                                    strict=True):
             dl = sum(words.values()) + len(keys.split())
             rows += [(t, f, dl, priority, confidence, item, s) for t, f in words.items()]
             per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))

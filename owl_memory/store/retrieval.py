@@ -184,7 +184,7 @@ def _grouped(fts, q: FtsQuery) -> list[tuple]:
 def _by_level_in_fts(fts, q: FtsQuery) -> list[tuple]:
     """Top q.k rows, one FTS5 query per coordination level until k are found (large candidate sets)."""
     rows: list = []
-    for need in _levels(len(q.words)):
+    for need in levels(len(q.words)):
         if len(rows) >= q.k:
             break
         seen = {r[0] for r in rows}
@@ -208,16 +208,19 @@ def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
     return [(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
 
 
+def second_level(n: int) -> bool:
+    """Whether a search of n words ranks the items missing one word between those with all and the rest."""
+    return 3 <= n <= 6
+
+
 def level(matched: int, n: int) -> int:
     """Coordination level of an item that matched `matched` of n words: 2 all, 1 all but one (3 to 6 words), 0 any."""
-    return 2 if matched >= n else 1 if 3 <= n <= 6 and matched == n - 1 else 0
+    return 2 if matched >= n else 1 if second_level(n) and matched == n - 1 else 0
 
 
-def _levels(n: int) -> list[int]:
-    """Coordination levels to query for n words: all, all but one (3 to 6 words), any."""
-    if n <= 1:
-        return [0]
-    return [n] + ([n - 1] if 3 <= n <= 6 else []) + [1]
+def levels(n: int) -> list[int]:
+    """How many of n words each coordination level needs, best first: all, all but one (3 to 6 words), one."""
+    return [n] + ([n - 1] if second_level(n) else []) + ([1] if n > 1 else [])
 
 
 def place_exceptions(rows: list, exceptions: list, below: set) -> list:
@@ -243,9 +246,8 @@ def place_exceptions(rows: list, exceptions: list, below: set) -> list:
 def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
             offset: int = 0, exact: bool = False) -> list[tuple]:
     """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.key_ranked without
-    text and with at most one filter: kinds are dense, so the walk meets k early; else fts.fts_ranked, whose
-    doclist intersection is faster for two selective filters); `exact` scores are summed by the caller and rounded
-    once, as the definition says."""
+    text: it walks the one order token of the filters and stops at `limit`; else fts.fts_ranked, also for a memory
+    without the order table); `exact` scores are summed by the caller and rounded once, as the definition says."""
     if not q.words and only is None and not ranks:
         rows = fts.key_ranked(filter_token(q.filters), [key_token(p, o) for p, o in q.kinds], limit, offset)
         if rows is not None:

@@ -488,7 +488,7 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
     if not weights:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
-    level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if _second_level(n) else f"IF(?m >= {n}, 2, 0)"
+    level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if retrieval.second_level(n) else f"IF(?m >= {n}, 2, 0)"
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
     return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
@@ -522,11 +522,6 @@ def _filtered(query, only: list[str] | None, weights: list) -> bool:
         only or query.ontology is not None or query.task_type is not None or query.failure_mode is not None)
 
 
-def _second_level(n: int) -> bool:
-    """Whether a text search of n words ranks the items missing one word above the rest (as FTS5 ranking does)."""
-    return 3 <= n <= 6
-
-
 def _top_levels(weights: list) -> list[str]:
     """SELECTs of the items in the top coordination levels of a search of two words or more: those matching every
     word, then (when scored) those missing at most one; each word's postings read rarest word first."""
@@ -536,7 +531,8 @@ def _top_levels(weights: list) -> list[str]:
     order = sorted(words, key=lambda w: -min(x for _, x in words[w]))
     if len(order) < 2:
         return []
-    levels = [[order]] + ([[[w for w in order if w != out] for out in order]] if _second_level(len(order)) else [])
+    but_one = [[[w for w in order if w != out] for out in order]] if retrieval.second_level(len(order)) else []
+    levels = [[order], *but_one]
     return [f"SELECT DISTINCT ?i WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
             + " UNION ".join(f"{{ {_every_word(words, group)} }}" for group in groups) + " } }"
             for groups in levels]

@@ -48,16 +48,23 @@ def query_terms(words: Iterable[str]) -> list[tuple[str, ...]]:
     return [tuple(t) for t in tokens(words) if t]
 
 
+def term_counts(texts: Iterable[tuple[str, str, str]]) -> list[Counter]:
+    """Each item's token counts over its (title, summary, tags) texts, one tokenizer pass for all items: the
+    document BM25 scores (its length is their sum plus one per key token, as FTS5 counts the `keys` column)."""
+    texts = list(texts)
+    toks = tokens(text for item in texts for text in item)
+    return [Counter(toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2]) for n in range(len(texts))]
+
+
 def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
     """The index-graph triples of each item: its length, and each distinct token as the object of the predicate
     idx:tfN (N its frequency), whose idx:frequency is declared beside it; one triple per token."""
-    toks = tokens(text for spec, _ in items for text in (spec.title, spec.summary, " ".join(spec.tags)))
+    counted = term_counts((spec.title, spec.summary, " ".join(spec.tags)) for spec, _ in items)
     out = []
-    for n, (spec, g) in enumerate(items):
-        node, words = ITEM[spec.id], toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2]
+    for (spec, g), counts in zip(items, counted, strict=True):
+        node = ITEM[spec.id]
         keys = {(p, o) for s, p, o in g if s == node and p in KEYED}
-        triples = [(node, IDX.length, Literal(len(words) + len(keys)))]
-        counts = Counter(words)
+        triples = [(node, IDX.length, Literal(sum(counts.values()) + len(keys)))]
         for f in sorted(set(counts.values())):
             triples.append((IDX[f"tf{f}"], IDX.frequency, Literal(f)))
         triples += [(node, IDX[f"tf{f}"], Literal(tok)) for tok, f in sorted(counts.items())]

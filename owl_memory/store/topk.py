@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .retrieval import level, levels
 from .text_index import K1, B, idf
 
 READ_BUDGET = 2500  # postings read before handing the query to FTS5 (same answer, slower)
@@ -32,10 +33,10 @@ def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
 class _Scorer:
     """One query: its tokens' statistics, its filters, and the level and rounded BM25 score of an item."""
 
-    def __init__(self, fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], level):
-        """Read the statistics of `terms`; `level(matched, n)` is the definition's coordination level."""
+    def __init__(self, fts, terms: Sequence[str], token: str | None, kinds: Sequence[str]):
+        """Read the statistics of `terms`."""
         rows, self.avgdl, df = fts.text_stats(terms)
-        self.terms, self.token, self.kinds, self.level = tuple(terms), token, tuple(kinds), level
+        self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
         self.df = {t: df.get(t, (0, int)) for t in self.terms}  # (document frequency, items bitmap reader)
         self.idf = {t: idf(rows, self.df[t][0]) for t in self.terms}
         self.markers = [(t, f" {t}:") for t in self.terms]  # how a token starts in an item's "token:tf ..." text
@@ -55,7 +56,7 @@ class _Scorer:
                     score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
                     matched += 1
             if matched:
-                out[s] = (self.level(matched, len(self.terms)), round(score, 6), priority, confidence, item)
+                out[s] = (level(matched, len(self.terms)), round(score, 6), priority, confidence, item)
         return out
 
 
@@ -70,12 +71,12 @@ def _best(keys: dict[int, tuple], k: int) -> list[tuple]:
     return [(s, key[4], key[1]) for s, key in ranked]
 
 
-def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int, level) -> list[tuple] | None:
+def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int) -> list[tuple] | None:
     """The k best (storid, id, score) rows of live items holding `token` (None: any) and one of `kinds` that contain
     one of `terms` (single FTS5 tokens); None when the walk would read more than READ_BUDGET postings."""
     if k <= 0:
         return []
-    scorer = _Scorer(fts, terms, token, kinds, level)
+    scorer = _Scorer(fts, terms, token, kinds)
     if token is not None:
         few = fts.token_docs(token, kinds, FEW + 1)
         if len(few) <= FEW:
@@ -83,7 +84,7 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
     sets = {t: scorer.df[t][1]() for t in terms}
     keys: dict[int, tuple] = {}
     n = len(terms)
-    for need in (n, n - 1, 1) if 3 <= n <= 6 else (n, 1) if n > 1 else (1,):
+    for need in levels(n):
         found = _holding(sets, need)
         if isinstance(found, int):  # many items from this level on: walk them (the levels above are all scored)
             if not _walk(fts, scorer, keys, k, level(need, n), found):
@@ -153,7 +154,7 @@ def _settled(scorer: _Scorer, best: list[tuple], lists: list, k: int, top: int) 
     n, bounds = len(scorer.terms), sorted(heads.values(), reverse=True)
     for matched in range(1, len(bounds) + 1):
         reach = round(sum(bounds[:matched]) * (1 + 1e-12) + 1e-12, 6)  # float sums in another order: stay above
-        if scorer.level(matched, n) == top and (top, reach) >= best[k - 1][:2]:
+        if level(matched, n) == top and (top, reach) >= best[k - 1][:2]:
             return False
     return True
 
