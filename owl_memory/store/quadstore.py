@@ -1,6 +1,7 @@
 """The embedded backend: owlready2's SQLite quadstore (items, links, provenance, FTS5 index) plus a blob file.
 
-Every SQL statement on the quadstore and every owlready2 internal of the package lives in this file.
+Every SQL statement on the quadstore and every owlready2 internal of the package lives in this file, except the
+upkeep of the order and postings tables (postings.py), which this file runs inside its write transactions.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
-import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +21,7 @@ from rdflib.namespace import OWL, PROV, RDF, XSD
 from ..errors import MemoryCorrupt, MemoryNotFound, MemoryReadOnly, VersionMismatch
 from ..resources import memory_ontology
 from ..vocab import ITEM, KINDS, OM
-from . import retrieval, text_index, topk
+from . import postings, retrieval, topk
 from .backend import Backend
 from .blobs import MAX_READ, BlobStore
 from .items import COUNTERS, ItemSpec
@@ -40,26 +40,6 @@ _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
         "priority UNINDEXED, confidence UNINDEXED, tokenize='unicode61')")
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
-# The same key tokens, one row each (plus ALL for every item and one per combination of applicability links, see
-# retrieval.filter_tokens), in search order: a search without text walks its filters' one token in (priority,
-# confidence, id) order and stops at k instead of sorting every match.
-ALL = "*"
-_ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
-          "item TEXT NOT NULL, s INTEGER NOT NULL)",
-          "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
-          "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
-# Text postings (see topk.py): om_terms has one row per (word token, item) with the token's frequency (tf) in title,
-# summary and tags and the item's FTS5 document length (dl), walked per (token, tf) in (dl, priority, confidence, id)
-# order; om_docs has the same per item ("token:tf" pairs), om_df each token's document frequency (FTS5's IDF counts
-# every row, live or not, as these do) and the set of its items (`_items_blob`: a bitmap over storids, or a list of
-# storids for a rare token), so the items holding several tokens are one AND away.
-_POSTINGS = ("CREATE TABLE IF NOT EXISTS om_terms (term TEXT NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL, "
-             "priority INTEGER NOT NULL, confidence REAL NOT NULL, item TEXT NOT NULL, s INTEGER NOT NULL, "
-             "PRIMARY KEY (term, tf, dl, priority DESC, confidence DESC, item)) WITHOUT ROWID",
-             "CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
-             "NULL, confidence REAL NOT NULL, item TEXT NOT NULL, terms TEXT NOT NULL)",
-             "CREATE TABLE IF NOT EXISTS om_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL, items BLOB NOT NULL) "
-             "WITHOUT ROWID")
 # An item is live when nothing supersedes it and it is not archived (parameters: om:supersedes, om:archived ids).
 _LIVE = ("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = {item} AND x.p = ?) AND "
          "NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = {item} AND a.p = ? AND a.o = 'true')")
@@ -135,7 +115,7 @@ class QuadstoreBackend(Backend):
                     self._add(*t)
                 docs.append(self._index(spec, g))
             if self.ordered:
-                self._add_postings(docs)
+                postings.add(self.db, docs)
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Stored triples of the item nodes, rdf:type triples of the other nodes."""
@@ -338,7 +318,7 @@ class QuadstoreBackend(Backend):
         where, params = self._admits("o.s", None, any_of)
         sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE o.token = ? AND {where} "
                "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
-        return self.db.execute(sql, [token or ALL, *params, limit, offset]).fetchall()
+        return self.db.execute(sql, [token or postings.ALL, *params, limit, offset]).fetchall()
 
     def top_text(self, q: retrieval.FtsQuery) -> list[tuple] | None:
         """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
@@ -365,8 +345,8 @@ class QuadstoreBackend(Backend):
         record); and each token's (document frequency, a function giving its items as an int whose bit s is set
         for storid s)."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
-        rows, *sizes = _varints(block) or [0]
-        df = {t: (n, lambda items=items: _bitmap(items)) for t, n, items in
+        rows, *sizes = postings.varints(block) or [0]
+        df = {t: (n, lambda items=items: postings.bitmap(items)) for t, n, items in
               self.db.execute(f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
         return rows, sum(sizes) / rows if rows else 0.0, df
 
@@ -439,74 +419,15 @@ class QuadstoreBackend(Backend):
         return dict(rows)
 
     def _build_accelerator(self) -> None:
-        """(Re)build the order and postings tables from the FTS5 index rows (once, for a memory made before them)."""
+        """(Re)build the order and postings tables (once, for a memory made before them) and record the format."""
         if _user_version(self.db) >= FORMAT:
             return
-        for table in ("om_order", "om_terms", "om_docs", "om_df"):
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        for statement in (*_ORDER, *_POSTINGS):
-            self.db.execute(statement)
-        rows = self.db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
-        while batch := rows.fetchmany(5000):
-            self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                                [row for r in batch for row in self._order_rows(*r[:5])])
-            self._add_postings([(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+        postings.build(self.db, self.sid[RDF.type])
         self.db.execute(f"PRAGMA user_version = {FORMAT}")
-
-    def _add_postings(self, docs: list[tuple]) -> None:
-        """Postings and document frequencies of new index rows (s, keys, id, priority, confidence, texts)."""
-        if not docs:
-            return
-        rows, per_doc, holders = [], [], {}
-        for (s, keys, item, priority, confidence, _), words in zip(docs, text_index.term_counts(d[5] for d in docs),
-                                                                    strict=True):
-            dl = sum(words.values()) + len(keys.split())
-            rows += [(t, f, dl, priority, confidence, item, s) for t, f in words.items()]
-            per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))
-            for t in words:
-                holders.setdefault(t, []).append(s)
-        self.db.executemany("INSERT INTO om_terms VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        self.db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
-        self._mark(holders, True)
-
-    def _mark(self, holders: dict[str, list[int]], present: bool) -> None:
-        """Set (or clear) the bits of the given items in their tokens' bitmaps and count them in (or out)."""
-        old = {t: (n, items) for t, n, items in self.db.execute(
-            f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(holders))})", list(holders))}
-        rows = []
-        for t, items in holders.items():
-            n, blob = old.get(t, (0, b""))
-            if blob[:1] == b"\x00":  # a bitmap: flip the items' bits
-                bits = bytearray(blob[1:])
-                bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
-                for s in items:
-                    bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
-                blob = b"\x00" + bytes(bits)
-            else:
-                listed = set(_listed(blob))
-                blob = _items_blob(listed | set(items) if present else listed - set(items))
-            rows.append((t, n + (len(items) if present else -len(items)), blob))
-        self.db.executemany("INSERT OR REPLACE INTO om_df VALUES (?, ?, ?)", rows)
-
-    def _drop_postings(self, s: int) -> None:
-        """Remove an index row's postings and its share of the document frequencies."""
-        for dl, priority, confidence, item, terms in self.db.execute(
-                "SELECT dl, priority, confidence, item, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
-            pairs = [t.rsplit(":", 1) for t in terms.split()]
-            self.db.executemany("DELETE FROM om_terms WHERE term = ? AND tf = ? AND dl = ? AND priority = ? AND "
-                                "confidence = ? AND item = ?", [(t, int(f), dl, priority, confidence, item)
-                                                                for t, f in pairs])
-            self._mark({t: [s] for t, _ in pairs}, False)
-        self.db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
-
-    def _order_rows(self, s: int, keys: str, item: str, priority: int, confidence: float) -> list[tuple]:
-        """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
-        tokens = (ALL, *keys.split(), *retrieval.filter_combinations(keys.split(), self.sid[RDF.type]))
-        return [(t, priority, confidence, item, s) for t in tokens]
 
     def _index(self, spec: ItemSpec, g: Graph) -> tuple:
         """(Re)write the retrieval index and order rows of an item (its rowid is the item's quadstore id), drop its
-        old postings; returns the row `_add_postings` takes."""
+        old postings; returns the row `postings.add` takes."""
         s = self.storid(ITEM[spec.id])
         keyed = {self.sid[p] for p in retrieval.KEYED}
         keys = " ".join(sorted({retrieval.key_token(self.storid(p), self.storid(o)) for x, p, o in g
@@ -517,10 +438,7 @@ class QuadstoreBackend(Backend):
                         (s, spec.title, spec.summary, " ".join(spec.tags), keys, spec.id, spec.priority,
                          spec.confidence))
         if self.ordered:
-            self.db.execute("DELETE FROM om_order WHERE s = ?", (s,))
-            self.db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                                self._order_rows(s, keys, spec.id, spec.priority, spec.confidence))
-            self._drop_postings(s)
+            postings.replace(self.db, s, keys, spec.id, spec.priority, spec.confidence, self.sid[RDF.type])
         return s, keys, spec.id, spec.priority, spec.confidence, (spec.title, spec.summary, " ".join(spec.tags))
 
     # ---- quadstore tables ----
@@ -587,8 +505,7 @@ def _create_graph(path: Path) -> None:
     world = owlready2.World(filename=str(tmp), exclusive=False)
     db = world.graph.db
     db.execute(_FTS)
-    for statement in (*_ORDER, *_POSTINGS):
-        db.execute(statement)
+    postings.create(db)
     db.execute(f"PRAGMA user_version = {FORMAT}")
     world.get_ontology(str(ITEM))
     nt = memory_ontology().serialize(format="nt", encoding="utf-8")
@@ -658,50 +575,6 @@ def _stored(o: Literal):
 def _user_version(db: sqlite3.Connection) -> int:
     """The owl-memory store format recorded in the graph file."""
     return db.execute("PRAGMA user_version").fetchone()[0]
-
-
-def _items_blob(items: set[int]) -> bytes:
-    """How om_df stores a token's items: 1 and the sorted storids (little-endian uint32) while that is under 1/32 of
-    the bitmap, else 0 and the bitmap (`_bits`); neither is compressed, so a write touches one small row."""
-    if 4 * len(items) * 32 < max(items, default=0) // 8 + 1:
-        return b"\x01" + struct.pack(f"<{len(items)}I", *sorted(items))
-    return b"\x00" + bytes(_bits(items))
-
-
-def _bits(items: Iterable[int]) -> bytearray:
-    """The bitmap of storids: bit s % 8 of byte s // 8 set for storid s."""
-    items = list(items)
-    bits = bytearray(max(items, default=0) // 8 + 1)
-    for s in items:
-        bits[s >> 3] |= 1 << (s & 7)
-    return bits
-
-
-def _listed(blob: bytes) -> tuple[int, ...]:
-    """The storids of a listed (not bitmap) om_df item set."""
-    return struct.unpack(f"<{(len(blob) - 1) // 4}I", blob[1:]) if blob else ()
-
-
-def _bitmap(blob: bytes) -> int:
-    """A token's items as an int whose bit s is set for storid s."""
-    return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
-
-
-def _varints(blob: bytes) -> list[int]:
-    """The SQLite varints of a blob (FTS5 records: up to 9 bytes each, 7 bits per byte, all 8 in the ninth)."""
-    out, i = [], 0
-    while i < len(blob):
-        value = 0
-        for j in range(9):
-            byte, i = blob[i], i + 1
-            if j == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
 
 
 def _item_ids(iris: Iterable) -> list[str]:

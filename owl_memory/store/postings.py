@@ -1,0 +1,160 @@
+"""The order, postings and item-set tables of the embedded index: their schema, how they are written and decoded.
+
+quadstore.py calls these inside its write transactions (and reads the tables for topk.py); every function takes the
+graph file's SQLite connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+from collections.abc import Iterable, Sequence
+
+from . import retrieval, text_index
+
+# The key tokens of the FTS5 index, one row each (plus ALL for every item and one per combination of applicability
+# links, see retrieval.filter_tokens), in search order: a search without text walks its filters' one token in
+# (priority, confidence, id) order and stops at k instead of sorting every match.
+ALL = "*"
+ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
+         "item TEXT NOT NULL, s INTEGER NOT NULL)",
+         "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
+         "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
+# Text postings (see topk.py): om_terms has one row per (word token, item) with the token's frequency (tf) in title,
+# summary and tags and the item's FTS5 document length (dl), walked per (token, tf) in (dl, priority, confidence, id)
+# order; om_docs has the same per item ("token:tf" pairs), om_df each token's document frequency (FTS5's IDF counts
+# every row, live or not, as these do) and the set of its items (`items_blob`: a bitmap over storids, or a list of
+# storids for a rare token), so the items holding several tokens are one AND away.
+POSTINGS = ("CREATE TABLE IF NOT EXISTS om_terms (term TEXT NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL, "
+            "priority INTEGER NOT NULL, confidence REAL NOT NULL, item TEXT NOT NULL, s INTEGER NOT NULL, "
+            "PRIMARY KEY (term, tf, dl, priority DESC, confidence DESC, item)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
+            "NULL, confidence REAL NOT NULL, item TEXT NOT NULL, terms TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS om_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL, items BLOB NOT NULL) "
+            "WITHOUT ROWID")
+TABLES = ("om_order", "om_terms", "om_docs", "om_df")
+
+
+def create(db: sqlite3.Connection) -> None:
+    """Create the order and postings tables (empty) when missing."""
+    for statement in (*ORDER, *POSTINGS):
+        db.execute(statement)
+
+
+def build(db: sqlite3.Connection, type_id: int) -> None:
+    """(Re)build the order and postings tables from the FTS5 index rows (`type_id`: rdf:type's quadstore id)."""
+    for table in TABLES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    create(db)
+    rows = db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
+    while batch := rows.fetchmany(5000):
+        db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
+                       [row for r in batch for row in order_rows(*r[:5], type_id)])
+        add(db, [(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+
+
+def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int, confidence: float,
+            type_id: int) -> None:
+    """Rewrite the order rows of index row `s` and drop its postings (`add` writes the new ones)."""
+    db.execute("DELETE FROM om_order WHERE s = ?", (s,))
+    db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
+                   order_rows(s, keys, item, priority, confidence, type_id))
+    drop(db, s)
+
+
+def order_rows(s: int, keys: str, item: str, priority: int, confidence: float, type_id: int) -> list[tuple]:
+    """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
+    tokens = (ALL, *keys.split(), *retrieval.filter_combinations(keys.split(), type_id))
+    return [(t, priority, confidence, item, s) for t in tokens]
+
+
+def add(db: sqlite3.Connection, docs: Sequence[tuple]) -> None:
+    """Postings and document frequencies of new index rows (s, keys, id, priority, confidence, texts)."""
+    if not docs:
+        return
+    rows, per_doc, holders = [], [], {}
+    for (s, keys, item, priority, confidence, _), words in zip(docs, text_index.term_counts(d[5] for d in docs),
+                                                                strict=True):
+        dl = sum(words.values()) + len(keys.split())
+        rows += [(t, f, dl, priority, confidence, item, s) for t, f in words.items()]
+        per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))
+        for t in words:
+            holders.setdefault(t, []).append(s)
+    db.executemany("INSERT INTO om_terms VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
+    _mark(db, holders, True)
+
+
+def drop(db: sqlite3.Connection, s: int) -> None:
+    """Remove an index row's postings and its share of the document frequencies."""
+    for dl, priority, confidence, item, terms in db.execute(
+            "SELECT dl, priority, confidence, item, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
+        pairs = [t.rsplit(":", 1) for t in terms.split()]
+        db.executemany("DELETE FROM om_terms WHERE term = ? AND tf = ? AND dl = ? AND priority = ? AND "
+                       "confidence = ? AND item = ?", [(t, int(f), dl, priority, confidence, item) for t, f in pairs])
+        _mark(db, {t: [s] for t, _ in pairs}, False)
+    db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
+
+
+def _mark(db: sqlite3.Connection, holders: dict[str, list[int]], present: bool) -> None:
+    """Set (or clear) the bits of the given items in their tokens' bitmaps and count them in (or out)."""
+    old = {t: (n, items) for t, n, items in db.execute(
+        f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(holders))})", list(holders))}
+    rows = []
+    for t, items in holders.items():
+        n, blob = old.get(t, (0, b""))
+        if blob[:1] == b"\x00":  # a bitmap: flip the items' bits
+            bits = bytearray(blob[1:])
+            bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
+            for s in items:
+                bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
+            blob = b"\x00" + bytes(bits)
+        else:
+            listed = set(_listed(blob))
+            blob = items_blob(listed | set(items) if present else listed - set(items))
+        rows.append((t, n + (len(items) if present else -len(items)), blob))
+    db.executemany("INSERT OR REPLACE INTO om_df VALUES (?, ?, ?)", rows)
+
+
+def items_blob(items: set[int]) -> bytes:
+    """How om_df stores a token's items: 1 and the sorted storids (little-endian uint32) while that is under 1/32 of
+    the bitmap, else 0 and the bitmap (`_bits`); neither is compressed, so a write touches one small row."""
+    if 4 * len(items) * 32 < max(items, default=0) // 8 + 1:
+        return b"\x01" + struct.pack(f"<{len(items)}I", *sorted(items))
+    return b"\x00" + bytes(_bits(items))
+
+
+def _bits(items: Iterable[int]) -> bytearray:
+    """The bitmap of storids: bit s % 8 of byte s // 8 set for storid s."""
+    items = list(items)
+    bits = bytearray(max(items, default=0) // 8 + 1)
+    for s in items:
+        bits[s >> 3] |= 1 << (s & 7)
+    return bits
+
+
+def _listed(blob: bytes) -> tuple[int, ...]:
+    """The storids of a listed (not bitmap) om_df item set."""
+    return struct.unpack(f"<{(len(blob) - 1) // 4}I", blob[1:]) if blob else ()
+
+
+def bitmap(blob: bytes) -> int:
+    """A token's items (an om_df blob) as an int whose bit s is set for storid s."""
+    return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
+
+
+def varints(blob: bytes) -> list[int]:
+    """The SQLite varints of a blob (FTS5 records: up to 9 bytes each, 7 bits per byte, all 8 in the ninth)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte, i = blob[i], i + 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
