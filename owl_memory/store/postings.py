@@ -18,21 +18,22 @@ from . import retrieval, text_index
 ALL = "*"
 ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
          "item TEXT NOT NULL, s INTEGER NOT NULL)",
-         "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item)",
+         "CREATE INDEX IF NOT EXISTS om_order_walk ON om_order (token, priority DESC, confidence DESC, item, s)",
          "CREATE INDEX IF NOT EXISTS om_order_item ON om_order (s, token)")
-# Text postings (see topk.py): om_terms has one row per (word token, item) with the token's frequency (tf) in title,
-# summary and tags and the item's FTS5 document length (dl), walked per (token, tf) in (dl, priority, confidence, id)
-# order; om_docs has the same per item ("token:tf" pairs), om_df each token's document frequency (FTS5's IDF counts
-# every row, live or not, as these do) and the set of its items (`items_blob`: a bitmap over storids, or a list of
-# storids for a rare token), so the items holding several tokens are one AND away.
-POSTINGS = ("CREATE TABLE IF NOT EXISTS om_terms (term TEXT NOT NULL, tf INTEGER NOT NULL, dl INTEGER NOT NULL, "
-            "priority INTEGER NOT NULL, confidence REAL NOT NULL, item TEXT NOT NULL, s INTEGER NOT NULL, "
-            "PRIMARY KEY (term, tf, dl, priority DESC, confidence DESC, item)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
+# Text postings (see topk.py): om_docs has one row per item (its FTS5 document length dl, ranking fields and
+# "token:tf" pairs of its title, summary and tags); om_df one row per (word token, frequency tf) with the number of
+# items holding the token tf times and their set (`items_blob`: a bitmap over storids, or a list of storids when few),
+# so a token's document frequency (FTS5's IDF counts every row, live or not, as these do) is the sum of its rows;
+# om_dl the set of items per document length. Items with equal tf of every query token and equal dl have equal BM25
+# scores: those sets are one AND away.
+POSTINGS = ("CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
             "NULL, confidence REAL NOT NULL, item TEXT NOT NULL, terms TEXT NOT NULL)",
-            "CREATE TABLE IF NOT EXISTS om_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL, items BLOB NOT NULL) "
-            "WITHOUT ROWID")
-TABLES = ("om_order", "om_terms", "om_docs", "om_df")
+            "CREATE TABLE IF NOT EXISTS om_df (term TEXT NOT NULL, tf INTEGER NOT NULL, n INTEGER NOT NULL, "
+            "items BLOB NOT NULL, PRIMARY KEY (term, tf)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS om_dl (dl INTEGER NOT NULL, n INTEGER NOT NULL, items BLOB NOT NULL, "
+            "PRIMARY KEY (dl)) WITHOUT ROWID")
+TABLES = ("om_order", "om_docs", "om_df", "om_dl")
+_RETIRED = ("om_terms",)  # format 3's walk lists, dropped by `build`
 
 
 def create(db: sqlite3.Connection) -> None:
@@ -43,7 +44,7 @@ def create(db: sqlite3.Connection) -> None:
 
 def build(db: sqlite3.Connection, type_id: int) -> None:
     """(Re)build the order and postings tables from the FTS5 index rows (`type_id`: rdf:type's quadstore id)."""
-    for table in TABLES:
+    for table in (*TABLES, *_RETIRED):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     create(db)
     rows = db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
@@ -69,56 +70,63 @@ def order_rows(s: int, keys: str, item: str, priority: int, confidence: float, t
 
 
 def add(db: sqlite3.Connection, docs: Sequence[tuple]) -> None:
-    """Postings and document frequencies of new index rows (s, keys, id, priority, confidence, texts)."""
+    """Postings and item sets of new index rows (s, keys, id, priority, confidence, texts)."""
     if not docs:
         return
-    rows, per_doc, holders = [], [], {}
+    per_doc, by_tf, by_dl = [], {}, {}
     for (s, keys, item, priority, confidence, _), words in zip(docs, text_index.term_counts(d[5] for d in docs),
                                                                 strict=True):
         dl = sum(words.values()) + len(keys.split())
-        rows += [(t, f, dl, priority, confidence, item, s) for t, f in words.items()]
         per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))
-        for t in words:
-            holders.setdefault(t, []).append(s)
-    db.executemany("INSERT INTO om_terms VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        for t, f in words.items():
+            by_tf.setdefault((t, f), []).append(s)
+        by_dl.setdefault((dl,), []).append(s)
     db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
-    _mark(db, holders, True)
+    _mark(db, "om_df", ("term", "tf"), by_tf, True)
+    _mark(db, "om_dl", ("dl",), by_dl, True)
 
 
 def drop(db: sqlite3.Connection, s: int) -> None:
-    """Remove an index row's postings and its share of the document frequencies."""
-    for dl, priority, confidence, item, terms in db.execute(
-            "SELECT dl, priority, confidence, item, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
+    """Remove an index row's postings and its place in the item sets."""
+    for dl, terms in db.execute("SELECT dl, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
         pairs = [t.rsplit(":", 1) for t in terms.split()]
-        db.executemany("DELETE FROM om_terms WHERE term = ? AND tf = ? AND dl = ? AND priority = ? AND "
-                       "confidence = ? AND item = ?", [(t, int(f), dl, priority, confidence, item) for t, f in pairs])
-        _mark(db, {t: [s] for t, _ in pairs}, False)
+        _mark(db, "om_df", ("term", "tf"), {(t, int(f)): [s] for t, f in pairs}, False)
+        _mark(db, "om_dl", ("dl",), {(dl,): [s]}, False)
     db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
 
 
-def _mark(db: sqlite3.Connection, holders: dict[str, list[int]], present: bool) -> None:
-    """Set (or clear) the bits of the given items in their tokens' bitmaps and count them in (or out)."""
-    old = {t: (n, items) for t, n, items in db.execute(
-        f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(holders))})", list(holders))}
-    rows = []
-    for t, items in holders.items():
-        n, blob = old.get(t, (0, b""))
-        if blob[:1] == b"\x00":  # a bitmap: flip the items' bits
+def _mark(db: sqlite3.Connection, table: str, columns: tuple[str, ...], holders: dict[tuple, list[int]],
+          present: bool) -> None:
+    """Add (or remove) the given items to (from) the item sets of `table` keyed by `columns` (holders: {key values:
+    storids}); a set left empty loses its row."""
+    if not holders:
+        return
+    marks = ", ".join("(" + ", ".join("?" * len(columns)) + ")" for _ in holders)
+    names = ", ".join(columns)
+    old = {tuple(row[:-2]): row[-2:] for row in db.execute(
+        f"SELECT {names}, n, items FROM {table} WHERE ({names}) IN (VALUES {marks})", [v for k in holders for v in k])}
+    rows, gone = [], []
+    for key, items in holders.items():
+        n, blob = old.get(key, (0, b""))
+        n += len(items) if present else -len(items)
+        if n <= 0:
+            gone.append(key)
+        elif blob[:1] == b"\x00":  # a bitmap: flip the items' bits
             bits = bytearray(blob[1:])
             bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
             for s in items:
                 bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
-            blob = b"\x00" + bytes(bits)
+            rows.append((*key, n, b"\x00" + bytes(bits)))
         else:
             listed = set(_listed(blob))
-            blob = items_blob(listed | set(items) if present else listed - set(items))
-        rows.append((t, n + (len(items) if present else -len(items)), blob))
-    db.executemany("INSERT OR REPLACE INTO om_df VALUES (?, ?, ?)", rows)
+            rows.append((*key, n, items_blob(listed | set(items) if present else listed - set(items))))
+    db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * (len(columns) + 2))})", rows)
+    db.executemany(f"DELETE FROM {table} WHERE {' AND '.join(f'{c} = ?' for c in columns)}", gone)
 
 
 def items_blob(items: set[int]) -> bytes:
-    """How om_df stores a token's items: 1 and the sorted storids (little-endian uint32) while that is under 1/32 of
-    the bitmap, else 0 and the bitmap (`_bits`); neither is compressed, so a write touches one small row."""
+    """How om_df and om_dl store a set of items: 1 and the sorted storids (little-endian uint32) while that is under
+    1/32 of the bitmap, else 0 and the bitmap (`_bits`); neither is compressed, so a write touches one small row."""
     if 4 * len(items) * 32 < max(items, default=0) // 8 + 1:
         return b"\x01" + struct.pack(f"<{len(items)}I", *sorted(items))
     return b"\x00" + bytes(_bits(items))
@@ -134,12 +142,12 @@ def _bits(items: Iterable[int]) -> bytearray:
 
 
 def _listed(blob: bytes) -> tuple[int, ...]:
-    """The storids of a listed (not bitmap) om_df item set."""
+    """The storids of a listed (not bitmap) item set."""
     return struct.unpack(f"<{(len(blob) - 1) // 4}I", blob[1:]) if blob else ()
 
 
 def bitmap(blob: bytes) -> int:
-    """A token's items (an om_df blob) as an int whose bit s is set for storid s."""
+    """A set of items (an om_df or om_dl blob) as an int whose bit s is set for storid s."""
     return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
 
 

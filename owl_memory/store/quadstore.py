@@ -10,7 +10,7 @@ import io
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,9 +30,10 @@ from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
-# filter-combination tokens and om_terms / om_docs / om_df the text postings, 3: om_df's item sets uncompressed;
-# both built on the first writable open of an older memory)
-FORMAT = 3
+# filter-combination tokens and om_terms / om_docs / om_df the text postings, 3: om_df's item sets uncompressed,
+# 4: item sets per (token, tf) and per document length instead of walk lists; each built on the first writable open
+# of an older memory)
+FORMAT = 4
 QUADSTORE_FORMAT = 12  # owlready2's quadstore version (its `store` table) this code reads and writes
 _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
@@ -340,28 +341,31 @@ class QuadstoreBackend(Backend):
         finally:
             self.db.rollback()
 
-    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, tuple[int, Callable[[], int]]]]:
+    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, list[tuple[int, int, bytes]]]]:
         """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
-        record); and each token's (document frequency, a function giving its items as an int whose bit s is set
-        for storid s)."""
+        record); and each token's (tf, number of items, item set blob) rows, one per frequency it has in some item."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = postings.varints(block) or [0]
-        df = {t: (n, lambda items=items: postings.bitmap(items)) for t, n, items in
-              self.db.execute(f"SELECT term, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms)}
-        return rows, sum(sizes) / rows if rows else 0.0, df
+        sets: dict[str, list] = {t: [] for t in terms}
+        for t, tf, n, items in self.db.execute(
+                f"SELECT term, tf, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms):
+            sets[t].append((tf, n, items))
+        return rows, sum(sizes) / rows if rows else 0.0, sets
 
-    def term_frequencies(self, term: str) -> list[int]:
-        """The distinct frequencies `term` has in some item (one index seek each)."""
-        return [f for (f,) in self.db.execute(
-            "WITH RECURSIVE f(tf) AS (SELECT min(tf) FROM om_terms WHERE term = ?1 UNION ALL "
-            "SELECT (SELECT min(tf) FROM om_terms WHERE term = ?1 AND tf > f.tf) FROM f WHERE f.tf IS NOT NULL) "
-            "SELECT tf FROM f WHERE tf IS NOT NULL", (term,))]
+    def doc_lengths(self) -> list[int]:
+        """The document lengths some item has, shortest first."""
+        return [dl for (dl,) in self.db.execute("SELECT dl FROM om_dl ORDER BY dl")]
 
-    def term_walk(self, term: str, tf: int) -> sqlite3.Cursor:
-        """A lazy cursor over (dl, storid) of the items, live or not, in which `term` occurs tf times, in (dl,
-        priority DESC, confidence DESC, id) order."""
-        return self.db.execute("SELECT dl, s FROM om_terms WHERE term = ? AND tf = ? ORDER BY dl, priority DESC, "
-                               "confidence DESC, item", (term, tf))
+    def length_items(self, dl: int) -> int:
+        """The items of document length `dl` as an int whose bit s is set for storid s."""
+        row = self.db.execute("SELECT items FROM om_dl WHERE dl = ?", (dl,)).fetchone()
+        return postings.bitmap(row[0]) if row else 0
+
+    def order_walk(self, token: str | None) -> sqlite3.Cursor:
+        """A lazy cursor over the storids of the items, live or not, holding `token` (None: every item), in
+        (priority DESC, confidence DESC, id) order."""
+        return self.db.execute("SELECT s FROM om_order INDEXED BY om_order_walk WHERE token = ? "
+                               "ORDER BY priority DESC, confidence DESC, item", (token or postings.ALL,))
 
     def docs(self, items: Sequence[int], token: str | None = None, any_of: Sequence[str] = ()) -> list[tuple]:
         """(storid, dl, priority, confidence, id, "token:tf ...") of those `items` that are live, hold `token` (None:

@@ -1,28 +1,33 @@
 """Exact top-k text ranking on the embedded index without scoring every match.
 
 The text ranking (retrieval.py's docstring: coordination level, then BM25 rounded to 6 places, then priority,
-confidence, id) is computed here from the postings tables (quadstore.py), with FTS5's own statistics and formula, so
-the order is the one FTS5's bm25() gives. Levels are taken from the top: the items that can reach a level are the
-intersections of the query tokens' item bitmaps; while they are few, each is scored by one lookup. Once a level admits
-many items, a threshold algorithm walks them: each posting list, one per (token, tf), is read in (document length,
-priority DESC, confidence DESC, id) order, along which a token's BM25 term never grows, so its head bounds every item
-not yet read; items outside the level's bitmap are passed over, the others scored (liveness and filters checked then);
-reading stops as soon as k read items rank above anything an unread item of the level could reach (its best possible
-rounded score; a tie keeps reading), or when the lists end (the next level follows). A filter admitting few items skips
-all that: those items are scored directly. A walk longer than READ_BUDGET rows returns None and the caller ranks
-through FTS5, which gives the same order.
+confidence, id) is computed here from the item sets of postings.py, with FTS5's own statistics and formula, so the
+order is the one FTS5's bm25() gives. Items that hold each query token the same number of times (the same tf
+signature) and have the same document length have the same level and score: such a *cell* is an AND of item sets.
+Cells are taken best first from a heap of two kinds of entries: a partial signature (the tokens decided so far, with
+the items that fit it), bounded above by what the undecided tokens could add at their highest tf and the shortest
+length; and a whole signature at one length, whose key is exact (BM25 falls as length grows, so each signature's
+next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
+small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
+members. The search stops as soon as k checked items rank strictly above the heap's head. A filter admitting few
+items skips all that: those items are scored directly. A search that would read more than READ_BUDGET rows returns
+None and the caller ranks through FTS5, which gives the same order.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Sequence
 
-from .retrieval import level, levels
+from . import postings
+from .retrieval import level
 from .text_index import K1, B, idf
 
-READ_BUDGET = 2500  # postings read before handing the query to FTS5 (same answer, slower)
-FEW = 400  # a level or filter admitting at most this many items: score them directly
-_BATCH = 64
+READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, slower)
+FEW = 400  # a filter admitting at most this many items: score them directly
+SMALL = 256  # a cell of at most this many items is read row by row, a larger one through the order walk
+_PAGE = 256
 
 
 def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
@@ -31,14 +36,15 @@ def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
 
 
 class _Scorer:
-    """One query: its tokens' statistics, its filters, and the level and rounded BM25 score of an item."""
+    """One query: its tokens' statistics and item sets, its filters, and the level and rounded BM25 score of an
+    item."""
 
     def __init__(self, fts, terms: Sequence[str], token: str | None, kinds: Sequence[str]):
         """Read the statistics of `terms`."""
-        rows, self.avgdl, df = fts.text_stats(terms)
+        self.rows, self.avgdl, sets = fts.text_stats(terms)
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
-        self.df = {t: df.get(t, (0, int)) for t in self.terms}  # (document frequency, items bitmap reader)
-        self.idf = {t: idf(rows, self.df[t][0]) for t in self.terms}
+        self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, items, blob), highest tf first
+        self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
         self.markers = [(t, f" {t}:") for t in self.terms]  # how a token starts in an item's "token:tf ..." text
 
     def keys(self, docs: Sequence[tuple]) -> dict[int, tuple]:
@@ -59,6 +65,15 @@ class _Scorer:
                 out[s] = (level(matched, len(self.terms)), round(score, 6), priority, confidence, item)
         return out
 
+    def cell(self, signature: tuple[int, ...], dl: int) -> tuple[int, float]:
+        """(level, rounded score) of the items with this tf per query token (0: absent) and document length: the
+        same sum in the same order as `keys`."""
+        score = 0.0
+        for t, tf in zip(self.terms, signature, strict=True):
+            if tf:
+                score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
+        return level(sum(1 for tf in signature if tf), len(self.terms)), round(score, 6)
+
 
 def _order(key: tuple) -> tuple:
     """Sort key of a scored item: level DESC, score DESC, priority DESC, confidence DESC, id ASC."""
@@ -73,7 +88,7 @@ def _best(keys: dict[int, tuple], k: int) -> list[tuple]:
 
 def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int) -> list[tuple] | None:
     """The k best (storid, id, score) rows of live items holding `token` (None: any) and one of `kinds` that contain
-    one of `terms` (single FTS5 tokens); None when the walk would read more than READ_BUDGET postings."""
+    one of `terms` (single FTS5 tokens); None when that would read more than READ_BUDGET rows."""
     if k <= 0:
         return []
     scorer = _Scorer(fts, terms, token, kinds)
@@ -81,108 +96,133 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
         few = fts.token_docs(token, kinds, FEW + 1)
         if len(few) <= FEW:
             return _best(scorer.keys(few), k)
-    sets = {t: scorer.df[t][1]() for t in terms}
-    keys: dict[int, tuple] = {}
-    n = len(terms)
-    for need in levels(n):
-        found = _holding(sets, need)
-        if isinstance(found, int):  # many items from this level on: walk them (the levels above are all scored)
-            if not _walk(fts, scorer, keys, k, level(need, n), found):
+    return _Cells(fts, scorer, k).run()
+
+
+def _above(value: float) -> float:
+    """A rounded bound at or above `value` however its terms were summed (float sums in another order differ in the
+    last bits)."""
+    return round(value * (1 + 1e-12) + 1e-12, 6)
+
+
+class _Cells:
+    """The best-first search over cells of one query (see the module doc)."""
+
+    def __init__(self, fts, scorer: _Scorer, k: int):
+        """Decode the query tokens' item sets and read the document lengths."""
+        self.fts, self.scorer, self.k = fts, scorer, k
+        self.by_tf = [[(tf, postings.bitmap(blob)) for tf, _, blob in scorer.sets[t]] for t in scorer.terms]
+        holding = [0] * len(self.by_tf)
+        for i, sets in enumerate(self.by_tf):
+            for _, items in sets:
+                holding[i] |= items
+        self.every = 0
+        for items in holding:
+            self.every |= items
+        self.lacking = [self.every ^ items for items in holding]  # items holding a query token, but not this one
+        self.lengths, self.length_sets = fts.doc_lengths(), {}
+        shortest = float(self.lengths[0]) if self.lengths else 0.0
+        self.gain = [contribution(scorer.idf[t], float(sets[0][0]), shortest, scorer.avgdl) if sets else 0.0
+                     for t, sets in zip(scorer.terms, self.by_tf, strict=True)]
+        self.heap: list[tuple] = []
+        self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
+        self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
+
+    def run(self) -> list[tuple] | None:
+        """The k best (storid, id, score) rows, or None past READ_BUDGET."""
+        if self.lengths and self.every:
+            self._push_partial((), self.every)
+        while self.heap and not self._settled():
+            key, tied = self.heap[0][:2], 0
+            while self.heap and self.heap[0][:2] == key:  # every cell of this key (partials of it split first)
+                signature, items, at = heapq.heappop(self.heap)[4:]
+                if at is None:
+                    self._expand(signature, items)
+                else:
+                    tied |= self._cell(signature, items, at)
+            if tied and not self._take(tied, -key[0], -key[1]):
                 return None
-        elif new := [s for s in found if s not in keys]:
-            keys.update(scorer.keys(fts.docs(new, token, kinds)))
-        if sum(key[0] >= level(need, n) for key in keys.values()) >= k:
-            break
-    return _best(keys, k)
+        return [(s, key[4], -key[1]) for key, s in self.top]
+
+    def _settled(self) -> bool:
+        """True when k checked items rank strictly above every cell still in the heap."""
+        if len(self.top) < self.k:
+            return False
+        worst, head = self.top[self.k - 1][0], self.heap[0]
+        return (-worst[0], -worst[1]) > (-head[0], -head[1])
+
+    def _push_partial(self, signature: tuple[int, ...], items: int) -> None:
+        """Queue the items fitting a partial signature under the best key any of them can have."""
+        n, decided = len(self.scorer.terms), len(signature)
+        matched = sum(1 for tf in signature if tf)
+        shortest, terms = float(self.lengths[0]), self.scorer.terms[:decided]
+        score = sum(contribution(self.scorer.idf[t], float(tf), shortest, self.scorer.avgdl)
+                    for t, tf in zip(terms, signature, strict=True) if tf) + sum(self.gain[decided:])
+        heapq.heappush(self.heap, (-level(matched + n - decided, n), -_above(score), 0, next(self.order), signature,
+                                   items, None))
+
+    def _expand(self, signature: tuple[int, ...], items: int) -> None:
+        """Split a partial signature on its next token: each tf it has, or absent."""
+        i = len(signature)
+        choices = [(tf, items & held) for tf, held in self.by_tf[i]] + [(0, items & self.lacking[i])]
+        for tf, fitting in choices:
+            if not fitting:
+                continue
+            whole = (*signature, tf)
+            if len(whole) < len(self.scorer.terms):
+                self._push_partial(whole, fitting)
+            elif any(whole):
+                self._push_cell(whole, fitting, 0)
+
+    def _push_cell(self, signature: tuple[int, ...], items: int, at: int) -> None:
+        """Queue the items of a whole signature at the at-th shortest length, under their exact key."""
+        lvl, score = self.scorer.cell(signature, self.lengths[at])
+        heapq.heappush(self.heap, (-lvl, -score, 1, next(self.order), signature, items, at))
+
+    def _cell(self, signature: tuple[int, ...], items: int, at: int) -> int:
+        """The items of a whole signature at the at-th shortest length; queues the signature's next length."""
+        if at + 1 < len(self.lengths):
+            self._push_cell(signature, items, at + 1)
+        dl = self.lengths[at]
+        if dl not in self.length_sets:
+            self.length_sets[dl] = self.fts.length_items(dl)
+        return items & self.length_sets[dl]
+
+    def _take(self, cell: int, lvl: int, score: float) -> bool:
+        """Rank the checked items of cells of one key into the top k; False past READ_BUDGET."""
+        rows = self._rows(cell)
+        if rows is None:
+            return False
+        self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for r in rows])[: self.k]
+        return True
+
+    def _rows(self, cell: int) -> list[tuple] | None:
+        """The checked rows (storid, dl, priority, confidence, id, terms) of a cell that can enter the top k: all of
+        them for a small cell, else its first k in (priority, confidence, id) order; None past READ_BUDGET."""
+        scorer, size = self.scorer, cell.bit_count()
+        if size <= SMALL:
+            self.read += size
+            return None if self.read > READ_BUDGET else self.fts.docs(_members(cell), scorer.token, scorer.kinds)
+        member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
+        rows, walk, page = [], self.fts.order_walk(scorer.token), min(_PAGE, 2 * self.k * scorer.rows // size + 1)
+        try:  # a page is about twice what k members take, given the cell's share of all items
+            while len(rows) < self.k and (seen := walk.fetchmany(page)):
+                self.read += len(seen)
+                if self.read > READ_BUDGET:
+                    return None
+                found = [s for (s,) in seen if s >> 3 < len(member) and member[s >> 3] >> (s & 7) & 1]
+                if found:
+                    rows += self.fts.docs(found, None, scorer.kinds)
+                page = _PAGE
+        finally:
+            walk.close()
+        return rows
 
 
-def _holding(sets: dict[str, int], need: int) -> list[int] | int:
-    """The storids of the items holding at least `need` of the tokens (need is all, all but one, or one), from the
-    tokens' bitmaps; their bitmap when more than FEW do."""
-    groups = [list(sets)] if need == len(sets) else [[t] for t in sets] if need == 1 else \
-        [[t for t in sets if t != left] for left in sets]
-    found = 0
-    for group in groups:
-        common = sets[group[0]]
-        for t in group[1:]:
-            common &= sets[t]
-        found |= common
-    if found.bit_count() > FEW:
-        return found
-    bits, out, at = bin(found)[:1:-1], [], 0
+def _members(items: int) -> list[int]:
+    """The storids whose bits are set."""
+    bits, out, at = bin(items)[:1:-1], [], 0
     while (at := bits.find("1", at)) >= 0:
         out.append(at)
         at += 1
     return out
-
-
-def _walk(fts, scorer: _Scorer, keys: dict[int, tuple], k: int, top: int, among: int) -> bool:
-    """Read the list with the highest head, scoring (into `keys`) the live, admitted items of the `among` bitmap it
-    meets, until k read items rank above every unread one of level `top` or the lists end (see the module doc);
-    False when that would read more than READ_BUDGET postings."""
-    lists = [_List(fts, scorer, t, f) for t in scorer.terms for f in fts.term_frequencies(t)]
-    members, seen = among.to_bytes((among.bit_length() + 7) // 8, "little"), set(keys)
-    try:
-        best = sorted(keys.values(), key=_order)[:k]
-        live, read = [x for x in lists if x.head is not None], 0
-        while live and not _settled(scorer, best, live, k, top):
-            batch = max(live, key=lambda x: x.bound).take(_BATCH)
-            read += len(batch)
-            if read > READ_BUDGET:
-                return False
-            new = [s for _, s in batch if s not in seen and s >> 3 < len(members) and members[s >> 3] >> (s & 7) & 1]
-            if new:
-                seen.update(new)
-                scored = scorer.keys(fts.docs(new, scorer.token, scorer.kinds))
-                keys.update(scored)
-                best = sorted(best + list(scored.values()), key=_order)[:k]
-            live = [x for x in live if x.head is not None]
-        return True
-    finally:
-        for x in lists:
-            x.rows.close()
-
-
-def _settled(scorer: _Scorer, best: list[tuple], lists: list, k: int, top: int) -> bool:
-    """True when the k-th best read item ranks strictly above the best rounded score an unread item of level `top`
-    can reach (an unread item holds each of its tokens below the head of that token's lists)."""
-    if len(best) < k:
-        return False
-    heads: dict[str, float] = {}
-    for x in lists:
-        heads[x.term] = max(heads.get(x.term, 0.0), x.bound)
-    n, bounds = len(scorer.terms), sorted(heads.values(), reverse=True)
-    for matched in range(1, len(bounds) + 1):
-        reach = round(sum(bounds[:matched]) * (1 + 1e-12) + 1e-12, 6)  # float sums in another order: stay above
-        if level(matched, n) == top and (top, reach) >= best[k - 1][:2]:
-            return False
-    return True
-
-
-class _List:
-    """A lazy posting list of one (token, tf): its cursor, its head row and the BM25 term of that head."""
-
-    def __init__(self, fts, scorer: _Scorer, term: str, tf: int):
-        """Open the walk of `term` occurring `tf` times among the items the query's filters admit."""
-        self.term, self.tf, self.idf, self.avgdl = term, float(tf), scorer.idf[term], scorer.avgdl
-        self.rows = fts.term_walk(term, tf)
-        self.buffer: list = []
-        self.head, self.bound, self.fetch = None, 0.0, 8
-        self._advance()
-
-    def take(self, n: int) -> list[tuple]:
-        """The next n rows (fewer at the end)."""
-        out = []
-        while self.head is not None and len(out) < n:
-            out.append(self.head)
-            self._advance()
-        return out
-
-    def _advance(self) -> None:
-        """Move the head to the next row (fetched in growing pages) and recompute its bound."""
-        if not self.buffer:
-            self.buffer = self.rows.fetchmany(self.fetch)[::-1]
-            self.fetch = min(2 * self.fetch, 256)
-        self.head = self.buffer.pop() if self.buffer else None
-        if self.head is not None:
-            self.bound = contribution(self.idf, self.tf, float(self.head[0]), self.avgdl)
