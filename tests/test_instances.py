@@ -10,7 +10,7 @@ from rdflib import Graph, Literal, URIRef
 from owl_memory.errors import InstanceError
 from owl_memory.repair import repair, target_nodes
 from owl_memory.repair.instances import build_instances
-from owl_memory.repair.mutations import KINDS, mutations
+from owl_memory.repair.mutations import KINDS, MULTI, combined, mutations
 from owl_memory.repair.verify import verify
 from owl_memory.vocab import RDF
 
@@ -56,6 +56,24 @@ def test_every_edit_kind_violates_and_the_loop_repairs_it(shapes, built):
         assert res.conforms, (m.name, res.reasons)
         assert before <= target_nodes(res.graph, shapes), m.name
     assert len(built.graph) == len(build_instances(shapes).graph)  # apply() never edits the input
+
+
+def test_combined_edits_are_independent_deterministic_and_all_repaired(shapes, built):
+    """A multi-edit graph holds several independent edits of distinct kinds (same draw for the same seed), each one
+    violating on its own; the loop repairs the whole graph, losing no target."""
+    found = mutations(built.graph, shapes)
+    breaks = lambda m: not verify(m.apply(built.graph), shapes).conforms  # noqa: E731
+    drawn = combined(found, 3, 4, seed=5, violates=breaks)
+    assert drawn == combined(found, 3, 4, seed=5, violates=breaks) and len(drawn) == 4
+    assert drawn != combined(found, 3, 4, seed=6, violates=breaks)
+    for m in drawn:
+        assert m.kind == MULTI and len(m.parts) == 3 and len({p.kind for p in m.parts}) == 3, m.name
+        assert len({(p.focus, p.shape) for p in m.parts}) == 3 and all(breaks(p) for p in m.parts)
+        assert m.added == frozenset().union(*(p.added for p in m.parts))
+        broken = m.apply(built.graph)
+        assert len(verify(broken, shapes).violations) >= 3
+        res = repair(broken, shapes)
+        assert res.conforms and target_nodes(built.graph, shapes) <= target_nodes(res.graph, shapes), m.name
 
 
 def test_contradictory_shapes_raise_instance_error():

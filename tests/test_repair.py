@@ -196,6 +196,52 @@ def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
     assert 1.2 < r["validation_ratio"] <= r["ratio_ceiling"] < 2, r
 
 
+def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_batch_with_fewer_runs(tmp_path):
+    """Trained on library-shape graphs, a memory repairs a clinic graph with several independent violations by its
+    abstract operators, every fix in one round verified once, and stores nothing new: fewer pySHACL runs than an
+    empty memory, which must store what it learned (an item check); both results conform."""
+    from owl_memory import Memory, shacl_runs
+
+    bench = _benchmark()
+    case = bench.load_set("construction:clinic:multi", None, 1)[0]
+    with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
+        for c in bench.load_set("construction:library:multi", None, 1):
+            assert repair(c["data"], c["shapes"], memory=trained).conforms
+        runs, results = [], []
+        for m in (empty, trained):
+            before = shacl_runs.runs()
+            results.append(repair(case["data"], case["shapes"], memory=m))
+            runs.append(shacl_runs.runs() - before)
+    cold, warm = results
+    assert cold.initial_violations >= 3 and cold.conforms and warm.conforms
+    assert warm.verify_iterations == cold.verify_iterations == 2, "one batch of fixes, verified once"
+    assert warm.compiled_reused >= 3 and warm.compiled_new == [] and cold.compiled_new
+    assert runs[1] == 2 < runs[0], runs
+
+
+def test_a_batch_with_a_failing_trusted_fix_falls_back_and_still_repairs(memory):
+    """Two violations fixed from memory in one batch; one stored plan is wrong: the round keeps the good fix, undoes
+    the bad one, demotes it, and the library repairs that violation in the next round."""
+    first = repair(_graph('ex:a a ex:Person ; ex:name "A" ; ex:age "42" .'), SHAPES, memory=memory, keep_values=True)
+    assert first.conforms and len(first.compiled_new) == 1
+    shapes = _graph(RECT.replace(HEAD, "") + SHAPES.replace(HEAD, ""))
+    branch0 = list(Collection(shapes, shapes.value(EX.RectShape, SH["or"])))[0]
+    width = next(ps for ps in shapes.objects(branch0, SH.property) if (ps, SH.path, EX.width) in shapes)
+    plan = {"kind": "descend", "shape": shape_key(shapes, branch0),
+            "steps": [[shape_key(shapes, width), "minCount.add_values", "none", None]]}  # forgets ex:height
+    bad = memory.add(ItemSpec("RepairOperator", "Fill only the width", "A plan that misses a constraint.", "width only",
+                     signature=OR_SIG, task_types=("shacl-repair",), verification_hook="http://ex.org/RectShape",
+                     action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}}))
+    data = _graph('ex:r a ex:Rect . ex:b a ex:Person ; ex:name "B" ; ex:age "7" .')
+    res = repair(data, shapes, memory=memory, keep_values=True)
+    assert res.initial_violations == 2 and res.conforms
+    assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == \
+        [("datatype.cast", True), ("or.satisfy_branch", False)]
+    assert memory.get(bad)["failure_count"] == 1 and memory.get(first.compiled_new[0])["success_count"] == 1
+    assert (EX.b, EX.age, Literal(7)) in res.graph and {t[1] for t in res.added} >= {EX.area}
+    assert (EX.r, EX.width, None) not in res.graph, "the failed plan's value is undone"
+
+
 ORACLE = json.loads((Path(__file__).parent / "data" / "oracle_verdicts.json").read_text(encoding="utf-8"))
 
 

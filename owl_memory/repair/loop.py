@@ -203,6 +203,7 @@ class _Loop:
     def _choose(self, violations: list[Violation]) -> list[tuple]:
         """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
         chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
+        self.ctx.flagged = frozenset((v.focus, v.value) for v in violations if v.value is not None)
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify

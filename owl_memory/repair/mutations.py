@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from .paths import fresh, instances
 
 KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",
          "outside_in")
+MULTI = "multi"  # the kind of a mutation made of several independent edits
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Mutation:
         shape: the property shape the edit targets.
         added: triples the edit adds.
         removed: triples the edit removes.
+        parts: the single edits a MULTI mutation is made of (empty for a single edit).
     """
 
     kind: str
@@ -32,6 +35,7 @@ class Mutation:
     shape: object
     added: frozenset = frozenset()
     removed: frozenset = frozenset()
+    parts: tuple = ()
 
     def apply(self, g: Graph) -> Graph:
         """A copy of `g` with the edit made (`g` itself is not modified)."""
@@ -39,7 +43,9 @@ class Mutation:
 
     @property
     def name(self) -> str:
-        """A short stable label: kind, focus and path."""
+        """A short stable label: kind, focus and path (a MULTI mutation: its parts' labels)."""
+        if self.parts:
+            return f"{MULTI}:" + "+".join(p.name for p in self.parts)
         t = next(iter(sorted(self.added | self.removed)), (None, "-", None))
         return f"{self.kind}:{_short(self.focus)}:{_short(t[1])}"
 
@@ -59,6 +65,52 @@ def mutations(data: Graph, shapes: Graph, kinds=KINDS) -> list[Mutation]:
                 if isinstance(path, URIRef):
                     out += [m for k in kinds for m in EDITS[k](ctx, focus, ps, path)]
     return out
+
+
+def combined(singles: list[Mutation], edits: int, count: int, seed: int = 0, violates=None) -> list[Mutation]:
+    """Up to `count` MULTI mutations of `edits` independent single edits each, drawn from `singles` with a fixed seed:
+    parts edit distinct (focus, property shape) pairs with disjoint triples, of distinct kinds while kinds last;
+    `violates(mutation)` (when given) must hold for every part kept. Deterministic for a given seed."""
+    rng, out, known = random.Random(seed), [], {}
+
+    def good(m: Mutation) -> bool:
+        """`violates(m)`, asked once per edit."""
+        if m not in known:
+            known[m] = violates is None or bool(violates(m))
+        return known[m]
+
+    for _ in range(count * 4):
+        parts = _draw(rng, singles, edits, good)
+        if len(parts) == edits and _merged(parts) not in out:
+            out.append(_merged(parts))
+        if len(out) == count:
+            break
+    return out
+
+
+def _draw(rng: random.Random, singles: list[Mutation], edits: int, good) -> list[Mutation]:
+    """Independent single edits in a random order, edits of a kind not drawn yet first."""
+    order, parts = rng.sample(singles, len(singles)), []
+    for new_kind in (True, False):
+        for m in order:
+            if len(parts) == edits:
+                return parts
+            if m in parts or (new_kind and m.kind in {p.kind for p in parts}):
+                continue
+            if all(_independent(m, p) for p in parts) and good(m):
+                parts.append(m)
+    return parts
+
+
+def _independent(a: Mutation, b: Mutation) -> bool:
+    """True when two edits touch different (focus, shape) pairs and no triple of one is in the other."""
+    return (a.focus, a.shape) != (b.focus, b.shape) and not (a.added | a.removed) & (b.added | b.removed)
+
+
+def _merged(parts: list[Mutation]) -> Mutation:
+    """One MULTI mutation making every part's edit."""
+    return Mutation(MULTI, parts[0].focus, parts[0].shape, frozenset().union(*(p.added for p in parts)),
+                    frozenset().union(*(p.removed for p in parts)), tuple(parts))
 
 
 def _focus_nodes(data: Graph, shapes: Graph, shape) -> set:

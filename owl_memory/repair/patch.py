@@ -47,6 +47,7 @@ class Context:
         checks: counter of nested conformance checks run.
         hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
         keep_values: never drop an offending value to repair it (replace it instead), even where dropping is smaller.
+        flagged: (focus, value) pairs the last verification reported: a value some other constraint rejects.
     """
 
     graph: Graph
@@ -55,6 +56,7 @@ class Context:
     checks: list = field(default_factory=lambda: [0])
     hint: object = None
     keep_values: bool = False
+    flagged: frozenset = frozenset()
 
     def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
         """Violations of `node` against `shape` alone (pySHACL with a temporary target)."""

@@ -47,9 +47,11 @@ def mincount_link(ctx: Context, v: Violation) -> list[Patch]:
 @strategy("maxCount.drop_surplus", SH.MaxCountConstraintComponent,
           bindings={"count": "shape sh:maxCount", "keep": "best-typed values"})
 def maxcount_drop(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:maxCount: drop surplus values, keeping the best-typed ones (those meeting the shape's other constraints)."""
+    """sh:maxCount: drop surplus values, keeping the best ones: those no other reported violation flags, then the
+    best-typed (meeting the shape's other constraints), so a value another constraint rejects is dropped first."""
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "maxCount"))
-    ranked = sorted(values(ctx, v.focus, path), key=lambda x: (-_fit(ctx, v.shape, x), x.n3()))
+    ranked = sorted(values(ctx, v.focus, path),
+                    key=lambda x: ((v.focus, x) in ctx.flagged, -_fit(ctx, v.shape, x), x.n3()))
     drop = [value_triple(ctx, v.focus, path, x) for x in ranked[n:]]
     return dropping("maxCount.drop_surplus", v.focus, drop)
 
