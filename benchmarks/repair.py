@@ -59,8 +59,10 @@ REPAIR_TARGET = 0.95  # share of the oracle-repairable cases a suite scored by t
 EDITS = 3  # independent edits per graph in a ":multi" set
 SEED = 11  # the draw of a ":multi" set's edits
 TRANSFER_TARGET = 2.0  # times fewer pySHACL runs per repaired test case with the trained memory (issue 11)
-TRAIN = "dcat:multi;w3c:node,w3c:targets,w3c:misc;construction:library;dcat"  # the first pair is the headline one
-TEST = "construction:clinic:multi;w3c:property,w3c:path;construction:clinic;datacube"
+TRAIN = ("dcat:multi;construction:library:multi;dcat:multi;w3c:node,w3c:targets,w3c:misc;construction:library;dcat;"
+         "w3c:property")  # the first pair is the headline one: real-world shapes -> an unseen domain, 3 edits a graph
+TEST = ("construction:clinic:multi;construction:clinic:multi;datacube:multi;w3c:property,w3c:path;construction:clinic;"
+        "datacube;w3c:node")
 
 
 def case_files(root: Path) -> list[Path]:

@@ -343,20 +343,36 @@ def test_failing_compiled_plan_is_demoted_then_the_library_repairs(memory):
     assert res.nested_checks > 0
 
 
-def test_blank_shapes_sharing_a_signature_do_not_reuse_each_others_plans(memory):
+def test_a_plan_learned_on_other_shapes_is_re_derived_for_these_not_replayed(memory):
+    """Blank shapes share a signature; a plan that filled the first shapes' required values is applied to the second
+    shapes as its rule (fill what this branch requires), never as steps naming the first shapes; no trial check."""
     shape = "[] a sh:NodeShape ; sh:targetNode ex:{n} ; sh:or ( [ sh:property [ sh:path ex:{a} ; sh:minCount 1 ] ] " \
             "[ sh:property [ sh:path ex:{b} ; sh:minCount 1 ] ] ) ."
     first = _graph("ex:x ex:z 1 .\n" + shape.format(n="x", a="p", b="q"))
     res1 = repair(first, first, memory=memory)
-    assert res1.conforms and len(res1.compiled_new) == 1
+    assert res1.conforms and len(res1.compiled_new) == 1 and res1.nested_checks > 0
     second = _graph("ex:y ex:z 1 .\n" + shape.format(n="y", a="r", b="s"))
     res2 = repair(second, second, memory=memory)
     sig = res2.operators_applied[0]["signature"]
     assert sig == memory.get(res1.compiled_new[0])["signature"] == "OrConstraintComponent|_|-|IRI"
-    assert res2.conforms and res2.nested_checks > 0, "a plan for other shapes is skipped"
+    assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0]["from_memory"]
+    assert {t[1] for t in res2.added} == {EX.r}, "the first branch's required value, on these shapes"
+    assert memory.get(res1.compiled_new[0])["success_count"] == 1
+
+
+def test_a_plan_whose_steps_name_other_shapes_is_not_applied_to_new_ones(memory):
+    """A plan with a step other than filling a required value (here a surplus value dropped) fits only its shapes:
+    on other shapes the library repairs with trial checks, and the plan is not counted as used."""
+    shape = "[] a sh:NodeShape ; sh:targetNode ex:{n} ; sh:and ( [ sh:property [ sh:path ex:{a} ; sh:maxCount 1 ] ] ) ."
+    first = _graph("ex:x ex:p 1, 2 .\n" + shape.format(n="x", a="p"))
+    res1 = repair(first, first, memory=memory)
+    assert res1.conforms and len(res1.compiled_new) == 1
+    steps = memory.get(res1.compiled_new[0])["action_schema"]["choice"]["steps"]
+    assert [s[1] for s in steps] == ["maxCount.drop_surplus"]
+    second = _graph("ex:y ex:q 1, 2 .\n" + shape.format(n="y", a="q"))
+    res2 = repair(second, second, memory=memory)
+    assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0]["from_memory"]
     assert memory.get(res1.compiled_new[0])["use_count"] == 0
-    assert {t[1] for t in res2.added} == {EX.r}
-    assert memory.get(res1.compiled_new[0])["failure_count"] == 0
 
 
 def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):

@@ -46,6 +46,19 @@ def planned(ctx: Context, total: Patch, node, shapes_list, done: list) -> Patch:
 
 
 _FILLERS = (("minCount", "minCount.add_values"), ("hasValue", "hasValue.add_value"))
+_FILLS = frozenset(op for _, op in _FILLERS)
+
+
+def adapted(ctx: Context, plan: dict, shapes_list) -> dict | None:
+    """A descent plan compiled on other member shapes, re-derived for `shapes_list` when its rule names no shape:
+    every recorded step fills a required value (sh:minCount / sh:hasValue), so it becomes "fill what these members
+    require"; None when a step does anything else (that step only fits the shapes it was learned on)."""
+    steps = plan.get("steps")
+    if plan.get("kind") != "descend" or not isinstance(steps, list) or not steps:
+        return None
+    if any(not isinstance(s, list) or len(s) != 4 or s[1] not in _FILLS or s[2] != "none" for s in steps):
+        return None
+    return planned(ctx, Patch("adapted"), None, shapes_list, []).choice
 
 
 def _unique(steps: list) -> list:
@@ -64,9 +77,14 @@ def replay_descend(name: str, ctx: Context, node, shapes_list, plan: dict, focus
 
 
 def run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> Patch | None:
-    """The patch a compiled plan's steps derive for `node` (maybe empty); None when the plan does not fit."""
-    if node is None or plan.get("shape") != _members_key(ctx, shapes_list) or ctx.depth >= MAX_DEPTH:
+    """The patch a compiled plan's steps derive for `node` (maybe empty), the plan adapted when it was compiled on
+    other member shapes; None when it does not fit."""
+    if node is None or ctx.depth >= MAX_DEPTH:
         return None
+    if plan.get("shape") != _members_key(ctx, shapes_list):
+        plan = adapted(ctx, plan, shapes_list)
+        if plan is None:
+            return None
     total, work = Patch(name, touches=frozenset({focus})), ctx.graph
     for key, op, rule, choice in plan.get("steps", []):
         shape = find_shape(ctx.shapes, shapes_list, key)
@@ -159,8 +177,9 @@ def _first_fixes(ctx: Context, nested: list[Violation], node, done: list) -> Pat
 
 
 def replay_member(name: str, ctx: Context, v: Violation, member, plan: dict) -> list[Patch]:
-    """Apply a compiled plan (a swap option or descent steps) for `member` without trial checks."""
-    if plan.get("kind") == "swap" and plan.get("shape") == shape_key(ctx.shapes, member):
+    """Apply a compiled plan for `member` without trial checks: a swap by its rule (hasValue, in, convert, default,
+    instance: no shape named, so it fits any member that rule yields a value for), or descent steps."""
+    if plan.get("kind") == "swap" and isinstance(plan.get("option"), str):
         return swap_term(name, ctx, v, member, only=plan.get("option"))
     if plan.get("kind") == "descend":
         return replay_descend(name, ctx, v.value, [member], plan, v.focus)

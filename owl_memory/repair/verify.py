@@ -280,7 +280,8 @@ def signature(component, shape, path: str, value) -> str:
 
 
 def abstract_signature(v: Violation, shapes: Graph) -> str:
-    """A shape-independent key: component | path form | value kind | the shape's datatype or class role.
+    """A shape-independent key: component | path form | value kind (Node, Literal, Literal:<datatype> under a
+    datatype role, none) | the shape's datatype or class role.
 
     Path forms: none, predicate, inverse, sequence, alternative, zeroOrMore, oneOrMore, zeroOrOne (outermost).
     """
@@ -291,6 +292,7 @@ def abstract_signature(v: Violation, shapes: Graph) -> str:
             "datatype" if shapes.value(v.shape, SH.datatype) is not None else "-"
     kind = value_kind(v.value)
     kind = "Literal" if kind.startswith("Literal") and role != "datatype" else kind
+    kind = "Node" if kind in ("IRI", "BlankNode") else kind  # a node that can carry properties, named or not
     return f"abstract:{comp}|{path_form(v.path_text)}|{kind}|{role}"
 
 

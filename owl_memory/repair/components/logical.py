@@ -6,7 +6,7 @@ from rdflib import Literal, URIRef
 
 from ...vocab import RDF, RDFS, SH, XSD
 from ..patch import Context, Patch, applied, drop_value, merge, replace_value
-from ..plans import descend_all, planned, replay_descend, replay_member, run_steps, swap_term
+from ..plans import descend_all, planned, replay_descend, replay_member, run_steps, shape_key, swap_term
 from ..registry import strategy
 from ..verify import Violation
 
@@ -42,12 +42,17 @@ def _branch(i: int, plan) -> dict | None:
 
 
 def _replay_branch(name: str, ctx: Context, v: Violation, members: list) -> list[Patch]:
-    """Apply a compiled branch choice (ctx.hint) with no trial checks; [] when it does not fit these shapes."""
+    """Apply a compiled branch choice (ctx.hint) with no trial checks: the recorded branch when its plan names that
+    member, else the plan's rule on each member (the smallest patch); [] when nothing fits these shapes."""
     i, plan = ctx.hint.get("branch"), ctx.hint.get("plan")
-    if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(plan, dict):
+    if not isinstance(plan, dict):
         return []
-    found = replay_member(name, ctx, v, members[i], plan)
-    return [Patch(p.operator, p.added, p.removed, p.touches, ctx.hint) for p in found]
+    if isinstance(i, int) and 0 <= i < len(members) and plan.get("shape") == shape_key(ctx.shapes, members[i]):
+        return [Patch(p.operator, p.added, p.removed, p.touches, ctx.hint)
+                for p in replay_member(name, ctx, v, members[i], plan)]
+    found = [Patch(p.operator, p.added, p.removed, p.touches, _branch(j, p.choice))
+             for j, m in enumerate(members) for p in replay_member(name, ctx, v, m, plan)]
+    return sorted(found, key=lambda p: p.size)[:1]
 
 
 @strategy("xone.satisfy_one", SH.XoneConstraintComponent,
