@@ -158,3 +158,17 @@ def test_headline_names_the_learner_and_says_when_nothing_learned_or_leaked(tmp_
                     {"name": "E3", "condition": "A2", "layers": ["L1"]}]
     (tmp_path / "summary.json").write_text(json.dumps(meta))
     assert "arms: <b>A0; E3 = A2 + L1</b>" in build_report(tmp_path).read_text()
+
+
+def test_headline_names_who_learned_in_cost_when_success_stays_flat():
+    """Construction ablations: every holdout task succeeds throughout, and the arm that learned needs fewer
+    verify iterations (pySHACL validations) afterwards; the page says so, and breaks a token tie on iterations."""
+    from owl_memory.ablation.report import headline
+
+    recs = [Record(c, 0, "holdout", cp, cp, f"h{t}", "holdout", True, "shacl", iterations=3 - (c == "A2" and cp > 0),
+                   validations=3 - (c == "A2" and cp > 0), memory_items=0 if c == "A0" else 40 * cp)
+            for c in ("A0", "A2") for cp in range(2) for t in range(2)]
+    lead = headline(summarize(recs))
+    assert "No condition learned" not in lead
+    assert "Learned most: <b>A2</b>, in cost" in lead and "(3 → 2 per task, pySHACL validations 3 → 2" in lead
+    assert "Cheapest: <b>A2</b> (0 tokens and 2.5 iterations per task)" in lead

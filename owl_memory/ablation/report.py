@@ -118,22 +118,38 @@ def headline(summary: dict) -> str:
     conds = summary["conditions"]
     if not conds:
         return "<p>No records yet.</p>"
-    gain = {n: c["memory_growth"]["success_gain"] for n, c in conds.items()}
-    tokens = {n: c["tokens_per_task"] for n, c in conds.items()}
+    cost = {n: (c["tokens_per_task"], c["iterations_per_task"]) for n, c in conds.items()}
     leak = {n: c["leakage"]["payload_chars_in_history_mean"] for n, c in conds.items()}
-    best, cheap, leaky = _tied(gain, max), _tied(tokens, min), _tied(leak, max)
-    g = conds[best[0]]["memory_growth"]
-    learned = (f"Learned most: <b>{_names(best)}</b> (holdout success {g['success_gain']:+.3g} from first to last "
-               f"checkpoint, memory {g['items_start']:g} → {g['items_end']:g} items)." if gain[best[0]] > 0 else
-               f"No condition learned: holdout success did not rise from the first to the last checkpoint "
-               f"(best change {gain[best[0]]:+.3g}).")
+    cheap, leaky = _tied(cost, min), _tied(leak, max)
     leaked = (f"Most leakage: <b>{_names(leaky)}</b> ({leak[leaky[0]]:g} payload characters per run in the LM "
               "history)." if leak[leaky[0]] > 0 else "No payload characters reached the LM history in any condition.")
     return ("<ul class='lead'>"
-            f"<li>{learned}</li>"
-            f"<li>Cheapest: <b>{_names(cheap)}</b> ({tokens[cheap[0]]:g} tokens and "
-            f"{conds[cheap[0]]['iterations_per_task']:g} iterations per task).</li>"
+            f"<li>{_learned(conds)}</li>"
+            f"<li>Cheapest: <b>{_names(cheap)}</b> ({cost[cheap[0]][0]:g} tokens and "
+            f"{cost[cheap[0]][1]:g} iterations per task).</li>"
             f"<li>{leaked}</li>" + _validations_line(conds) + "</ul>")
+
+
+def _learned(conds: dict) -> str:
+    """Who learned most: the largest rise in holdout success, else the largest fall in holdout iterations."""
+    gain = {n: c["memory_growth"]["success_gain"] for n, c in conds.items()}
+    best = _tied(gain, max)
+    g = conds[best[0]]["memory_growth"]
+    if gain[best[0]] > 0:
+        return (f"Learned most: <b>{_names(best)}</b> (holdout success {g['success_gain']:+.3g} from first to last "
+                f"checkpoint, memory {g['items_start']:g} → {g['items_end']:g} items).")
+    ends = {n: (c["holdout"][0], c["holdout"][-1]) for n, c in conds.items() if c["holdout"]}
+    drop = {n: first["iterations"] - last["iterations"] for n, (first, last) in ends.items()}
+    flat = f"holdout success did not rise from the first to the last checkpoint (best change {gain[best[0]]:+.3g})"
+    if not drop or max(drop.values()) <= 0:
+        return f"No condition learned: {flat}, nor did any need fewer iterations per holdout task."
+    fewer = _tied(drop, max)
+    first, last = ends[fewer[0]]
+    checks = (f", pySHACL validations {first['validations']:g} → {last['validations']:g}"
+              if first.get("validations") else "")
+    return (f"Learned most: <b>{_names(fewer)}</b>, in cost: {flat}, but its holdout tasks needed fewer iterations "
+            f"({first['iterations']:g} → {last['iterations']:g} per task{checks}; memory "
+            f"{first['memory_items']:g} → {last['memory_items']:g} items).")
 
 
 def _tied(values: dict, pick) -> list[str]:
