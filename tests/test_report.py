@@ -86,6 +86,11 @@ def test_summary_intervals_and_resume_keys(tmp_path):
         assert h["low"] <= h["mean"] <= h["high"]
     assert s["A2"]["dedup_rate"] == pytest.approx(1 - 4 / 12, abs=1e-4)
     assert s["A4"]["leakage"]["payload_chars_in_history_max"] == 4003
+    growth, curve = s["A2"]["memory_growth"], s["A2"]["holdout"]  # memory growth vs gain, first to last checkpoint
+    assert (growth["items_start"], growth["items_end"]) == (0, 4) and growth["success_gain"] > 0
+    assert growth["success_gain"] == pytest.approx(curve[-1]["mean"] - curve[0]["mean"])
+    assert growth["gain_per_100_items"] == pytest.approx(100 * growth["success_gain"] / 4, abs=1e-3)
+    assert s["A0"]["memory_growth"]["gain_per_100_items"] is None  # no growth: no ratio
     assert interval([], 5, 10)[0] < 0.5 < interval([], 5, 10)[1]
 
 
