@@ -65,6 +65,9 @@ def test_each_config_runs_and_is_judged_with_a_scripted_lm(experiment, memory, t
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A0, layers: [L3]}}", "add `guide: FILE`"),
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A0, tools: naive}}", "must be a mapping with `condition`"),
     ("curriculum: c.yaml\nconfigs: [", "not valid YAML"),
+    ("curriculum: c.yaml\nconfigs: {E1: {condition: A2, k: 3}}", "`k` is how many items A1 injects"),
+    ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, k: 0}}", "`k` must be a whole number >= 1"),
+    ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, k: '2'}}", "`k` must be a whole number >= 1"),
 ])
 def test_bad_experiment_files_say_what_to_fix(tmp_path, text, message):
     (tmp_path / "c.yaml").write_text("id: c\ntasks: []\n")
@@ -96,3 +99,29 @@ def test_every_shipped_config_runs_through_the_ablation_harness(tmp_path):
     firsts = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
     assert sum("Guide summary (L3):" in text for text in firsts) == 2 * 3  # E4 and E6, three runs each
     assert set(summary["conditions"]) == set(data["configs"])
+
+
+def test_a1_injects_k_items_as_its_config_says(tmp_path):
+    """A1's k (default 1, as in ReasoningBank) is an experiment-file option: the A1k2 arm's model gets the top two
+    items appended to the task, plain A1 gets one; same memory, tasks and LM."""
+    from owl_memory import ItemSpec, Memory
+
+    onto = "http://w3id.org/owl-memory/examples/library"
+    with Memory(tmp_path / "start") as m:
+        for n in range(3):
+            m.add(ItemSpec("Procedure", f"Superclass of Book lookup {n}", f"Use for superclass questions {n}.",
+                           f"- read rdfs:subClassOf of the class {n}", applies_to=(onto,), task_types=("general",)))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"id": "tiny", "ontology": {"name": "library", "path": str(
+        ROOT / "experiments" / "curricula" / "library.ttl")}, "tasks": [
+        {"id": "t1", "query": "Name the superclass of lib:Book.", "expect": {"answer": "Work"}, "split": "train"},
+        {"id": "h1", "query": "Name the superclass of lib:Book.", "expect": {"answer": "Work"}, "split": "holdout"}]}))
+    (tmp_path / "e.yaml").write_text("curriculum: c.yaml\nconfigs: {A1: {condition: A1}, A1k2: {condition: A1, k: 2}}")
+    lm = DummyLM([{"reasoning": "answer", "code": "SUBMIT(answer='Work')"}] * 20)
+    summary = ablate(tmp_path / "e.yaml", "A1,A1k2", out=tmp_path / "out", lm=lm, memory=tmp_path / "start")
+    first = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+             if '"checkpoint": 0' in line]
+    assert {r["condition"]: len(r["memory_ids_used"]) for r in first} == {"A1": 1, "A1k2": 2}
+    sent = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
+    assert [sent[i].count("Superclass of Book lookup") for i in (0, 3)] == [1, 2]  # each arm's first run, untrained
+    assert [a["k"] for a in summary["arms"]] == [1, 2]
+    assert "A1k2 = A1 (k=2)" in (tmp_path / "out" / "report.html").read_text()

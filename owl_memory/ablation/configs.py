@@ -7,8 +7,10 @@ experiments/ablation/layers.yaml):
     guide: ../curricula/library.guide.md           # what layer L3 summarizes (optional)
     configs:
       E2: {condition: A0, layers: [L0], about: "L0 alone: the ontology sense card"}
+      A1k3: {condition: A1, k: 3, about: "ReasoningBank-style text, the top 3 items"}
 
-A plain condition (A0 ... A4) is the config of that name with no layers, so one harness runs both.
+A plain condition (A0 ... A4) is the config of that name with no layers, so one harness runs both. `k` (A1 only,
+default 1 as in ReasoningBank) is how many retrieved items A1 injects into the task.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..agent.conditions import CONDITIONS
 from ..agent.context import parse_layers
 from ..errors import ConfigError
 
-KEYS = {"condition", "layers", "about"}
+KEYS = {"condition", "layers", "about", "k"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class Config:
         layers: context layers (L0, L1, L3) given to the model.
         guide: the guide file L3 summarizes (absolute), when the experiment has one.
         about: one line saying what the arm tests.
+        k: items A1 injects into the task (ReasoningBank's default, 1, elsewhere).
     """
 
     name: str
@@ -42,15 +45,16 @@ class Config:
     layers: tuple[str, ...] = ()
     guide: str | None = None
     about: str = ""
+    k: int = 1
 
     def run_options(self) -> dict:
         """Keyword arguments for agent.runner.run / learning.loop.run_learning."""
-        return {"condition": self.condition, "layers": self.layers, "guide": self.guide}
+        return {"condition": self.condition, "layers": self.layers, "guide": self.guide, "k": self.k}
 
     def to_dict(self) -> dict:
         """JSON form (for summary.json)."""
         return {"name": self.name, "condition": self.condition, "layers": list(self.layers), "guide": self.guide,
-                "about": self.about}
+                "about": self.about, "k": self.k}
 
 
 @dataclass(frozen=True)
@@ -114,12 +118,23 @@ def _config(name: str, spec, guide: str | None, path: Path) -> Config:
     """One checked config entry."""
     if not isinstance(spec, dict) or set(spec) - KEYS or "condition" not in spec:
         raise ConfigError(f"config {name} in {path.name} must be a mapping with `condition` "
-                          f"(and optional `layers`, `about`); got {spec!r}")
+                          f"(and optional `layers`, `about`, `k`); got {spec!r}")
     layers = parse_layers(spec.get("layers"))
     if "L3" in layers and guide is None:
         raise ConfigError(f"config {name} in {path.name} uses layer L3: add `guide: FILE` to the experiment")
     base = plain(str(spec["condition"]))
-    return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")))
+    return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")),
+                  _k(name, spec, base.condition, path))
+
+
+def _k(name: str, spec: dict, condition: str, path: Path) -> int:
+    """A config's `k`: an integer >= 1, given only to A1 (the one condition that injects retrieved items)."""
+    k = spec.get("k", 1)
+    if "k" in spec and condition != "A1":
+        raise ConfigError(f"config {name} in {path.name}: `k` is how many items A1 injects; {condition} has none")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ConfigError(f"config {name} in {path.name}: `k` must be a whole number >= 1, got {k!r}")
+    return k
 
 
 def _existing(path: Path, what: str) -> Path:

@@ -187,7 +187,8 @@ def _meta(meta: dict) -> str:
 
 def _arm(arm: dict) -> str:
     """One arm in words: its name, and its condition and context layers when they say more than the name."""
-    parts = [arm.get("condition", "")] + list(arm.get("layers") or ())
+    k = arm.get("k", 1)
+    parts = [arm.get("condition", "") + (f" (k={k})" if k != 1 else "")] + list(arm.get("layers") or ())
     said = " + ".join(p for p in parts if p)
     return arm.get("name", "") if said == arm.get("name") else f"{arm.get('name', '')} = {said}"
 
