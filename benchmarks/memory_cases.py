@@ -2,8 +2,9 @@
 
 Run: python benchmarks/memory_cases.py [--sizes 10,100,1000] [--delays 1000,10000] [--json OUT]
 
-- over-retrieval pressure: one right item among N near-misses sharing words and applicability -> p@1, hit@5
-  (the right item ranked first / in the top 5; there is one right item per query, so hit@5 is recall@5);
+- over-retrieval pressure: one right item among N near-misses sharing words and applicability -> p@1, p@5, hit@5
+  (precision at 1 and 5: the share of the top 1 / top 5 that is right, so p@5 is at most 0.2 with one right item;
+  hit@5: the right item is in the top 5, which is recall@5 with one right item per query);
 - conflicting rules: rule + exception pairs -> share of queries where the exception wins exactly when its
   narrower applicability (a failure mode) holds: queried with the exception's failure mode (exception should
   rank first), with the rule's (rule first), and with none stated (rule first: the exception's condition is
@@ -51,7 +52,7 @@ def _spec(kind: str, title: str, onto: str, **kw) -> ItemSpec:
 
 
 def over_retrieval(root: Path, n: int) -> dict:
-    """p@1 and hit@5 of the one right item among n near-misses (same ontology and task type, shared words)."""
+    """p@1, p@5 and hit@5 of the one right item among n near-misses (same ontology and task type, shared words)."""
     specs, right = [], {}
     for t in range(TARGETS):
         onto = f"http://example.org/pressure{t}#"
@@ -62,10 +63,15 @@ def over_retrieval(root: Path, n: int) -> dict:
                   for i in range(n) for w in ("string", "untyped", "lang", "integer")[i % 4:i % 4 + 1]]
     with Memory(root / f"pressure-{n}") as m:
         m.add_many(specs, validate=False)
-        ranks = [_rank(m.search("typed xsd date literals", ontology=f"http://example.org/pressure{t}#",
-                                task_type=TASK, k=5), right[t]) for t in range(TARGETS)]
-    return {"case": "over-retrieval", "near_misses": n, "p@1": _share(r == 0 for r in ranks),
-            "hit@5": _share(r is not None for r in ranks)}
+        hits = [[h["id"] for h in m.search("typed xsd date literals", ontology=f"http://example.org/pressure{t}#",
+                                           task_type=TASK, k=5)] for t in range(TARGETS)]
+    return {"case": "over-retrieval", "near_misses": n, "p@1": _precision(hits, right, 1),
+            "p@5": _precision(hits, right, 5), "hit@5": _share(right[t] in h for t, h in enumerate(hits))}
+
+
+def _precision(hits: list[list[str]], right: dict[int, str], k: int) -> float:
+    """Mean share of each query's top k that is its right item (k places, empty places count as wrong)."""
+    return round(sum(h[:k].count(right[t]) / k for t, h in enumerate(hits)) / len(hits), 4)
 
 
 def _rank(hits: list[dict], item: str) -> int | None:

@@ -19,8 +19,10 @@ def rows():
 
 
 def test_over_retrieval_and_delayed_recall(rows):
-    """The right item ranks first among 10 near-misses; a constraint is recalled after 200 distractor writes."""
-    assert rows["over-retrieval10"]["p@1"] == 1.0
+    """The right item ranks first among 10 near-misses (one right item: precision@5 is 1/5 when it is in the top 5);
+    a constraint is recalled after 200 distractor writes."""
+    assert rows["over-retrieval10"]["p@1"] == 1.0 and rows["over-retrieval10"]["p@5"] == 0.2
+    assert rows["over-retrieval10"]["hit@5"] == 1.0
     assert rows["delayed-recall200"]["recall@5"] == 1.0
 
 
