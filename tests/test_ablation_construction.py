@@ -128,3 +128,21 @@ def test_a_kill_after_a_train_task_wrote_memory_does_not_learn_it_twice(construc
             resumed.get(written[0])
         assert len(resumed) == len(straight) and len(resumed.to_graph()) == len(straight.to_graph())
     assert sorted(p.name for p in (tmp_path / "memories").iterdir()) == ["A2-r0"]  # no backup left behind
+
+
+def test_whatever_a_holdout_task_writes_is_thrown_away(tmp_path):
+    """A task runner that writes an item in every task it gets: the arm's memory keeps only what train tasks wrote
+    (A2), or nothing (A0); each holdout checkpoint sees the memory as training left it."""
+    from owl_memory import ItemSpec, Memory
+
+    def writes_everywhere(task, memory, learn):
+        memory.add(ItemSpec("Principle", f"Written by {task.id} as {task.split}", "Use when never.", "x"))
+        return {"success": True, "judge": "shacl"}
+
+    for cond, kept in (("A2", ["library-repair", "museum-repair", "sprint1"]), ("A0", [])):
+        job = Job(str(CURRICULUM), cond, 0, str(tmp_path), 3)
+        assert run_job(job, writes_everywhere) == 7
+        with Memory(tmp_path / "memories" / f"{cond}-r0") as m:
+            assert sorted(h["title"].split()[2] for h in m.search(k=50)) == kept
+        hold = [r for r in read_records(tmp_path / "parts" / f"{cond}-r0.jsonl") if r.phase == "holdout"]
+        assert [r.memory_items for r in hold] == [0, 0, len(kept), len(kept)]
