@@ -177,3 +177,19 @@ def test_headline_names_who_learned_in_cost_when_success_stays_flat():
     assert "No condition learned" not in lead
     assert "Learned most: <b>A2</b>, in cost" in lead and "(3 → 2 per task, pySHACL validations 3 → 2" in lead
     assert "Cheapest: <b>A2</b> (0 tokens and 2.5 iterations per task)" in lead
+
+
+def test_equal_conditions_stay_visible_side_by_side():
+    """Five conditions with the same holdout curve (the scripted stand-in's 0.0 everywhere): each colour's markers
+    sit at the same height a few pixels apart, not one on top of the other."""
+    from owl_memory.ablation.svg import PALETTE, Series, line_chart
+
+    pts = ((0.0, 0.0, 0.0, 0.49), (1.0, 0.0, 0.0, 0.49))
+    svg = line_chart("holdout-success", "t", [Series(c, pts) for c in PALETTE], "x", "y", y_max=1.0)
+    circles = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="4" fill="(#[0-9a-f]+)"', svg)
+    first = {colour: float(cx) for cx, cy, colour in circles[::2]}  # each series' first checkpoint
+    assert set(first) == set(PALETTE.values()) and len({cy for _, cy, _ in circles}) == 1
+    xs = sorted(first.values())
+    assert all(b - a >= 2 for a, b in zip(xs, xs[1:], strict=False))
+    widths = [float(w) for w in re.findall(r'<polyline [^>]*stroke-width="([\d.]+)"', svg)]
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]  # a later line leaves the earlier's edge

@@ -54,7 +54,7 @@ def figures(summary: dict) -> list[tuple[str, str]]:
         (line_chart("holdout-success", "Holdout success over checkpoints", _curve(conds, "train_seen"),
                     "train tasks seen", "holdout success", y_max=1.0),
          "Share of holdout tasks judged successful at each checkpoint (memory frozen), mean over repeats; "
-         "shaded: 95% interval."),
+         "shaded and bars: 95% interval; conditions sit a few pixels apart so equal values stay visible."),
         (bar_chart("tokens-per-task", "Tokens per task", names,
                    {"prompt": [conds[n]["prompt_tokens_per_task"] for n in names],
                     "completion": [conds[n]["completion_tokens_per_task"] for n in names]}, "tokens"),

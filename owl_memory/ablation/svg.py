@@ -11,6 +11,7 @@ LEFT, RIGHT, TOP, BOTTOM = 64, 130, 36, 48
 PALETTE = {"A0": "#7f7f7f", "A1": "#1f77b4", "A2": "#2ca02c", "A3": "#9467bd", "A4": "#d62728"}
 _EXTRA = ("#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SHADES = (1.0, 0.45, 0.2)  # fill opacity of a group's 1st, 2nd, 3rd measure
+DODGE = 3.0  # pixels between the series of a line chart at one x, so equal values stay visible side by side
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,9 @@ def _legend(names: list[str]) -> list[str]:
 
 def line_chart(chart_id: str, title: str, series: list[Series], x_label: str, y_label: str,
                y_max: float | None = None) -> str:
-    """Lines with markers and shaded 95% bands, one per series."""
+    """Lines with markers, 95% bars and shaded bands, one per series; series are dodged DODGE pixels apart in x
+    (data values unchanged, in each marker's title), and earlier lines are drawn wider, so conditions with equal
+    values do not hide each other."""
     pts = [p for s in series for p in s.points] or [(0, 0, 0, 0)]
     f = _Frame([p[0] for p in pts], [p[3] for p in pts] + ([y_max] if y_max is not None else []))
     out = _open(chart_id, title) + _y_axis(f, y_label, f.yt)
@@ -102,17 +105,19 @@ def line_chart(chart_id: str, title: str, series: list[Series], x_label: str, y_
     out.append(f'<text x="{LEFT + f.w / 2}" y="{HEIGHT - 8}" font-size="12" text-anchor="middle">'
                f'{escape(x_label)}</text>')
     for i, s in enumerate(series):
-        c, p = color(s.name, i), sorted(s.points)
+        c, p, dx = color(s.name, i), sorted(s.points), (i - (len(series) - 1) / 2) * DODGE
+        width = 2.5 + min(1.5, 6 / max(1, len(series) - 1)) * (len(series) - 1 - i)
         if len(p) > 1 and any(q[2] != q[3] for q in p):
-            band = [f"{f.x(q[0]):.1f},{f.y(q[3]):.1f}" for q in p] + \
-                   [f"{f.x(q[0]):.1f},{f.y(q[2]):.1f}" for q in reversed(p)]
+            band = [f"{f.x(q[0]) + dx:.1f},{f.y(q[3]):.1f}" for q in p] + \
+                   [f"{f.x(q[0]) + dx:.1f},{f.y(q[2]):.1f}" for q in reversed(p)]
             out.append(f'<polygon points="{" ".join(band)}" fill="{c}" fill-opacity="0.08" stroke="none"/>')
-        line = " ".join(f"{f.x(q[0]):.1f},{f.y(q[1]):.1f}" for q in p)
-        out.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="2.5"/>')
+        line = " ".join(f"{f.x(q[0]) + dx:.1f},{f.y(q[1]):.1f}" for q in p)
+        out.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="{width:g}"/>')
         for q in p:
-            out.append(f'<line x1="{f.x(q[0]):.1f}" x2="{f.x(q[0]):.1f}" y1="{f.y(q[2]):.1f}" y2="{f.y(q[3]):.1f}" '
+            x = f.x(q[0]) + dx
+            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.y(q[2]):.1f}" y2="{f.y(q[3]):.1f}" '
                        f'stroke="{c}" stroke-width="1.5"/>')
-            out.append(f'<circle cx="{f.x(q[0]):.1f}" cy="{f.y(q[1]):.1f}" r="4" fill="{c}">'
+            out.append(f'<circle cx="{x:.1f}" cy="{f.y(q[1]):.1f}" r="4" fill="{c}">'
                        f'<title>{escape(s.name)}: {_fmt(q[0])} → {q[1]:.3g} [{q[2]:.3g}, {q[3]:.3g}]</title></circle>')
     return "\n".join(out + _legend([s.name for s in series]) + ["</svg>"])
 
