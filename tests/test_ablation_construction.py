@@ -146,3 +146,32 @@ def test_whatever_a_holdout_task_writes_is_thrown_away(tmp_path):
             assert sorted(h["title"].split()[2] for h in m.search(k=50)) == kept
         hold = [r for r in read_records(tmp_path / "parts" / f"{cond}-r0.jsonl") if r.phase == "holdout"]
         assert [r.memory_items for r in hold] == [0, 0, len(kept), len(kept)]
+
+
+def test_command_line_checkpoints_repeats_and_pack(tmp_path):
+    """`owl-memory ablate --holdout-every 2 --repeats 2 --pack starter --json`: checkpoints before training and after
+    every second train task, each repeat over its own memory seeded with the pack, the interval over the two repeats
+    (Student's t: equal repeats give a zero-width interval, where Wilson's over the pooled outcomes would not).
+    A2 only, eight repairs: A0 without a pack is covered above."""
+    from owl_memory import Memory
+    from owl_memory.learning.packs import pack_path, read_pack
+
+    folder = CURRICULUM.parent
+    (tmp_path / "c.yaml").write_text(json.dumps({"id": "small", "kind": "construction", "tasks": [
+        {"id": t, "repair": {"data": str(folder / f"{t}.data.ttl"), "shapes": str(folder / f"{t}.shapes.ttl")},
+         "split": split} for t, split in (("library", "train"), ("museum", "train"), ("clinic", "holdout"))]}))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["ablate", str(tmp_path / "c.yaml"), "--conditions", "A2", "--out", str(out),
+                                  "--holdout-every", "2", "--repeats", "2", "--pack", "starter", "--serial", "--json"])
+    assert r.exit_code == 0, r.output
+    s, packed = json.loads(r.stdout), len(read_pack(pack_path("starter"), "starter"))
+    assert (s["holdout_every"], s["repeats"], s["records"]) == (2, 2, 2 * (2 + 2))
+    curve = s["conditions"]["A2"]["holdout"]
+    assert [(h["train_seen"], h["repeats"]) for h in curve] == [(0, 2), (2, 2)]
+    assert all(h["low"] == h["mean"] == h["high"] for h in curve) and curve[0]["memory_items"] == packed
+    sizes = []
+    for rep in (0, 1):
+        with Memory(out / "memories" / f"A2-r{rep}") as m:
+            sizes.append(len(m))
+    assert sizes[0] == sizes[1] > packed  # two memories, each the pack plus what its own train tasks compiled
+    assert {p.name for p in (out / "memories").iterdir()} == {"A2-r0", "A2-r1"}
