@@ -111,19 +111,22 @@ class _Cells:
     def __init__(self, fts, scorer: _Scorer, k: int):
         """Decode the query tokens' item sets and read the document lengths."""
         self.fts, self.scorer, self.k = fts, scorer, k
-        self.by_tf = [[(tf, postings.bitmap(blob)) for tf, _, blob in scorer.sets[t]] for t in scorer.terms]
+        self.lengths, self.length_sets = fts.doc_lengths(), {}
+        shortest = float(self.lengths[0]) if self.lengths else 0.0
+        sets = [[(tf, postings.bitmap(blob)) for tf, _, blob in scorer.sets[t]] for t in scorer.terms]
+        gain = [contribution(scorer.idf[t], float(per[0][0]), shortest, scorer.avgdl) if per else 0.0
+                for t, per in zip(scorer.terms, sets, strict=True)]
+        # tokens are decided in falling order of what they can add, so the bounds tighten early
+        self.plan = sorted(range(len(sets)), key=lambda i: -gain[i])
+        self.by_tf, self.gain = [sets[i] for i in self.plan], [gain[i] for i in self.plan]
         holding = [0] * len(self.by_tf)
-        for i, sets in enumerate(self.by_tf):
-            for _, items in sets:
+        for i, per in enumerate(self.by_tf):
+            for _, items in per:
                 holding[i] |= items
         self.every = 0
         for items in holding:
             self.every |= items
         self.lacking = [self.every ^ items for items in holding]  # items holding a query token, but not this one
-        self.lengths, self.length_sets = fts.doc_lengths(), {}
-        shortest = float(self.lengths[0]) if self.lengths else 0.0
-        self.gain = [contribution(scorer.idf[t], float(sets[0][0]), shortest, scorer.avgdl) if sets else 0.0
-                     for t, sets in zip(scorer.terms, self.by_tf, strict=True)]
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
         self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
@@ -155,7 +158,7 @@ class _Cells:
         """Queue the items fitting a partial signature under the best key any of them can have."""
         n, decided = len(self.scorer.terms), len(signature)
         matched = sum(1 for tf in signature if tf)
-        shortest, terms = float(self.lengths[0]), self.scorer.terms[:decided]
+        shortest, terms = float(self.lengths[0]), [self.scorer.terms[i] for i in self.plan[:decided]]
         score = sum(contribution(self.scorer.idf[t], float(tf), shortest, self.scorer.avgdl)
                     for t, tf in zip(terms, signature, strict=True) if tf) + sum(self.gain[decided:])
         heapq.heappush(self.heap, (-level(matched + n - decided, n), -_above(score), 0, next(self.order), signature,
@@ -176,8 +179,15 @@ class _Cells:
 
     def _push_cell(self, signature: tuple[int, ...], items: int, at: int) -> None:
         """Queue the items of a whole signature at the at-th shortest length, under their exact key."""
-        lvl, score = self.scorer.cell(signature, self.lengths[at])
+        lvl, score = self.scorer.cell(self._in_query_order(signature), self.lengths[at])
         heapq.heappush(self.heap, (-lvl, -score, 1, next(self.order), signature, items, at))
+
+    def _in_query_order(self, signature: tuple[int, ...]) -> tuple[int, ...]:
+        """A whole signature (decided in plan order) in the query's token order."""
+        out = [0] * len(signature)
+        for i, tf in zip(self.plan, signature, strict=True):
+            out[i] = tf
+        return tuple(out)
 
     def _cell(self, signature: tuple[int, ...], items: int, at: int) -> int:
         """The items of a whole signature at the at-th shortest length; queues the signature's next length."""
