@@ -6,7 +6,8 @@ Baselines (interleaved with owl-memory query by query): the defining SELECT of a
 (retrieval.defining_sparql) on rdflib over the same triples, and on owlready2's native SPARQL engine over the
 memory's own quadstore (in owlready2's dialect: it cannot compile EXISTS inside BIND, so the rule check is an
 OPTIONAL; same filters, same order). Text shapes have no baseline doing the same work with the same ranking;
-the rdflib substring scan is printed apart, out of the headline.
+the rdflib substring scan is printed apart, out of the headline. Every timed call runs with the garbage collector
+paused, as timeit runs its statements.
 
 Memories are generated deterministically (seeded), built once and cached under --cache-dir keyed by size; every
 run measures a fresh copy of the cached memory, so the validated adds it makes never leak into the cache (a copy of a
@@ -269,10 +270,17 @@ class Baseline:
 
 # ---- measuring ----
 def timed(fn, *args, **kwargs):
-    """(result, milliseconds) of one call."""
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return out, (time.perf_counter() - t) * 1000
+    """(result, milliseconds) of one call, the garbage collector paused during it as timeit pauses it (every engine
+    alike: a collection that the allocations of one engine's query set off would land in another's timing)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        t = time.perf_counter()
+        out = fn(*args, **kwargs)
+        return out, (time.perf_counter() - t) * 1000
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def pct(xs: list[float], p: float) -> float:

@@ -31,11 +31,12 @@ priority, confidence and id. FTS5 MATCH expressions (keys AND words) are passed 
 reaches them only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
 `om_order` table (one row per key token and item, one per combination of links on 2 or 3 applicability properties,
 and `*` for every item, indexed in priority, confidence, id order): the one token of its filters, in that order,
-each row checked for a kind, up to k, so it never sorts every match. A search with text ranks through the postings
-tables (topk.py: each word token's items as a bitmap, its (tf, document length) lists, FTS5's own statistics and
-bm25 formula), which give FTS5's ranking without scoring every match; a word FTS5 would fold or split (not ASCII
-letters and digits) or a threshold walk that runs long hands the search to FTS5 itself (`bm25()`, one query per
-level), with the same result. A read-only memory made before store format 2 searches through FTS5 alone.
+each row checked for a kind, up to k, so it never sorts every match. A search with text ranks through the item
+sets of postings.py (topk.py: the items holding each word token tf times, the items of each document length; FTS5's
+own statistics and bm25 formula): items of one tf signature and length share a score, so whole cells of equal score
+are taken best first and only the rows that can enter the top k are read. A word FTS5 would fold or split (not ASCII
+letters and digits) or a search that would read too many rows hands the search to FTS5 itself (`bm25()`, one query per
+level), with the same result. A read-only memory made before store format 4 searches through FTS5 alone.
 """
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
     if not q.words:
         return _grouped(fts, q)
     rows = fts.top_text(q)
-    if rows is None:  # a memory without postings, a word FTS5 splits, a walk too long: FTS5 ranks (same order)
+    if rows is None:  # a memory without item sets, a word FTS5 splits, too many rows: FTS5 ranks (same order)
         rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
     rules = fts.exceptions_of([r[0] for r in rows])
     if rules:
