@@ -374,12 +374,14 @@ class QuadstoreBackend(Backend):
         return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_docs d WHERE "
                                f"d.s IN ({', '.join('?' * len(items))}) AND {where}", [*items, *params]).fetchall()
 
-    def token_docs(self, token: str, any_of: Sequence[str], limit: int) -> list[tuple]:
-        """Like `docs`, for up to `limit` of the live items holding `token` and one of `any_of`."""
-        where, params = self._admits("o.s", None, any_of)
-        return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_order o "
-                               f"JOIN om_docs d ON d.s = o.s WHERE o.token = ? AND {where} LIMIT ?",
-                               [token, *params, limit]).fetchall()
+    def doc_rows(self, items: Sequence[int]) -> list[tuple]:
+        """(storid, dl, priority, confidence, id) of those `items` that have postings, live or not."""
+        return self.db.execute(f"SELECT s, dl, priority, confidence, item FROM om_docs WHERE s IN "
+                               f"({', '.join('?' * len(items))})", list(items)).fetchall()
+
+    def token_items(self, token: str, limit: int) -> list[int]:
+        """Up to `limit` storids of the items, live or not, holding `token`."""
+        return [s for (s,) in self.db.execute("SELECT s FROM om_order WHERE token = ? LIMIT ?", (token, limit))]
 
     def _admits(self, item: str, token: str | None, any_of: Sequence[str]) -> tuple[str, list]:
         """SQL condition and parameters: the item (an SQL expression) is live, holds `token` and one of `any_of`."""

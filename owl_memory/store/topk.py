@@ -10,8 +10,8 @@ length; and a whole signature at one length, whose key is exact (BM25 falls as l
 next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
 small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
 members. The search stops as soon as k checked items rank strictly above the heap's head. A filter admitting few
-items skips all that: those items are scored directly. A search that would read more than READ_BUDGET rows returns
-None and the caller ranks through FTS5, which gives the same order.
+items skips all that: each is keyed from its row and the item sets, and the best are checked. A search that would
+read more than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .retrieval import level
 from .text_index import K1, B, idf
 
 READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, slower)
-FEW = 400  # a filter admitting at most this many items: score them directly
+FEW = 1000  # a filter admitting at most this many items: each of them is keyed from its row
 SMALL = 256  # a cell of at most this many items is read row by row, a larger one through the order walk
 _PAGE = 256
 
@@ -45,45 +45,15 @@ class _Scorer:
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
         self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, items, blob), highest tf first
         self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
-        self.markers = [(t, f" {t}:") for t in self.terms]  # how a token starts in an item's "token:tf ..." text
-
-    def keys(self, docs: Sequence[tuple]) -> dict[int, tuple]:
-        """{storid: (level, score, priority, confidence, id)} of (storid, dl, priority, confidence, id, terms) rows
-        holding a query token; the score sums the matched tokens' terms in query order, then rounds, as FTS5's
-        bm25 does."""
-        out = {}
-        for s, dl, priority, confidence, item, pairs in docs:
-            pairs = f" {pairs} "
-            score, matched = 0.0, 0
-            for t, marker in self.markers:
-                at = pairs.find(marker)
-                if at >= 0:
-                    tf = pairs[at + len(marker): pairs.index(" ", at + 1)]
-                    score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
-                    matched += 1
-            if matched:
-                out[s] = (level(matched, len(self.terms)), round(score, 6), priority, confidence, item)
-        return out
 
     def cell(self, signature: tuple[int, ...], dl: int) -> tuple[int, float]:
         """(level, rounded score) of the items with this tf per query token (0: absent) and document length: the
-        same sum in the same order as `keys`."""
+        matched tokens' terms summed in query order, then rounded, as FTS5's bm25 does."""
         score = 0.0
         for t, tf in zip(self.terms, signature, strict=True):
             if tf:
                 score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
         return level(sum(1 for tf in signature if tf), len(self.terms)), round(score, 6)
-
-
-def _order(key: tuple) -> tuple:
-    """Sort key of a scored item: level DESC, score DESC, priority DESC, confidence DESC, id ASC."""
-    return (-key[0], -key[1], -key[2], -key[3], key[4])
-
-
-def _best(keys: dict[int, tuple], k: int) -> list[tuple]:
-    """The k best (storid, id, score) rows of scored items."""
-    ranked = sorted(keys.items(), key=lambda kv: _order(kv[1]))[:k]
-    return [(s, key[4], key[1]) for s, key in ranked]
 
 
 def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int) -> list[tuple] | None:
@@ -93,10 +63,38 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
         return []
     scorer = _Scorer(fts, terms, token, kinds)
     if token is not None:
-        few = fts.token_docs(token, kinds, FEW + 1)
-        if len(few) <= FEW:
-            return _best(scorer.keys(few), k)
+        admitted = fts.token_items(token, FEW + 1)
+        if len(admitted) <= FEW:
+            return _among(fts, scorer, k, admitted)
     return _Cells(fts, scorer, k).run()
+
+
+def _among(fts, scorer: _Scorer, k: int, admitted: list[int]) -> list[tuple]:
+    """The k best (storid, id, score) rows of a filter's few items: each one holding a query token is keyed from its
+    tf per token (the admitted set ANDed with each item set) and its row, then checked (live, of a kind) best first
+    until k pass."""
+    within, n = postings.bitmap(postings.items_blob(set(admitted))), len(scorer.terms)
+    found: dict[int, list[int]] = {}
+    for i, t in enumerate(scorer.terms):
+        for tf, _, blob in scorer.sets[t]:
+            if hit := within & postings.bitmap(blob):
+                for s in _members(hit):
+                    found.setdefault(s, [0] * n)[i] = tf
+    cells: dict[tuple, tuple[int, float]] = {}
+    keyed = []
+    for s, dl, priority, confidence, item in fts.doc_rows(list(found)):
+        signature = tuple(found[s])
+        if (signature, dl) not in cells:
+            cells[signature, dl] = scorer.cell(signature, dl)
+        lvl, score = cells[signature, dl]
+        keyed.append(((-lvl, -score, -priority, -confidence, item), s))
+    keyed.sort()
+    out: list[tuple] = []
+    while keyed and len(out) < k:
+        batch, keyed = keyed[: k - len(out)], keyed[k - len(out):]
+        passed = {row[0] for row in fts.docs([s for _, s in batch], None, scorer.kinds)}
+        out += [(s, key[4], -key[1]) for key, s in batch if s in passed]
+    return out
 
 
 def _above(value: float) -> float:
@@ -126,7 +124,7 @@ class _Cells:
         self.every = 0
         for items in holding:
             self.every |= items
-        self.lacking = [self.every ^ items for items in holding]  # items holding a query token, but not this one
+        self.lacking = [self.every ^ (self.every & items) for items in holding]  # holding a query token, not this one
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
         self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
@@ -229,10 +227,18 @@ class _Cells:
         return rows
 
 
+_NONZERO = bytes([0] + [1] * 255)
+
+
 def _members(items: int) -> list[int]:
-    """The storids whose bits are set."""
-    bits, out, at = bin(items)[:1:-1], [], 0
-    while (at := bits.find("1", at)) >= 0:
-        out.append(at)
+    """The storids whose bits are set, ascending (the zero bytes are skipped by bytes.find, in C)."""
+    data = items.to_bytes((items.bit_length() + 7) // 8, "little")
+    flags, out, at = data.translate(_NONZERO), [], 0
+    while (at := flags.find(1, at)) >= 0:
+        byte, base = data[at], at << 3
+        while byte:
+            low = byte & -byte
+            out.append(base + low.bit_length() - 1)
+            byte ^= low
         at += 1
     return out
