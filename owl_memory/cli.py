@@ -433,10 +433,10 @@ def _train_report(summary: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("task", "success", "judge", "extracted", "added", "dup", "merged", "conflicts", "exceptions")
+    table = Table("task", "success", "judge", "extracted", "added", "dup", "merged", "conflicts", "exceptions",
+                  "rejected", "archived")
     for t in summary["tasks"]:
-        c = t.get("consolidation") or {}
-        figures = (str(len(c.get(k, []))) for k in ("added", "duplicates", "merged", "conflicts", "exceptions"))
+        figures = (str(n) for n in (t.get("figures") or {}).values())
         table.add_row(t["id"], str(t.get("success")), (t.get("judgment") or {}).get("judge", t.get("error", "")),
                       str(len(t.get("extracted", []))), *figures)
     Console().print(table)

@@ -108,3 +108,33 @@ def test_a_tampered_pack_line_is_refused_and_nothing_is_written(tmp_path):
     assert res.exit_code == 2 and "is not the item's stable id" in res.output
     with Memory(tmp_path / "m") as m:
         assert len(m) == 0
+
+
+def test_done_when_train_the_shipped_curriculum_then_ask_the_export(tmp_path, monkeypatch):
+    """The issue's closing check, as the README gives it: train, per-run figures, export, provenance in SPARQL."""
+    import pyshacl
+    from rdflib import Graph
+
+    from owl_memory.learning import FAILED_RUN_ITEMS, UNTRACED_ITEMS
+    from owl_memory.resources import memory_shapes
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    memory, ttl = str(tmp_path / "m"), tmp_path / "m.ttl"
+    res = CliRunner().invoke(main, ["train", str(shipped_curriculum()), "--lm", "scripted", "--memory", memory,
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["ran"] == len(COURSE.train) == 11 and out["errors"] == 0
+    for t in out["tasks"]:  # the per-run figures are the counts of the per-run report
+        assert t["figures"] == {k: len(v) for k, v in t["consolidation"].items()} and sum(t["figures"].values())
+    assert {k: sum(t["figures"][k] for t in out["tasks"]) for k in out["consolidation"]} == out["consolidation"]
+    assert CliRunner().invoke(main, ["export", str(ttl), "--memory", memory]).exit_code == 0
+    g = Graph().parse(ttl)
+    failed = {(str(r.item), str(r.run)) for r in g.query(FAILED_RUN_ITEMS)}
+    used = {(f"http://w3id.org/owl-memory/item/{u['memory_id']}", f"http://w3id.org/owl-memory/run/{t['run_id']}")
+            for t in out["tasks"] for u in t["memories_used"]}
+    assert failed == used and used  # every run failed (the stand-in answers nothing), later ones used earlier items
+    assert len(g.query("PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i { ?i om:contentRef ?c }")) == out["items"]
+    assert list(g.query(UNTRACED_ITEMS)) == []  # every item traces back to its run and that run's trajectory
+    conforms, _, text = pyshacl.validate(g, shacl_graph=memory_shapes(), inference="none")
+    assert conforms, text[:2000]

@@ -9,7 +9,9 @@
 - each memory item the run used: prov:used, and a qualified `prov:Usage` (prov:entity, om:rank, om:score);
 - extracted items carry prov:wasGeneratedBy / prov:wasDerivedFrom themselves (ItemSpec.provenance).
 
-Ask "which items were used by runs that failed" with FAILED_RUN_ITEMS.
+Ask "which items were used by runs that failed" with FAILED_RUN_ITEMS, and "which items do not trace back to the
+run and the trajectory that produced them" with UNTRACED_ITEMS (empty for a memory filled by the loop alone; items
+imported from packs or added by hand are listed, since no run produced them).
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ SELECT ?item ?run ?rank ?reason WHERE {
   ?u prov:entity ?item ; om:rank ?rank .
   ?j a om:Judgment ; prov:wasGeneratedBy ?run ; om:success false ; om:reason ?reason .
 } ORDER BY ?run ?rank"""
+UNTRACED_ITEMS = """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX om: <http://w3id.org/owl-memory#>
+SELECT ?item WHERE {
+  ?item om:contentRef ?content .
+  FILTER NOT EXISTS { ?item prov:wasGeneratedBy ?run ; prov:wasDerivedFrom ?trajectory .
+                      ?run a om:Run . ?trajectory a om:Trajectory ; prov:wasGeneratedBy ?run }
+} ORDER BY ?item"""
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,18 @@ def _one(course: Curriculum, task: Task, memory, lm, condition, max_iters, matts
         return {"id": task.id, "success": None, "error": f"{type(e).__name__}: {str(e)[:200]}"}
     return {"id": task.id, "success": r.judgment.success, "answer": r.answer[:200], "run_id": r.run_id,
             "judgment": r.judgment.to_dict(), "extracted": r.extracted, "consolidation": r.consolidation,
-            "memories_used": r.memory_usage, "iterations": r.metrics.get("iterations")}
+            "figures": figures(r.consolidation), "memories_used": r.memory_usage,
+            "iterations": r.metrics.get("iterations")}
+
+
+def figures(consolidation: dict | None) -> dict:
+    """The per-run consolidation figures: how many ids each field of a consolidation report holds."""
+    return {k: len((consolidation or {}).get(k, [])) for k in FIGURES}
 
 
 def _summary(course: Curriculum, rows: list[dict], memory) -> dict:
     """Totals over the tasks (success count, per-run consolidation figures summed)."""
-    totals = {k: sum(len((r.get("consolidation") or {}).get(k, [])) for r in rows) for k in FIGURES}
+    totals = {k: sum(figures(r.get("consolidation"))[k] for r in rows) for k in FIGURES}
     return {"curriculum": course.id, "ran": len(rows), "succeeded": sum(r.get("success") is True for r in rows),
             "errors": sum("error" in r for r in rows), "consolidation": totals, "items": len(memory),
             "tasks": rows}
