@@ -334,6 +334,7 @@ def mcp(memory_path, ontology):
 @click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
 @click.option("--task-type", help="Task type the learned items apply to (default: general).")
 @click.option("--matts", help="Memory-aware test-time scaling: parallel:K or sequential:K (implies --learn).")
+@click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
                                "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
 @click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
@@ -341,7 +342,7 @@ def mcp(memory_path, ontology):
 @json_option
 @library_errors
 def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, learn,
-             expect_sparql, expect_answer, task_type, matts, layers, guide, memory_path, as_json):
+             expect_sparql, expect_answer, task_type, matts, max_extract, layers, guide, memory_path, as_json):
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
     wrong under --learn).
 
@@ -367,7 +368,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
             result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
                          max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
                          learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts,
-                         layers=layers, guide=guide)
+                         max_extract=max_extract, layers=layers, guide=guide)
         except OwlMemoryError:
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
@@ -398,11 +399,12 @@ def run_json(result) -> dict:
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True)
 @click.option("--max-iters", type=int, default=12, show_default=True)
 @click.option("--matts", help="parallel:K or sequential:K per task.")
+@click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--limit", type=int, help="Run only the first N tasks of the split.")
 @memory_option
 @json_option
 @library_errors
-def train(curriculum, lm, api_base, split, condition, max_iters, matts, limit, memory_path, as_json):
+def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extract, limit, memory_path, as_json):
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
@@ -421,7 +423,7 @@ def train(curriculum, lm, api_base, split, condition, max_iters, matts, limit, m
                                             console=console, disable=not console.is_terminal) as bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         summary = train_curriculum(course, m, model, split=split, condition=condition, max_iters=max_iters,
-                                   matts=matts, limit=limit,
+                                   matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
     emit(summary, as_json, _train_report)

@@ -159,3 +159,18 @@ def test_two_items_both_ranked_first_get_one_usage_each(course, memory, tmp_path
                    "SELECT ?i ?rank WHERE { ?run prov:qualifiedUsage ?u . ?u prov:entity ?i ; om:rank ?rank }")
     ranks = {str(row.i).rsplit("/", 1)[-1]: int(row.rank) for row in rows}
     assert ranks[a] == 1 and ranks[b] == 1
+
+
+def test_at_most_three_items_per_run_and_the_cap_is_configurable(course, memory, tmp_path):
+    topics = ("prefixes", "row limits", "language tags", "optional joins", "blank nodes")
+    drafts = [{"kind": "Principle", "title": f"Check {t} first", "summary": f"Use when a query touches {t}.",
+               "content": f"- look at {t} before answering"} for t in topics]
+    agent = query_agent("lib:author rdfs:domain ?x", "names[0]")
+    r = learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path,
+              extract_lm=DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts)}]))
+    assert len(r.extracted) == 3 and len(memory) == 3  # five valid drafts, three stored
+    one = learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path, max_extract=1,
+                extract_lm=DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts[::-1])}]))
+    assert len(one.extracted) == 1 and memory.get(one.extracted[0])["title"] == "Check blank nodes first"
+    with pytest.raises(ConfigError, match="max_extract"):
+        learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path, max_extract=-1)

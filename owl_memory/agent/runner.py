@@ -127,12 +127,13 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
         k: int = 1, sandbox=False, trajectory_dir: str | Path | None = None,
         max_output_chars: int = 4_000, learn: bool = False, expect: dict | None = None,
         task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
-        extract_lm=None, layers=(), guide: str | Path | None = None) -> RunResult:
+        extract_lm=None, max_extract: int | None = None, layers=(), guide: str | Path | None = None) -> RunResult:
     """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics.
 
     learn=True (or matts="parallel:K" / "sequential:K") runs the learning loop: the run is judged (by `expect`
     gold, else by the LM), items are extracted, consolidated and stored with provenance, and the result carries
-    `judgment`, `extracted` and `consolidation` (see owl_memory.learning.loop).
+    `judgment`, `extracted` and `consolidation` (see owl_memory.learning.loop); at most `max_extract` items are
+    extracted per run (default 3; MaTTS: at most 5).
     layers=("L0", "L1", "L3") gives the model bounded context layers as input variables (agent/context.py; L3
     summarizes `guide`); the same layers in every condition, so only memory access differs.
     Conditions (DESIGN.md §8): A0 no memory; A1 the top-k items (title, summary, <= 3 content bullets) appended to
@@ -144,9 +145,10 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, lm=Non
 
         return run_learning(task, memory, expect=expect, ontology=ontology, lm=lm, condition=condition,
                             task_type=task_type, task_id=task_id, matts=matts, extract_lm=extract_lm,
-                            api_base=api_base, prompt=prompt, max_iters=max_iters, max_llm_calls=max_llm_calls,
-                            budget=budget, k=k, sandbox=sandbox, trajectory_dir=trajectory_dir,
-                            max_output_chars=max_output_chars, layers=layers, guide=guide)
+                            max_extract=max_extract, api_base=api_base, prompt=prompt, max_iters=max_iters,
+                            max_llm_calls=max_llm_calls, budget=budget, k=k, sandbox=sandbox,
+                            trajectory_dir=trajectory_dir, max_output_chars=max_output_chars, layers=layers,
+                            guide=guide)
     if condition not in CONDITIONS:
         raise ConfigError(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
     if not isinstance(task, str) or not task.strip():

@@ -39,6 +39,16 @@ def parse_matts(matts: str | None) -> tuple[str | None, int]:
     return mode, int(k)
 
 
+def extraction_cap(max_extract: int | None, mode: str | None) -> int:
+    """Items one learning run stores at most: `max_extract` (default MAX_ITEMS), never above MATTS_MAX_ITEMS
+    under MaTTS (default there); ConfigError when it is not an integer >= 0."""
+    if max_extract is None:
+        return MATTS_MAX_ITEMS if mode else MAX_ITEMS
+    if isinstance(max_extract, bool) or not isinstance(max_extract, int) or max_extract < 0:
+        raise ConfigError(f"max_extract must be an integer >= 0 (items stored per run), got {max_extract!r}")
+    return min(max_extract, MATTS_MAX_ITEMS) if mode else max_extract
+
+
 def ontology_iri(graph: Graph | None) -> str | None:
     """The IRI of the ontology a graph declares (the first, sorted), or None."""
     iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
@@ -47,17 +57,19 @@ def ontology_iri(graph: Graph | None) -> str | None:
 
 def run_learning(task: str, memory, *, expect: dict | None = None, ontology=None, lm=None, condition: str = "A2",
                  task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
-                 extract_lm=None, max_extract: int = MAX_ITEMS, api_base: str | None = None,
+                 extract_lm=None, max_extract: int | None = None, api_base: str | None = None,
                  **run_kwargs) -> RunResult:
-    """Run, judge, extract, consolidate and store; the best rollout's RunResult with judgment and extracted ids."""
+    """Run, judge, extract, consolidate and store; the best rollout's RunResult with judgment and extracted ids.
+
+    At most `max_extract` items per run (see extraction_cap)."""
     if memory is None:
         raise ConfigError("learning needs a memory: pass memory=Memory(PATH) (or --memory PATH)")
     mode, k = parse_matts(matts)
+    cap = extraction_cap(max_extract, mode)
     lm = resolve_lm(lm, api_base)
     graph = load_graph(ontology) if ontology is not None else None
     ctx = _Context(memory, task, expect, graph, lm, condition, task_type or "general", task_id, run_kwargs)
     judged = ctx.rollouts(mode, k)
-    cap = MATTS_MAX_ITEMS if mode else max_extract
     items, rejected = [], []
     for _, judgment, record in judged:
         ex = extract(record, judgment, lm=extract_lm, max_items=cap)
