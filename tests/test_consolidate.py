@@ -173,3 +173,16 @@ def test_hermit_finds_a_memory_with_compiled_fields_on_every_kind_consistent(tmp
     world.get_ontology(f"file://{tmp_path}/m.nt").load()
     owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)  # raises when inconsistent
     assert len(list(world.inconsistent_classes())) == 0
+
+
+def test_merge_sums_both_items_counters_into_the_survivor(memory):
+    from owl_memory.learning.consolidate import merge
+
+    keep = memory.add(ItemSpec("Principle", "Declare every prefix", "Use before a query.", "keep"))
+    drop = memory.add(ItemSpec("Principle", "Declare all prefixes", "Use before a query.", "drop"))
+    for i, outcome in ((keep, True), (drop, True), (drop, False), (drop, None)):
+        memory.record_use(i, outcome)
+    merge(memory, keep, drop)
+    kept, gone = memory.get(keep), memory.get(drop)
+    assert (kept["use_count"], kept["success_count"], kept["failure_count"]) == (4, 2, 1)
+    assert gone["archived"] and kept["supersedes"] == [drop]

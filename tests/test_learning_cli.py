@@ -138,3 +138,16 @@ def test_done_when_train_the_shipped_curriculum_then_ask_the_export(tmp_path, mo
     assert list(g.query(UNTRACED_ITEMS)) == []  # every item traces back to its run and that run's trajectory
     conforms, _, text = pyshacl.validate(g, shacl_graph=memory_shapes(), inference="none")
     assert conforms, text[:2000]
+
+
+def test_pack_export_min_confidence_keeps_only_confident_items(tmp_path):
+    from owl_memory import ItemSpec
+
+    with Memory(tmp_path / "m") as m:
+        sure = m.add(ItemSpec("Principle", "A sure rule", "Use when sure.", "x", confidence=0.9))
+        m.add(ItemSpec("Principle", "A guess", "Use when guessing.", "y", confidence=0.3))
+    out = tmp_path / "p.jsonl"
+    res = CliRunner().invoke(main, ["pack", "export", str(out), "--min-confidence", "0.5", "--memory",
+                                    str(tmp_path / "m"), "--json"])
+    assert json.loads(res.stdout)["items"] == 1
+    assert [json.loads(x)["memory_id"] for x in out.read_text().splitlines()] == [sure]

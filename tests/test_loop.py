@@ -174,3 +174,22 @@ def test_at_most_three_items_per_run_and_the_cap_is_configurable(course, memory,
     assert len(one.extracted) == 1 and memory.get(one.extracted[0])["title"] == "Check blank nodes first"
     with pytest.raises(ConfigError, match="max_extract"):
         learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path, max_extract=-1)
+
+
+def test_without_gold_the_llm_judge_and_the_extractor_see_bounded_evidence_never_the_trace(course, memory, tmp_path):
+    noisy = steps(*(f"print('marker-{i} ' + 'x' * 3500)" for i in range(6)), "SUBMIT(answer='Work')")
+    verdict = {"reasoning": "r", "success": "True", "reason": "the outline shows the domain", "confidence": "low"}
+    lm = DummyLM([*noisy, verdict])
+    drafts = [{"kind": "Principle", "title": "Read the schema axiom", "summary": "Use for schema questions.",
+               "content": "- query the axiom"}]
+    extractor = DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts)}])
+    t = task(course, "lib-schema-01")
+    r = run(t.query, memory=memory, ontology=course.ontology_path, lm=lm, learn=True, task_type=t.task_type,
+            trajectory_dir=tmp_path, extract_lm=extractor)
+    assert r.judgment.judge == "llm" and r.judgment.success and r.judgment.confidence == "low"
+    trace = r.trajectory_path.read_text(encoding="utf-8")
+    assert trace.count("x" * 3000) == 6  # the trace holds every output in full
+    for prompt in (json.dumps(lm.history[-1]["messages"]), json.dumps(extractor.history[-1]["messages"])):
+        assert "marker-0" in prompt and "marker-5" in prompt  # every step is outlined
+        assert "x" * 200 not in prompt and len(prompt) < 12_000  # but clipped: never the whole trace
+    assert [memory.get(i)["title"] for i in r.extracted] == ["Read the schema axiom"]
