@@ -93,14 +93,16 @@ class Memory:
         self.enforce_bound()
         return ids
 
-    def enforce_bound(self) -> list[str]:
-        """Archive the least useful active items while more than max_items are active; returns their ids."""
+    def enforce_bound(self, keep: Iterable[str] = ()) -> list[str]:
+        """Archive the least useful active items (never those in `keep`) while more than max_items are active;
+        returns their ids."""
         if self.max_items is None or self.backend.count() <= self.max_items:
             return []
         _, rows, _ = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN)
         cards = [{"id": str(i)[len(str(ITEM)):], "use_count": int(u), "success_count": int(ok),
                   "failure_count": int(bad), "created_at": str(c)} for i, u, ok, bad, c in rows]
-        victims = forgetting.least_useful(cards, len(cards) - self.max_items)
+        kept = set(keep)
+        victims = forgetting.least_useful([c for c in cards if c["id"] not in kept], len(cards) - self.max_items)
         for i in victims:
             self.archive(i)
         self.forgotten += victims
@@ -131,10 +133,11 @@ class Memory:
             self.backend.add_triples(_one(ITEM[id], OM.archived, Literal(True)))
 
     def restore(self, id: str) -> None:
-        """Bring an archived item back into retrieval."""
+        """Bring an archived item back into retrieval; in a memory at its bound the least useful other item goes."""
         self._require(id)
         with self.backend.transaction():
             self.backend.remove_triples(ITEM[id], OM.archived)
+        self.enforce_bound(keep=(id,))
 
     def record_use(self, id: str, success: bool | None = None) -> dict:
         """Count one use of an item (and its success or failure when known); returns the new counters."""
