@@ -2,6 +2,11 @@
 
 import json
 import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its price list (no network)
 
@@ -14,6 +19,7 @@ from owl_memory.learning import load_curriculum, shipped_curriculum  # noqa: E40
 from owl_memory.learning.packs import PACKS, shipped_packs  # noqa: E402
 
 COURSE = load_curriculum(shipped_curriculum())
+README = Path(__file__).resolve().parents[1] / "README.md"
 PREFIXES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
             "PREFIX lib: <http://w3id.org/owl-memory/examples/library#> ")
 
@@ -110,26 +116,30 @@ def test_a_tampered_pack_line_is_refused_and_nothing_is_written(tmp_path):
         assert len(m) == 0
 
 
-def test_done_when_train_the_shipped_curriculum_then_ask_the_export(tmp_path, monkeypatch):
-    """The issue's closing check, as the README gives it: train, per-run figures, export, provenance in SPARQL."""
+def test_done_when_from_the_readme_train_figures_export_provenance(tmp_path):
+    """The issue's closing check, run as the README gives it: train, per-run figures, export, SPARQL provenance."""
     import pyshacl
     from rdflib import Graph
 
     from owl_memory.learning import FAILED_RUN_ITEMS, UNTRACED_ITEMS
     from owl_memory.resources import memory_shapes
 
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    memory, ttl = str(tmp_path / "m"), tmp_path / "m.ttl"
-    res = CliRunner().invoke(main, ["train", str(shipped_curriculum()), "--lm", "scripted", "--memory", memory,
-                                    "--json"])
-    assert res.exit_code == 0, res.output
-    out = json.loads(res.stdout)
+    section = README.read_text(encoding="utf-8").split("### Check the loop from a fresh clone", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    shutil.copytree(README.parent / "experiments", tmp_path / "experiments")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert done.stdout.rstrip().endswith("0 items without their run and trajectory")
+    out = json.loads((tmp_path / "runs" / "train.json").read_text(encoding="utf-8"))
     assert out["ran"] == len(COURSE.train) == 11 and out["errors"] == 0
-    for t in out["tasks"]:  # the per-run figures are the counts of the per-run report
+    for t in out["tasks"]:  # the per-run figures are the counts of the per-run report, and each run stored one
         assert t["figures"] == {k: len(v) for k, v in t["consolidation"].items()} and sum(t["figures"].values())
+        assert f"{t['id']} {t['figures']}" in done.stdout
     assert {k: sum(t["figures"][k] for t in out["tasks"]) for k in out["consolidation"]} == out["consolidation"]
-    assert CliRunner().invoke(main, ["export", str(ttl), "--memory", memory]).exit_code == 0
-    g = Graph().parse(ttl)
+    g = Graph().parse(tmp_path / "runs" / "learned.ttl")
     failed = {(str(r.item), str(r.run)) for r in g.query(FAILED_RUN_ITEMS)}
     used = {(f"http://w3id.org/owl-memory/item/{u['memory_id']}", f"http://w3id.org/owl-memory/run/{t['run_id']}")
             for t in out["tasks"] for u in t["memories_used"]}

@@ -3,7 +3,8 @@
 It is not a model and solves nothing: every run makes the same two steps, (1) search memory by the task's ontology
 when the condition has memory tools (A0 and A1 have none) and print the titles found, (2) answer "unknown". A
 gold-judged task therefore fails, and the learning loop still does all of its work on it: judge, extract an
-AntiPattern, consolidate (the second failure of a kind merges), record provenance and the items a run used.
+AntiPattern, consolidate (a later failure of the same task type is an exact duplicate of the stored item), record
+provenance and the items a run used.
 Figures from it measure the pipeline and its costs, never what memory is worth.
 """
 
