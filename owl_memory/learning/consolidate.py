@@ -137,10 +137,10 @@ def _contradicts(spec: ItemSpec, item: dict) -> bool:
     kinds = {spec.kind, item["kind"]}
     if not ("AntiPattern" in kinds and kinds & set(_ADVICE_KINDS)):
         return False
-    return spec.action_schema is not None and _action(spec.action_schema) == _action(item["action_schema"])
+    return spec.action_schema is not None and action_key(spec.action_schema) == action_key(item["action_schema"])
 
 
-def _action(schema: dict | None):
+def action_key(schema: dict | None):
     """The comparable part of an action schema: operator, form and patterns (no prose, no parameter names)."""
     if not schema:
         return None
@@ -156,7 +156,8 @@ def _near_duplicate(spec: ItemSpec, item: dict) -> bool:
     """Same kind, similar title + summary, and the same compiled action (or none on one side)."""
     if spec.kind != item["kind"] or item.get("scope") != spec.scope:
         return False
-    if spec.action_schema and item["action_schema"] and _action(spec.action_schema) != _action(item["action_schema"]):
+    schema, stored = spec.action_schema, item["action_schema"]
+    if schema and stored and action_key(schema) != action_key(stored):
         return False
     return similarity(f"{spec.title} {spec.summary}", f"{item['title']} {item['summary']}") >= SIMILARITY
 

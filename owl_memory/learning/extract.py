@@ -22,6 +22,7 @@ from rdflib.plugins.sparql.parser import parseQuery
 from ..errors import InvalidItem
 from ..store.items import ItemSpec
 from ..vocab import local_name
+from .consolidate import action_key
 from .judge import Judgment, _canonical_names, _walk, answer_terms
 
 MAX_ITEMS = 3
@@ -153,20 +154,25 @@ def copies_task(spec: ItemSpec, forbidden: set[str], task: str) -> str | None:
 
 # ---- rule-based items -----------------------------------------------------------------------------------------
 
-def extract(record: RunRecord, judgment: Judgment, *, lm=None, max_items: int = MAX_ITEMS) -> Extraction:
-    """At most `max_items` items from one judged run: the LLM extractor's when an LM is given, else rule-based."""
-    schema = _schema(record)
-    base = _rule_item(record, judgment, schema)
+def extract(record: RunRecord, judgment: Judgment, *, lm=None, max_items: int = MAX_ITEMS,
+            contrast: tuple = ()) -> Extraction:
+    """At most `max_items` items from one judged run: the LLM extractor's when an LM is given, else rule-based.
+
+    `contrast` (MaTTS parallel): the compiled actions of the rollouts of the same task that succeeded; a failure is
+    extracted against them (see contrasted)."""
+    schema = compiled_action(record)
+    compiled, note = contrasted(schema, judgment, contrast)
+    base = _rule_item(record, judgment, schema, compiled, note)
     if lm is None:
         return _checked([base], record, max_items)
     try:
-        drafts = llm_drafts(record, judgment, lm, max_items)
+        drafts = llm_drafts(record, judgment, lm, max_items, note)
     except Exception as e:  # noqa: BLE001 - any LM or parse failure is recorded; the rule-based item stands in
         return Extraction(_checked([base], record, max_items).items, (f"extractor failed: {type(e).__name__}",))
     items, rejected = [], []
     for n, d in enumerate(drafts, 1):
         try:
-            items.append(_from_draft(d, record, judgment, schema))
+            items.append(_from_draft(d, record, judgment, compiled))
         except InvalidItem as e:
             rejected.append(f"draft {n}: {str(e)[:200]}")
     checked = _checked(items or [base], record, max_items)
@@ -185,7 +191,7 @@ def _checked(items: list[ItemSpec], record: RunRecord, max_items: int) -> Extrac
     return Extraction(tuple(kept[:max(0, int(max_items))]), tuple(rejected))
 
 
-def _schema(record: RunRecord) -> dict | None:
+def compiled_action(record: RunRecord) -> dict | None:
     """The compiled action of the run: its last query's lifted pattern, else the tool sequence it followed."""
     queries = agent_queries(record.events)
     schema = lift(queries[-1], task_constants(record)) if queries else None
@@ -194,8 +200,25 @@ def _schema(record: RunRecord) -> dict | None:
     return schema
 
 
-def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None) -> ItemSpec:
-    """One Procedure (success) or AntiPattern (failure) written from the run's compiled action."""
+def contrasted(schema: dict | None, judgment: Judgment, wins: tuple) -> tuple[dict | None, str]:
+    """A failed rollout against the rollouts of the same task that succeeded (MaTTS self-contrast): the action to
+    compile into its AntiPattern and a contrast note. When a success ran the same action, the action is not at fault
+    (the answer was), so none is compiled (an AntiPattern would forbid what just worked); otherwise the note names
+    the action that succeeded instead."""
+    if judgment.success or not wins:
+        return schema, ""
+    if schema is not None and action_key(schema) in {action_key(w) for w in wins}:
+        return None, ("Contrast: the same pattern succeeded in a parallel rollout of this task, so the fault was in "
+                      "the answer, not the pattern.")
+    shown = next((w for w in wins if w), None)
+    return schema, "Contrast: a parallel rollout of this task succeeded" + \
+        (f" with: {json.dumps(shown, sort_keys=True)}" if shown else ".")
+
+
+def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None, compiled: dict | None,
+               note: str = "") -> ItemSpec:
+    """One Procedure (success) or AntiPattern (failure) written from the run's action (`compiled`: the part kept
+    as its actionSchema; `note`: the self-contrast line, if any)."""
     kind_of = _readable(record.task_type)
     over = _predicates(schema)
     if judgment.success:
@@ -206,13 +229,14 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None) -> It
                              "2. Read every result row through the results handle.",
                              "3. Answer with exactly the IRIs the rows hold, as CURIEs.",
                              f"Pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}"])
-        return _spec("Procedure", title, summary, content, record, judgment, schema, ())
+        return _spec("Procedure", title, summary, content, record, judgment, compiled, ())
     mode = judgment.failure_mode or "wrong-answer"
     title = f"Avoid {_readable(mode)} on {kind_of} questions"
     summary = f"Use before answering {kind_of} questions with one query over {over}: this failed before ({mode})."
     content = "\n".join([f"Failure: {_ADVICE.get(mode, 'the run was judged wrong; recheck the query')}.",
-                         f"Failed pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}"])
-    return _spec("AntiPattern", title, summary, content, record, judgment, schema, (mode,))
+                         f"Failed pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}",
+                         *([note] if note else [])])
+    return _spec("AntiPattern", title, summary, content, record, judgment, compiled, (mode,))
 
 
 def _spec(kind, title, summary, content, record: RunRecord, judgment: Judgment, schema, modes) -> ItemSpec:
@@ -269,8 +293,9 @@ def _clip(text, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int) -> list:
-    """The LM's draft items (a list of dicts) for a run; raises when its output is not a list."""
+def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int, note: str = "") -> list:
+    """The LM's draft items (a list of dicts) for a run (`note`: its self-contrast); raises when its output is not a
+    list."""
     import dspy
 
     class ExtractItems(dspy.Signature):
@@ -287,7 +312,7 @@ def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int) -> lis
         max_items: int = dspy.InputField()
         drafts: list = dspy.OutputField(desc="a JSON list of item objects")
 
-    outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}"
+    outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}" + (f" {note}" if note else "")
     with dspy.context(lm=lm):
         pred = dspy.Predict(ExtractItems)(task_type=record.task_type, outcome=outcome,
                                           trajectory_outline=outline(record.events), max_items=max_items)

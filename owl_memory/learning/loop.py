@@ -1,8 +1,10 @@
 """The learning loop: run -> judge -> extract -> consolidate -> store, with usage counters and PROV-O provenance.
 
 `owl_memory.run(task, memory, ..., learn=True, expect={...})` lands here. MaTTS (memory-aware test-time scaling) is
-an option: "parallel:K" runs K rollouts, judges each, and extracts by self-contrast (the successes' Procedures
-against the failures' AntiPatterns; consolidation flags where they contradict), at most 5 items; "sequential:K"
+an option: "parallel:K" runs K rollouts, judges each, and extracts by self-contrast, at most 5 items: successes
+give Procedures; each failure's AntiPattern is written against the successes (extract.contrasted: a failure that
+ran the same action as a success compiles no action, since the answer was at fault, and otherwise names the action
+that succeeded instead); consolidation still flags what contradicts stored items; "sequential:K"
 runs up to K refinement passes, each one given the previous pass's answer (never the judge's reason, which would
 leak the gold), stopping at the first success.
 """
@@ -21,7 +23,7 @@ from ..agent.trajectory import read_trajectory
 from ..errors import ConfigError
 from ..rdfio import load_graph
 from .consolidate import Report, consolidate
-from .extract import MAX_ITEMS, RunRecord, extract, outline
+from .extract import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge import Judgment, judge
 from .provenance import RunInfo, provenance_graph
 
@@ -71,8 +73,9 @@ def run_learning(task: str, memory, *, expect: dict | None = None, ontology=None
     ctx = _Context(memory, task, expect, graph, lm, condition, task_type or "general", task_id, run_kwargs)
     judged = ctx.rollouts(mode, k)
     items, rejected = [], []
+    wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
-        ex = extract(record, judgment, lm=extract_lm, max_items=cap)
+        ex = extract(record, judgment, lm=extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected
     report = consolidate(memory, items[:cap], Report(rejected=list(rejected)))
