@@ -101,7 +101,9 @@ def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tm
                "content": "Query rdfs:domain of the property named in the question."},
               {"kind": "AntiPattern", "title": "Wrong kind for a success", "summary": "x", "content": "y"},
               {"kind": "Procedure", "title": "Mentions author", "summary": "Use for author.", "content": "author"},
-              "not a dict"]
+              "not a dict",
+              {"kind": "Principle", "title": "a title far too long for the shapes to accept as one item title",
+               "summary": "Use when shapes reject it.", "content": "- x"}]
     extractor = DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts)}])
     r = learn(course, memory, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")),
               tmp_path, extract_lm=extractor)
@@ -110,6 +112,8 @@ def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tm
     rejected = " ".join(r.consolidation["rejected"])
     assert "not AntiPattern" in rejected and "copies a task-specific string (author)" in rejected
     assert "draft 4" in rejected
+    assert "title: exactly one, 1 to 10 words" in rejected  # the shapes refused it at commit; nothing half-written
+    assert memory.validate()["conforms"] and len(memory) == 1
 
 
 def test_matts_parallel_self_contrast_and_sequential_refinement(course, memory, tmp_path):

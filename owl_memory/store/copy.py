@@ -15,7 +15,8 @@ from .memory import Memory
 def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
     """Copy every item (with its own triples: counters, dates, links, archive flag), every other triple
     (runs, trajectories, provenance) and every payload the memory refers to from `src` into `dst`; then validate
-    `dst`. Returns {items, triples, payloads}; InvalidItem when the copy does not validate."""
+    `dst`; a destination with a bound (max_items) then archives its least useful items, as every write does.
+    Returns {items, triples, payloads, archived}; InvalidItem when the copy does not validate."""
     g = src.to_graph()
     kinds = {OM[k] for k in KINDS}
     items = sorted({s for s, k in g.subject_objects(RDF.type) if k in kinds and str(s).startswith(str(ITEM))})
@@ -32,7 +33,7 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
     report = dst.validate()
     if not report["conforms"]:
         raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report["messages"][:5]))
-    return {"items": len(items), "triples": len(g), "payloads": payloads}
+    return {"items": len(items), "triples": len(g), "payloads": payloads, "archived": dst.enforce_bound()}
 
 
 def data_triples(g: Graph) -> Graph:
