@@ -161,3 +161,13 @@ def test_pack_export_min_confidence_keeps_only_confident_items(tmp_path):
                                     str(tmp_path / "m"), "--json"])
     assert json.loads(res.stdout)["items"] == 1
     assert [json.loads(x)["memory_id"] for x in out.read_text().splitlines()] == [sure]
+
+
+def test_train_shows_a_progress_bar_on_a_terminal_and_keeps_stdout_json(tmp_path):
+    env = {**os.environ, "FORCE_COLOR": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["owl-memory", "train", str(shipped_curriculum()), "--lm", "scripted", "--limit", "2",
+                           "--memory", str(tmp_path / "m"), "--json"], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "lib-hierarchy-01 (1/2)" in done.stderr and "2/2" in done.stderr and "━" in done.stderr  # the bar
+    assert json.loads(done.stdout)["ran"] == 2  # the bar goes to stderr, the JSON to stdout
