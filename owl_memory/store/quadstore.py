@@ -137,7 +137,8 @@ class QuadstoreBackend(Backend):
                                     [prefix + i for i in ids]).fetchall())
         nodes = [node[prefix + i] for i in ids]
         one: dict[int, dict[int, object]] = {n: {} for n in nodes}
-        for n, p, o in self.db.execute(f"SELECT s, p, o FROM datas WHERE s IN ({marks})", nodes):
+        for n, p, o in self.db.execute(f"SELECT s, p, o FROM datas WHERE s IN ({marks}) AND p IN (?, ?, ?, ?)",
+                                       [*nodes, title, summary, priority, confidence]):
             one[n].setdefault(p, o)
         links: dict[tuple[int, int], list[str]] = {}
         for n, p, o in self.db.execute(f"SELECT x.s, x.p, r.iri FROM objs x JOIN resources r ON r.storid = x.o "
