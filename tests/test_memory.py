@@ -140,3 +140,28 @@ def test_sigkill_in_a_loop_of_adds_keeps_every_returned_id(tmp_path):
         assert m.validate()["conforms"]
         assert len(m) >= len(returned)
         m.add(ItemSpec("Principle", "Still writable after a crash", "Use when checking recovery.", "ok"))
+
+
+def test_an_add_checks_again_under_the_write_lock_only_when_another_writer_committed(memory, monkeypatch):
+    """An item is validated before the write lock; under it, it is checked again when another connection committed
+    meanwhile and changed what it is validated against (here: the rule it refines), and not when none committed."""
+    rule = add_rule(memory)
+    calls, between = [], []
+    real = Memory._check_batch
+
+    def spy(self, items):
+        """Count the checks; run what another writer does between the first check and the write lock."""
+        calls.append([spec.title for spec, _ in items])
+        out = real(self, items)
+        while between:
+            between.pop()()
+        return out
+
+    monkeypatch.setattr(Memory, "_check_batch", spy)
+    first = add_rule(memory, title="First exception", scope="exception", refines=rule)
+    assert calls == [["First exception"]]
+    with Memory(memory.backend.path) as other:
+        between.append(lambda: other.archive(rule))
+        second = add_rule(memory, title="Second exception", scope="exception", refines=rule)
+    assert calls[1:] == [["Second exception"]] * 2
+    assert memory.get(rule)["archived"] and {first, second} <= set(memory.backend.stored([first, second]))

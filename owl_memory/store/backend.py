@@ -87,6 +87,11 @@ class Backend(ABC):
         ({Variable: rdflib term}):
         (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
 
+    def others_changes(self) -> int | None:
+        """A number that changes whenever another connection commits to the store (None: the store cannot tell, so
+        every change must be assumed)."""
+        return None
+
     def integrity(self) -> list[str]:
         """Damage the store's own integrity check finds ([] when none, or when the store has no such check)."""
         return []

@@ -298,11 +298,13 @@ class Memory:
                 continue
             self._require(*[i for i in linked_ids(spec) if i not in new])
             new[spec.id] = (spec, item_graph(spec))
+        version = self.backend.others_changes()
         checked = self._check_batch(list(new.values())) if validate and new else None  # unlocked: in parallel
         with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
             fresh = self.backend.stored(new)
             new = {i: item for i, item in new.items() if i not in fresh}
-            if checked is not None and new and set(self._batch_context(list(new.values()))[1]) != checked:
+            moved = version is None or self.backend.others_changes() != version  # else the context is unchanged
+            if checked is not None and new and moved and set(self._batch_context(list(new.values()))[1]) != checked:
                 self._check_batch(list(new.values()))
             if new:
                 self.backend.write_items(list(new.values()))

@@ -249,6 +249,10 @@ class QuadstoreBackend(Backend):
             finally:
                 self.depth -= 1
 
+    def others_changes(self) -> int | None:
+        """SQLite's data_version: it changes when another connection (any process) commits to the graph file."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
     def integrity(self) -> list[str]:
         """SQLite's integrity check of both files: [] when sound, else 'file: message' lines."""
         return ([f"memory.sqlite3: {m}" for m in integrity_check(self.db)]
