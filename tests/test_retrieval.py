@@ -127,6 +127,42 @@ def test_a_memory_made_before_the_accelerator_tables_gets_them_on_open_and_read_
         shutil.rmtree(root)
 
 
+def test_a_format_4_memory_gets_the_delta_tables_on_open_and_searches_the_same(built):
+    """Store format 5 only adds the item sets' delta tables: a format-4 memory opened for writing gets them (nothing
+    rebuilt), then adds and text searches rank exactly as on a memory made at format 5."""
+    import shutil
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from owl_memory.store.quadstore import FORMAT
+
+    path, _ = built
+    root = Path(tempfile.mkdtemp())
+    try:
+        shutil.copytree(path, root / "old")
+        shutil.copytree(path, root / "new")
+        with sqlite3.connect(root / "old" / "memory.sqlite3") as db:
+            for table in postings.SETS:
+                postings.fold(db, table)  # the sets as format 4 kept them: every change in place
+                db.execute(f"DROP TABLE {table}_delta")
+            db.execute("PRAGMA user_version = 4")
+        more = zipf_specs(40, 3)
+        texts = [{"text": t, "k": 20} for t in ("generated item 17", "class shape rollback", "testing")]
+
+        def after_adds(memory_path):
+            """The format and each text search's ids after adding the same items."""
+            with Memory(memory_path) as m:
+                m.add_many(more, validate=False)
+                version = m.backend.db.execute("PRAGMA user_version").fetchone()[0]
+                return version, [[h["id"] for h in m.search(**kw)] for kw in texts]
+
+        old, new = after_adds(root / "old"), after_adds(root / "new")
+        assert old == new and old[0] == FORMAT == 5 and all(old[1])
+    finally:
+        shutil.rmtree(root)
+
+
 APPLICABILITY = ("applies_to", "task_types", "failure_modes")
 
 
@@ -262,16 +298,25 @@ def text_queries(seed: int, n: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def zipf(tmp_path_factory):
-    """A 600-item memory of skewed words, with superseded and archived items."""
+    """A 600-item memory of skewed words, with superseded and archived items, written in batches of 40 and 10 with a
+    small fold threshold: its item sets are partly folded into om_df / om_dl, partly still in their deltas."""
+    import sqlite3
+
     path = tmp_path_factory.mktemp("zipf") / "m"
     rng = random.Random(5)
-    with Memory(path) as m:
-        ids = m.add_many(zipf_specs(600, 1), validate=False)
+    with Memory(path) as m, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings, "FOLD", 300)
+        specs = zipf_specs(600, 1)
+        ids = m.add_many(specs[:590], batch=40, validate=False) + m.add_many(specs[590:], validate=False)
         for old, new in zip(rng.sample(ids, 20), rng.sample(ids, 20), strict=True):
             if old != new:
                 m.supersede(old, new)
         for i in rng.sample(ids, 20):
             m.archive(i)
+    db = sqlite3.connect(path / "memory.sqlite3")
+    assert all(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in (*postings.SETS, "om_df_delta",
+                                                                               "om_dl_delta"))
+    db.close()
     return path
 
 
@@ -317,7 +362,8 @@ def test_postings_rank_text_exactly_as_fts5(zipf, monkeypatch, few, small):
 
 def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
     """An item whose index row is rewritten (a copy over an older one) leaves no stale postings: document
-    frequencies equal FTS5's own, and the ranking still equals FTS5's."""
+    frequencies equal FTS5's own and every item set what the items' own rows say, with the changes still in the
+    deltas and once folded, and the ranking still equals FTS5's."""
     import sqlite3
 
     from owl_memory.store.items import item_graph
@@ -335,17 +381,31 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
     db = sqlite3.connect(tmp_path / "m" / "memory.sqlite3")
     db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, om_fts, 'instance')")
     fts5 = dict(db.execute("SELECT term, count(DISTINCT doc) FROM temp.v WHERE col != 'keys' GROUP BY term"))
-    ours = dict(db.execute("SELECT term, sum(n) FROM om_df GROUP BY term"))
-    assert ours == fts5 and ours["rollback"] >= 30
     by_tf, by_dl = {}, {}  # every item set equals what the items' own rows say
     for s, dl, terms in db.execute("SELECT s, dl, terms FROM om_docs"):
         by_dl.setdefault(dl, set()).add(s)
         for pair in terms.split():
             t, tf = pair.rsplit(":", 1)
             by_tf.setdefault((t, int(tf)), set()).add(s)
-    assert {(t, tf): _members(items) for t, tf, items in db.execute("SELECT term, tf, items FROM om_df")} == by_tf
-    assert {dl: _members(items) for dl, items in db.execute("SELECT dl, items FROM om_dl")} == by_dl
     assert any(tf > 1 for _, tf in by_tf) and len(by_dl) > 1
+
+    def agree() -> None:
+        """The merged sets (om_df / om_dl with their deltas) equal FTS5's counts and the items' rows."""
+        df = {tuple(row[:2]): (row[2], _members(row[3])) for row in postings.item_sets(db, "om_df", "1", [])}
+        ours: dict[str, int] = {}
+        for (t, _), (n, _) in df.items():
+            ours[t] = ours.get(t, 0) + n
+        assert ours == fts5 and ours["rollback"] >= 30
+        assert {key: items for key, (_, items) in df.items()} == by_tf and all(n == len(i) for n, i in df.values())
+        assert {dl: _members(items) for dl, _, items in postings.item_sets(db, "om_dl", "1", [])} == by_dl
+        assert {dl for (dl,) in postings.sizes(db, "om_dl")} == set(by_dl)
+
+    assert db.execute("SELECT count(*) FROM om_df_delta").fetchone()[0] > 0
+    agree()
+    for table in postings.SETS:
+        postings.fold(db, table)
+    assert [db.execute(f"SELECT count(*) FROM {t}_delta").fetchone()[0] for t in postings.SETS] == [0, 0]
+    agree()
 
 
 def _members(blob: bytes) -> set[int]:

@@ -26,19 +26,28 @@ ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INT
 # so a token's document frequency (FTS5's IDF counts every row, live or not, as these do) is the sum of its rows;
 # om_dl the set of items per document length. Items with equal tf of every query token and equal dl have equal BM25
 # scores: those sets are one AND away.
+# A write does not rewrite those sets: it records each (set, item) change in the set table's delta (`d` adds to the
+# set's n, `present` says whether the item is in it now), a small table, so a commit writes a few pages instead of one
+# bitmap per token; reads merge the delta (`item_sets`, `sizes`), and a write folds it in once it holds FOLD rows.
+SETS = {"om_df": ("term", "tf"), "om_dl": ("dl",)}  # item-set tables and their key columns
 POSTINGS = ("CREATE TABLE IF NOT EXISTS om_docs (s INTEGER PRIMARY KEY, dl INTEGER NOT NULL, priority INTEGER NOT "
             "NULL, confidence REAL NOT NULL, item TEXT NOT NULL, terms TEXT NOT NULL)",
             "CREATE TABLE IF NOT EXISTS om_df (term TEXT NOT NULL, tf INTEGER NOT NULL, n INTEGER NOT NULL, "
             "items BLOB NOT NULL, PRIMARY KEY (term, tf)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS om_dl (dl INTEGER NOT NULL, n INTEGER NOT NULL, items BLOB NOT NULL, "
             "PRIMARY KEY (dl)) WITHOUT ROWID")
-TABLES = ("om_order", "om_docs", "om_df", "om_dl")
+DELTAS = ("CREATE TABLE IF NOT EXISTS om_df_delta (term TEXT NOT NULL, tf INTEGER NOT NULL, s INTEGER NOT NULL, "
+          "d INTEGER NOT NULL, present INTEGER NOT NULL, PRIMARY KEY (term, tf, s)) WITHOUT ROWID",
+          "CREATE TABLE IF NOT EXISTS om_dl_delta (dl INTEGER NOT NULL, s INTEGER NOT NULL, d INTEGER NOT NULL, "
+          "present INTEGER NOT NULL, PRIMARY KEY (dl, s)) WITHOUT ROWID")
+FOLD = 2048  # delta rows a write folds into their set table (om_df: every ~130 adds of 15 distinct words)
+TABLES = ("om_order", "om_docs", "om_df", "om_dl", "om_df_delta", "om_dl_delta")
 _RETIRED = ("om_terms",)  # format 3's walk lists, dropped by `build`
 
 
 def create(db: sqlite3.Connection) -> None:
     """Create the order and postings tables (empty) when missing."""
-    for statement in (*ORDER, *POSTINGS):
+    for statement in (*ORDER, *POSTINGS, *DELTAS):
         db.execute(statement)
 
 
@@ -52,6 +61,8 @@ def build(db: sqlite3.Connection, type_id: int) -> None:
         db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
                        [row for r in batch for row in order_rows(*r[:5], type_id)])
         add(db, [(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+        for table in SETS:
+            fold(db, table)
 
 
 def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int, confidence: float,
@@ -82,46 +93,93 @@ def add(db: sqlite3.Connection, docs: Sequence[tuple]) -> None:
             by_tf.setdefault((t, f), []).append(s)
         by_dl.setdefault((dl,), []).append(s)
     db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
-    _mark(db, "om_df", ("term", "tf"), by_tf, True)
-    _mark(db, "om_dl", ("dl",), by_dl, True)
+    _mark(db, "om_df", by_tf, True)
+    _mark(db, "om_dl", by_dl, True)
 
 
 def drop(db: sqlite3.Connection, s: int) -> None:
     """Remove an index row's postings and its place in the item sets."""
     for dl, terms in db.execute("SELECT dl, terms FROM om_docs WHERE s = ?", (s,)).fetchall():
         pairs = [t.rsplit(":", 1) for t in terms.split()]
-        _mark(db, "om_df", ("term", "tf"), {(t, int(f)): [s] for t, f in pairs}, False)
-        _mark(db, "om_dl", ("dl",), {(dl,): [s]}, False)
+        _mark(db, "om_df", {(t, int(f)): [s] for t, f in pairs}, False)
+        _mark(db, "om_dl", {(dl,): [s]}, False)
     db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
 
 
-def _mark(db: sqlite3.Connection, table: str, columns: tuple[str, ...], holders: dict[tuple, list[int]],
-          present: bool) -> None:
-    """Add (or remove) the given items to (from) the item sets of `table` keyed by `columns` (holders: {key values:
-    storids}); a set left empty loses its row."""
-    if not holders:
-        return
-    marks = ", ".join("(" + ", ".join("?" * len(columns)) + ")" for _ in holders)
-    names = ", ".join(columns)
-    old = {tuple(row[:-2]): row[-2:] for row in db.execute(
-        f"SELECT {names}, n, items FROM {table} WHERE ({names}) IN (VALUES {marks})", [v for k in holders for v in k])}
-    rows, gone = [], []
-    for key, items in holders.items():
-        n, blob = old.get(key, (0, b""))
-        n += len(items) if present else -len(items)
-        if n <= 0:
-            gone.append(key)
-        elif blob[:1] == b"\x00":  # a bitmap: flip the items' bits
-            bits = bytearray(blob[1:])
-            bits.extend(bytes(max(0, max(items) // 8 + 1 - len(bits))))
-            for s in items:
-                bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
-            rows.append((*key, n, b"\x00" + bytes(bits)))
+def _mark(db: sqlite3.Connection, table: str, holders: dict[tuple, list[int]], present: bool) -> None:
+    """Record that the given items join (or leave) item sets of `table` (holders: {key values: storids}) in its
+    delta."""
+    columns = ", ".join(SETS[table])
+    db.executemany(f"INSERT INTO {table}_delta VALUES ({', '.join('?' * (len(SETS[table]) + 3))}) "
+                   f"ON CONFLICT ({columns}, s) DO UPDATE SET d = d + excluded.d, present = excluded.present",
+                   [(*key, s, 1 if present else -1, int(present)) for key, items in holders.items() for s in items])
+
+
+def fold_when_due(db: sqlite3.Connection) -> None:
+    """Fold each delta into its set table once it holds FOLD rows (a write calls this before it commits)."""
+    for table in SETS:
+        if db.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table}_delta LIMIT {FOLD})").fetchone()[0] >= FOLD:
+            fold(db, table)
+
+
+def fold(db: sqlite3.Connection, table: str) -> None:
+    """Apply every row of the delta of `table` to its sets (a set left empty loses its row), and empty the delta."""
+    columns, k = ", ".join(SETS[table]), len(SETS[table])
+    merged = _merged(db, table, f"({columns}) IN (SELECT {columns} FROM {table}_delta)", [])
+    rows, gone = [row for row in merged if row[k] > 0], [row[:k] for row in merged if row[k] <= 0]
+    db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * (k + 2))})", rows)
+    db.executemany(f"DELETE FROM {table} WHERE {' AND '.join(f'{c} = ?' for c in SETS[table])}", gone)
+    db.execute(f"DELETE FROM {table}_delta")
+
+
+def item_sets(db: sqlite3.Connection, table: str, where: str, params: Sequence) -> list[tuple]:
+    """The (key values..., n, items blob) rows of item-set table `table` whose key satisfies `where` (an SQL
+    condition on its key columns, with `params`), its delta applied; empty sets left out."""
+    return [row for row in _merged(db, table, where, params) if row[-2] > 0]
+
+
+def sizes(db: sqlite3.Connection, table: str) -> dict[tuple, int]:
+    """{key values: number of items} of every non-empty set of `table`, its delta applied (no set is decoded)."""
+    columns, k = ", ".join(SETS[table]), len(SETS[table])
+    out = {tuple(row[:k]): row[k] for row in db.execute(f"SELECT {columns}, n FROM {table}")}
+    for *key, d in db.execute(f"SELECT {columns}, sum(d) FROM {table}_delta GROUP BY {columns}"):
+        out[tuple(key)] = out.get(tuple(key), 0) + d
+    return {key: n for key, n in out.items() if n > 0}
+
+
+def _merged(db: sqlite3.Connection, table: str, where: str, params: Sequence) -> list[tuple]:
+    """(key values..., n, items blob) of the sets of `table` matching `where` in the table or its delta, with the
+    delta's changes applied (n may be 0 or less: an emptied set)."""
+    columns, k = ", ".join(SETS[table]), len(SETS[table])
+    stored = {tuple(row[:k]): row[k:] for row in db.execute(f"SELECT {columns}, n, items FROM {table} WHERE {where}",
+                                                            params)}
+    changes: dict[tuple, list[tuple[int, int, int]]] = {}
+    for row in db.execute(f"SELECT {columns}, s, d, present FROM {table}_delta WHERE {where}", params):
+        changes.setdefault(tuple(row[:k]), []).append(row[k:])
+    out = []
+    for key in stored.keys() | changes.keys():
+        n, blob = stored.get(key, (0, b""))
+        if key in changes:
+            n, blob = n + sum(d for _, d, _ in changes[key]), _applied(blob, changes[key])
+        out.append((*key, n, blob))
+    return out
+
+
+def _applied(blob: bytes, delta: list[tuple[int, int, int]]) -> bytes:
+    """An item set with the (storid, d, present) changes applied: a bitmap stays one, a list is re-encoded."""
+    if blob[:1] == b"\x00":
+        bits = bytearray(blob[1:])
+        bits.extend(bytes(max(0, max(s for s, _, _ in delta) // 8 + 1 - len(bits))))
+        for s, _, present in delta:
+            bits[s >> 3] = bits[s >> 3] | (1 << (s & 7)) if present else bits[s >> 3] & ~(1 << (s & 7))
+        return b"\x00" + bytes(bits)
+    listed = set(_listed(blob))
+    for s, _, present in delta:
+        if present:
+            listed.add(s)
         else:
-            listed = set(_listed(blob))
-            rows.append((*key, n, items_blob(listed | set(items) if present else listed - set(items))))
-    db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * (len(columns) + 2))})", rows)
-    db.executemany(f"DELETE FROM {table} WHERE {' AND '.join(f'{c} = ?' for c in columns)}", gone)
+            listed.discard(s)
+    return items_blob(listed)
 
 
 def items_blob(items: set[int]) -> bytes:

@@ -31,9 +31,9 @@ from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
 # filter-combination tokens and om_terms / om_docs / om_df the text postings, 3: om_df's item sets uncompressed,
-# 4: item sets per (token, tf) and per document length instead of walk lists; each built on the first writable open
-# of an older memory)
-FORMAT = 4
+# 4: item sets per (token, tf) and per document length instead of walk lists, 5: their delta tables; each built on
+# the first writable open of an older memory, 4 -> 5 by adding the empty deltas)
+FORMAT = 5
 QUADSTORE_FORMAT = 12  # owlready2's quadstore version (its `store` table) this code reads and writes
 _TABLES = {"store", "resources", "objs", "datas", "om_fts"}
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
@@ -124,6 +124,7 @@ class QuadstoreBackend(Backend):
                 docs.append(self._index(spec, g))
             if self.ordered:
                 postings.add(self.db, docs)
+                postings.fold_when_due(self.db)
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Stored triples of the item nodes, rdf:type triples of the other nodes."""
@@ -359,19 +360,18 @@ class QuadstoreBackend(Backend):
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = postings.varints(block) or [0]
         sets: dict[str, list] = {t: [] for t in terms}
-        for t, tf, n, items in self.db.execute(
-                f"SELECT term, tf, n, items FROM om_df WHERE term IN ({', '.join('?' * len(terms))})", terms):
+        for t, tf, n, items in postings.item_sets(self.db, "om_df", f"term IN ({', '.join('?' * len(terms))})", terms):
             sets[t].append((tf, n, items))
         return rows, sum(sizes) / rows if rows else 0.0, sets
 
     def doc_lengths(self) -> list[int]:
         """The document lengths some item has, shortest first."""
-        return [dl for (dl,) in self.db.execute("SELECT dl FROM om_dl ORDER BY dl")]
+        return sorted(dl for (dl,) in postings.sizes(self.db, "om_dl"))
 
     def length_items(self, dl: int) -> int:
         """The items of document length `dl` as an int whose bit s is set for storid s."""
-        row = self.db.execute("SELECT items FROM om_dl WHERE dl = ?", (dl,)).fetchone()
-        return postings.bitmap(row[0]) if row else 0
+        rows = postings.item_sets(self.db, "om_dl", "dl = ?", [dl])
+        return postings.bitmap(rows[0][-1]) if rows else 0
 
     def order_walk(self, token: str | None) -> sqlite3.Cursor:
         """A lazy cursor over the storids of the items, live or not, holding `token` (None: every item), in
@@ -438,9 +438,13 @@ class QuadstoreBackend(Backend):
 
     def _build_accelerator(self) -> None:
         """(Re)build the order and postings tables (once, for a memory made before them) and record the format."""
-        if _user_version(self.db) >= FORMAT:
+        version = _user_version(self.db)
+        if version >= FORMAT:
             return
-        postings.build(self.db, self.sid[RDF.type])
+        if version == 4:  # format 5 only adds the (empty) delta tables
+            postings.create(self.db)
+        else:
+            postings.build(self.db, self.sid[RDF.type])
         self.db.execute(f"PRAGMA user_version = {FORMAT}")
 
     def _index(self, spec: ItemSpec, g: Graph) -> tuple:
