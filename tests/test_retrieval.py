@@ -412,3 +412,33 @@ def _members(blob: bytes) -> set[int]:
     """The storids of an item-set blob."""
     bits = postings.bitmap(blob)
     return {s for s in range(bits.bit_length()) if bits >> s & 1}
+
+
+def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path):
+    """Item sets a text search decoded are kept while the memory is unchanged, and never outlive a change: an add on
+    the same Memory, a commit by a second connection (as another process makes it), and a write rolled back inside
+    a transaction that searched meanwhile each leave the next search equal to FTS5's ranking."""
+    from owl_memory.store.items import item_graph
+
+    def spec(n: int, title: str) -> ItemSpec:
+        return ItemSpec("Principle", title, "Use when rollback.", f"body {n}", [ONTOLOGIES[0]], priority=n % 3)
+
+    def agrees(m: Memory, text: str) -> list[str]:
+        fast, slow = ranked_both_ways(m, {"text": text, "k": 5})
+        assert [r[1] for r in fast] == [r[1] for r in slow]
+        return [r[1] for r in fast]
+
+    with Memory(tmp_path / "m") as m, Memory(tmp_path / "m") as other:
+        m.add_many([spec(n, f"Shared rule {n} about shapes") for n in range(40)], validate=False)
+        agrees(m, "shapes rule")
+        assert m.backend.decoded.kept  # kept for the next search
+        mine = m.add(spec(100, "Rollback rollback rollback"))
+        assert agrees(m, "rollback")[0] == mine  # its own write
+        theirs = other.add(spec(101, "Quorum quorum quorum shapes"))
+        assert agrees(m, "quorum shapes")[0] == theirs  # another connection's commit
+        undone = spec(102, "Quorum quorum quorum quorum")
+        with pytest.raises(RuntimeError), m.backend.transaction():
+            m.backend.write_items([(undone, item_graph(undone))])
+            assert agrees(m, "quorum")[0] == undone.id  # inside the write: served from the rows, not the kept sets
+            raise RuntimeError("roll back")
+        assert agrees(m, "quorum") == [theirs] and undone.id not in agrees(m, "quorum shapes")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 import struct
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from . import retrieval, text_index
 
@@ -207,6 +208,61 @@ def _listed(blob: bytes) -> tuple[int, ...]:
 def bitmap(blob: bytes) -> int:
     """A set of items (an om_df or om_dl blob) as an int whose bit s is set for storid s."""
     return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
+
+
+def bitmap_of(items: Iterable[int]) -> int:
+    """A set of storids as an int whose bit s is set for storid s."""
+    return int.from_bytes(_bits(items), "little")
+
+
+class Decoded:
+    """Item sets decoded (ints whose bit s is set for storid s) and kept for one state of the graph file.
+
+    Searches read the same sets again and again (common words, the few document lengths), and decoding one costs a
+    read and an int.from_bytes of up to max storid / 8 bytes. What is kept holds for one `state` (the reader passes
+    SQLite's data_version, which moves when another connection commits, and its connection's total_changes, which
+    moves with its own writes) and is dropped when the state moves; a reader inside a write transaction passes no
+    state, and nothing is kept or served then (uncommitted rows may be rolled back). At most CAP bytes of sets are
+    kept, the least recently used dropped first."""
+
+    CAP = 64 << 20
+
+    def __init__(self) -> None:
+        self.state: Hashable | None = None
+        self.active, self.kept, self.size = False, OrderedDict(), 0
+
+    def use(self, state: Hashable | None) -> None:
+        """Serve reads for this state (None: bypass the kept sets until the next call)."""
+        self.active = state is not None
+        if self.active and state != self.state:
+            self.kept.clear()
+            self.state, self.size = state, 0
+
+    def get(self, keys: Sequence[Hashable], load: Callable[[list], dict]) -> dict:
+        """{key: value} for `keys`: kept ones as they are, the others from load(missing keys) (a {key: value} of
+        ints or lists of tuples holding ints), kept when active."""
+        out = {key: self.kept[key] for key in keys if self.active and key in self.kept}
+        for key in out:
+            self.kept.move_to_end(key)
+        missing = [key for key in keys if key not in out]
+        if missing:
+            loaded = load(missing)
+            out.update(loaded)
+            if self.active:
+                for key, value in loaded.items():
+                    self.kept[key] = value
+                    self.size += _bytes(value)
+                while self.size > self.CAP and len(self.kept) > 1:
+                    self.size -= _bytes(self.kept.popitem(last=False)[1])
+        return out
+
+
+def _bytes(value) -> int:
+    """About the bytes a kept value takes: its ints (an int, or lists and tuples of them)."""
+    if isinstance(value, int):
+        return value.bit_length() // 8 + 32
+    return sum(map(_bytes, value))
+
 
 
 def varints(blob: bytes) -> list[int]:

@@ -91,6 +91,7 @@ class QuadstoreBackend(Backend):
             with self.transaction():  # a memory made before a term joined the ontology: add the missing ones
                 self.sid = {t: self.storid(t, True) for t in self.sid}
         self.ordered = _user_version(self.db) >= FORMAT
+        self.decoded = postings.Decoded()  # item sets a text search decoded, kept while the memory is unchanged
         if not self.ordered and not self.read_only:
             with self.transaction():  # a memory made before the order and postings tables: build them
                 self._build_accelerator()
@@ -338,40 +339,52 @@ class QuadstoreBackend(Backend):
         """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
         if not self.ordered or not all(w.isascii() and w.isalnum() for w in q.words):
             return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
-        with self._snapshot():  # statistics, bitmaps and rows from one state of the memory
+        with self._snapshot() as own:  # statistics, bitmaps and rows from one state of the memory
+            self.decoded.use((self.others_changes(), self.db.total_changes) if own else None)
             return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
                                [retrieval.key_token(p, o) for p, o in q.kinds], q.k)
 
     @contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """A read transaction around the block (unless one is open): other processes' commits stay out of it."""
+    def _snapshot(self) -> Iterator[bool]:
+        """A read transaction around the block (unless one is open; yields whether it opened one): other processes'
+        commits stay out of it."""
         if self.db.in_transaction:
-            yield
+            yield False
             return
         self.db.execute("BEGIN")
         try:
-            yield
+            yield True
         finally:
             self.db.rollback()
 
-    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, list[tuple[int, int, bytes]]]]:
+    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, list[tuple[int, int, int]]]]:
         """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
-        record); and each token's (tf, number of items, item set blob) rows, one per frequency it has in some item."""
+        record); and each token's (tf, number of items, item set) rows, one per frequency it has in some item (the
+        sets decoded: bit s set for storid s)."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = postings.varints(block) or [0]
-        sets: dict[str, list] = {t: [] for t in terms}
+        sets = self.decoded.get([("om_df", t) for t in terms], self._term_sets)
+        return rows, sum(sizes) / rows if rows else 0.0, {t: sets["om_df", t] for t in terms}
+
+    def _term_sets(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
+        """The decoded (tf, n, items) rows of the om_df keys ("om_df", term)."""
+        out: dict[tuple[str, str], list] = {key: [] for key in keys}
+        terms = [t for _, t in keys]
         for t, tf, n, items in postings.item_sets(self.db, "om_df", f"term IN ({', '.join('?' * len(terms))})", terms):
-            sets[t].append((tf, n, items))
-        return rows, sum(sizes) / rows if rows else 0.0, sets
+            out["om_df", t].append((tf, n, postings.bitmap(items)))
+        return out
 
     def doc_lengths(self) -> list[int]:
         """The document lengths some item has, shortest first."""
-        return sorted(dl for (dl,) in postings.sizes(self.db, "om_dl"))
+        return self.decoded.get(["lengths"], lambda _: {
+            "lengths": sorted(dl for (dl,) in postings.sizes(self.db, "om_dl"))})["lengths"]
 
     def length_items(self, dl: int) -> int:
         """The items of document length `dl` as an int whose bit s is set for storid s."""
-        rows = postings.item_sets(self.db, "om_dl", "dl = ?", [dl])
-        return postings.bitmap(rows[0][-1]) if rows else 0
+        def load(_: list) -> dict:
+            rows = postings.item_sets(self.db, "om_dl", "dl = ?", [dl])
+            return {("om_dl", dl): postings.bitmap(rows[0][-1]) if rows else 0}
+        return self.decoded.get([("om_dl", dl)], load)["om_dl", dl]
 
     def order_walk(self, token: str | None) -> sqlite3.Cursor:
         """A lazy cursor over the storids of the items, live or not, holding `token` (None: every item), in
@@ -385,11 +398,6 @@ class QuadstoreBackend(Backend):
         where, params = self._admits("d.s", token, any_of)
         return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_docs d WHERE "
                                f"d.s IN ({', '.join('?' * len(items))}) AND {where}", [*items, *params]).fetchall()
-
-    def doc_rows(self, items: Sequence[int]) -> list[tuple]:
-        """(storid, dl, priority, confidence, id) of those `items` that have postings, live or not."""
-        return self.db.execute(f"SELECT s, dl, priority, confidence, item FROM om_docs WHERE s IN "
-                               f"({', '.join('?' * len(items))})", list(items)).fetchall()
 
     def token_items(self, token: str, limit: int) -> list[int]:
         """Up to `limit` storids of the items, live or not, holding `token`."""

@@ -10,8 +10,10 @@ length; and a whole signature at one length, whose key is exact (BM25 falls as l
 next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
 small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
 members. The search stops as soon as k checked items rank strictly above the heap's head. A filter admitting few
-items skips all that: each is keyed from its row and the item sets, and the best are checked. A search that would
-read more than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order.
+items (FEW) confines the search to them from the start: their set is ANDed into the root, so no cell holds another
+item. A search that would read more than READ_BUDGET rows returns None and the caller ranks through FTS5, which
+gives the same order. The item sets come decoded from the backend, which keeps them while the memory is unchanged
+(postings.Decoded).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .retrieval import level
 from .text_index import K1, B, idf
 
 READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, slower)
-FEW = 1000  # a filter admitting at most this many items: each of them is keyed from its row
+FEW = 1000  # a filter admitting at most this many items confines the cells to them
 SMALL = 256  # a cell of at most this many items is read row by row, a larger one through the order walk
 _PAGE = 256
 
@@ -43,7 +45,7 @@ class _Scorer:
         """Read the statistics of `terms`."""
         self.rows, self.avgdl, sets = fts.text_stats(terms)
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
-        self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, items, blob), highest tf first
+        self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, n, items), highest tf first
         self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
 
     def cell(self, signature: tuple[int, ...], dl: int) -> tuple[int, float]:
@@ -62,39 +64,12 @@ def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k
     if k <= 0:
         return []
     scorer = _Scorer(fts, terms, token, kinds)
+    within = None
     if token is not None:
         admitted = fts.token_items(token, FEW + 1)
         if len(admitted) <= FEW:
-            return _among(fts, scorer, k, admitted)
-    return _Cells(fts, scorer, k).run()
-
-
-def _among(fts, scorer: _Scorer, k: int, admitted: list[int]) -> list[tuple]:
-    """The k best (storid, id, score) rows of a filter's few items: each one holding a query token is keyed from its
-    tf per token (the admitted set ANDed with each item set) and its row, then checked (live, of a kind) best first
-    until k pass."""
-    within, n = postings.bitmap(postings.items_blob(set(admitted))), len(scorer.terms)
-    found: dict[int, list[int]] = {}
-    for i, t in enumerate(scorer.terms):
-        for tf, _, blob in scorer.sets[t]:
-            if hit := within & postings.bitmap(blob):
-                for s in _members(hit):
-                    found.setdefault(s, [0] * n)[i] = tf
-    cells: dict[tuple, tuple[int, float]] = {}
-    keyed = []
-    for s, dl, priority, confidence, item in fts.doc_rows(list(found)):
-        signature = tuple(found[s])
-        if (signature, dl) not in cells:
-            cells[signature, dl] = scorer.cell(signature, dl)
-        lvl, score = cells[signature, dl]
-        keyed.append(((-lvl, -score, -priority, -confidence, item), s))
-    keyed.sort()
-    out: list[tuple] = []
-    while keyed and len(out) < k:
-        batch, keyed = keyed[: k - len(out)], keyed[k - len(out):]
-        passed = {row[0] for row in fts.docs([s for _, s in batch], None, scorer.kinds)}
-        out += [(s, key[4], -key[1]) for key, s in batch if s in passed]
-    return out
+            within = postings.bitmap_of(admitted)
+    return _Cells(fts, scorer, k, within).run()
 
 
 def _above(value: float) -> float:
@@ -106,12 +81,13 @@ def _above(value: float) -> float:
 class _Cells:
     """The best-first search over cells of one query (see the module doc)."""
 
-    def __init__(self, fts, scorer: _Scorer, k: int):
-        """Decode the query tokens' item sets and read the document lengths."""
+    def __init__(self, fts, scorer: _Scorer, k: int, within: int | None = None):
+        """Decode the query tokens' item sets (only their items in `within`, when given) and read the document
+        lengths."""
         self.fts, self.scorer, self.k = fts, scorer, k
         self.lengths, self.length_sets = fts.doc_lengths(), {}
         shortest = float(self.lengths[0]) if self.lengths else 0.0
-        sets = [[(tf, postings.bitmap(blob)) for tf, _, blob in scorer.sets[t]] for t in scorer.terms]
+        sets = [[(tf, items) for tf, _, items in scorer.sets[t]] for t in scorer.terms]
         gain = [contribution(scorer.idf[t], float(per[0][0]), shortest, scorer.avgdl) if per else 0.0
                 for t, per in zip(scorer.terms, sets, strict=True)]
         # tokens are decided in falling order of what they can add, so the bounds tighten early
@@ -124,6 +100,8 @@ class _Cells:
         self.every = 0
         for items in holding:
             self.every |= items
+        if within is not None:
+            self.every &= within
         self.lacking = [self.every ^ (self.every & items) for items in holding]  # holding a query token, not this one
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
