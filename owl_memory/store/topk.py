@@ -9,7 +9,8 @@ the items that fit it), bounded above by what the undecided tokens could add at 
 length; and a whole signature at one length, whose key is exact (BM25 falls as length grows, so each signature's
 next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
 small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
-members. The search stops as soon as k checked items rank strictly above the heap's head. A filter admitting few
+members; cells taken one after another are read together once they could fill the top k. The search stops as soon
+as k checked items rank strictly above the heap's head. A filter admitting few
 items (FEW) confines the search to them from the start: their set is ANDed into the root, so no cell holds another
 item. A search that would read more than READ_BUDGET rows returns None and the caller ranks through FTS5, which
 gives the same order. The item sets come decoded from the backend, which keeps them while the memory is unchanged
@@ -111,6 +112,7 @@ class _Cells:
         """The k best (storid, id, score) rows, or None past READ_BUDGET."""
         if self.lengths and self.every:
             self._push_partial((), self.every)
+        taken, waiting = [], 0  # cells taken, not read yet: (items, level, score); the members they can give
         while self.heap and not self._settled():
             key, tied = self.heap[0][:2], 0
             while self.heap and self.heap[0][:2] == key:  # every cell of this key (partials of it split first)
@@ -119,8 +121,13 @@ class _Cells:
                     self._expand(signature, items)
                 else:
                     tied |= self._cell(signature, items, at)
-            if tied and not self._take(tied, -key[0], -key[1]):
-                return None
+            if tied:
+                taken.append((tied, -key[0], -key[1]))
+                waiting += min(tied.bit_count(), self.k)
+            if taken and (waiting >= self.k - len(self.top) or not self.heap):  # enough to fill the top k, if all pass
+                if not self._take(taken):
+                    return None
+                taken, waiting = [], 0
         return [(s, key[4], -key[1]) for key, s in self.top]
 
     def _settled(self) -> bool:
@@ -174,23 +181,32 @@ class _Cells:
             self.length_sets[dl] = self.fts.length_items(dl)
         return items & self.length_sets[dl]
 
-    def _take(self, cell: int, lvl: int, score: float) -> bool:
-        """Rank the checked items of cells of one key into the top k; False past READ_BUDGET."""
-        rows = self._rows(cell)
-        if rows is None:
-            return False
-        self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for r in rows])[: self.k]
+    def _take(self, cells: list[tuple[int, int, float]]) -> bool:
+        """Rank the checked items of taken cells (items, level, score) into the top k, the rows of every small cell
+        read in one query; False past READ_BUDGET."""
+        scorer, keyed, rows = self.scorer, {}, []
+        for cell, lvl, score in cells:
+            if cell.bit_count() <= SMALL:
+                keyed.update(dict.fromkeys(_members(cell), (lvl, score)))
+            elif (first := self._first(cell)) is None:
+                return False
+            else:
+                rows += [(lvl, score, r) for r in first]
+        if keyed:
+            self.read += len(keyed)
+            if self.read > READ_BUDGET:
+                return False
+            rows += [(*keyed[r[0]], r) for r in self.fts.docs(list(keyed), scorer.token, scorer.kinds)]
+        self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for lvl, score, r in rows])[: self.k]
         return True
 
-    def _rows(self, cell: int) -> list[tuple] | None:
-        """The checked rows (storid, dl, priority, confidence, id, terms) of a cell that can enter the top k: all of
-        them for a small cell, else its first k in (priority, confidence, id) order; None past READ_BUDGET."""
-        scorer, size = self.scorer, cell.bit_count()
-        if size <= SMALL:
-            self.read += size
-            return None if self.read > READ_BUDGET else self.fts.docs(_members(cell), scorer.token, scorer.kinds)
+    def _first(self, cell: int) -> list[tuple] | None:
+        """The checked rows (storid, dl, priority, confidence, id, terms) of a large cell's first k members in
+        (priority, confidence, id) order, through the order walk; None past READ_BUDGET."""
+        scorer = self.scorer
         member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
-        rows, walk, page = [], self.fts.order_walk(scorer.token), min(_PAGE, 2 * self.k * scorer.rows // size + 1)
+        rows, walk = [], self.fts.order_walk(scorer.token)
+        page = min(_PAGE, 2 * self.k * scorer.rows // cell.bit_count() + 1)
         try:  # a page is about twice what k members take, given the cell's share of all items
             while len(rows) < self.k and (seen := walk.fetchmany(page)):
                 self.read += len(seen)
