@@ -40,7 +40,8 @@ class RepairResult:
         verify_iterations: verification rounds (whole-graph or focus-scoped); nested trial checks are not in it.
         compiled_reused: patches applied from compiled operators found in memory.
         compiled_new: ids of RepairOperators compiled into memory by this run.
-        operators_applied: one dict per applied patch that fixed its violation.
+        operators_applied: one dict per applied patch that fixed its violation (from_memory, and memory_key: the
+            signature or abstract key its compiled operator was found under, None for the library).
         unrepaired: signatures still violated at the end.
         reasons: signature -> why it is left (no operator, fixed term, rules forbid, rounds exhausted).
         initial_violations: violations before the repair.
@@ -154,7 +155,7 @@ class _Loop:
         self.present = {n for t in original for n in (t[0], t[2])}
         self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
         self.failed: dict = {}
-        self.abstract_ids: set = set()
+        self.found: dict = {}  # compiled item id -> (tier: 0 concrete, 1 abstract, 2 back-off; the key it is under)
         self.worked: dict = {}
         self.ctx = Context(self.g, shapes, keep_values=keep_values)
         self.res = RepairResult(graph=self.g)
@@ -230,14 +231,14 @@ class _Loop:
 
     def _ordered(self, v: Violation, compiled: list[dict]):
         """(patch, compiled item id or None) lazily: compiled decisions with a recorded choice replayed (undemoted,
-        smallest first; the abstract signature's only when the concrete one's give nothing), then the library with
-        the strategies of compiled decisions without a choice first (run once: a replay without a hint is the
-        library strategy itself)."""
+        smallest first; the abstract signatures' only when the concrete one's give nothing, the component-and-role
+        back-off only when those give nothing either), then the library with the strategies of compiled decisions
+        without a choice first (run once: a replay without a hint is the library strategy itself)."""
         seen: set = set()
         hinted = [c for c in compiled if c["action_schema"].get("choice") is not None]
-        for tier in (False, True):
+        for tier in (0, 1, 2):
             found = []
-            for rank, c in enumerate(x for x in hinted if (x["id"] in self.abstract_ids) == tier):
+            for rank, c in enumerate(x for x in hinted if self.found[x["id"]][0] == tier):
                 for i, p in enumerate(self._replayed(v, c["action_schema"])):
                     if _fingerprint(p) not in seen:
                         seen.add(_fingerprint(p))
@@ -279,10 +280,14 @@ class _Loop:
             self.ctx.hint = None
 
     def _compiled(self, v: Violation) -> list[dict]:
-        """Compiled decisions for a violation, best first: its concrete signature's, then its abstract one's."""
-        abstract = [c for key in abstract_signatures(v, self.shapes) for c in repair_decisions(self.memory, key)]
-        self.abstract_ids |= {c["id"] for c in abstract}
-        return repair_decisions(self.memory, v.signature) + abstract
+        """Compiled decisions for a violation, best first: its concrete signature's, then its abstract ones' (each
+        id's tier noted: the last abstract key, component and role alone, is the back-off read last)."""
+        keys, out = [v.signature, *abstract_signatures(v, self.shapes)], []
+        for i, key in enumerate(keys):
+            found, tier = repair_decisions(self.memory, key), 0 if i == 0 else 2 if i == len(keys) - 1 else 1
+            self.found.update({c["id"]: (tier, key) for c in found})
+            out += found
+        return out
 
     def _allowed(self, p: Patch, focus: set) -> bool:
         """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
@@ -340,7 +345,8 @@ class _Loop:
                 self.worked.setdefault(v.signature, []).append((v, p, item))
                 self.res.operators_applied.append({"signature": v.signature, "operator": p.operator,
                                                    "choice": p.choice, "focus": str(v.focus),
-                                                   "from_memory": item is not None})
+                                                   "from_memory": item is not None,
+                                                   "memory_key": self.found[item][1] if item is not None else None})
                 continue
             self.failed.setdefault(v.key, set()).add(_fingerprint(p))
             for t in p.added - keep:

@@ -298,10 +298,12 @@ def abstract_signature(v: Violation, shapes: Graph) -> str:
 
 def abstract_signatures(v: Violation, shapes: Graph) -> list[str]:
     """The abstract keys a decision is stored and looked up under, most specific first: with the path form, then
-    with any path form ("any"), so what worked on a node shape is tried first on a property shape too."""
+    with any path form ("any"), so what worked on a node shape is tried first on a property shape too, then with any
+    value kind as well (the component and the shape's datatype or class role alone: the back-off the repairer reads
+    last, for a violation of a known component on a kind of value it has not repaired before)."""
     exact = abstract_signature(v, shapes)
     comp, _, kind, role = exact.split("|")
-    return [exact, f"{comp}|any|{kind}|{role}"]
+    return [exact, f"{comp}|any|{kind}|{role}", f"{comp}|any|any|{role}"]
 
 
 def path_form(text: str) -> str:

@@ -1,0 +1,99 @@
+"""Transfer between shape forms: what a memory learned on property shapes repairs node shapes with fewer pySHACL runs;
+the component-and-role back-off key, and a back-off decision that fails falling back to the library."""
+
+from rdflib import Graph, Namespace
+from rdflib.collection import Collection
+
+from owl_memory import ItemSpec, Memory, shacl_runs
+from owl_memory.repair import repair
+from owl_memory.repair.plans import shape_key
+from owl_memory.repair.verify import abstract_signatures, verify
+from owl_memory.vocab import SH
+
+EX = Namespace("http://ex.org/")
+HEAD = """@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+"""
+AND_PROPERTY = HEAD + """ex:OrderShape a sh:NodeShape ; sh:targetClass ex:Order ; sh:property [ sh:path ex:address ;
+    sh:and ( [ sh:property [ sh:path ex:street ; sh:minCount 1 ] ] [ sh:property [ sh:path ex:city ; sh:minCount 1 ] ] )
+] ."""
+AND_NODE = HEAD + """ex:PersonShape a sh:NodeShape ; sh:targetClass ex:Person ;
+    sh:and ( [ sh:property [ sh:path ex:name ; sh:minCount 1 ] ]
+             [ sh:property [ sh:path ex:email ; sh:minCount 1 ] ] ) ."""
+EQUALS_PROPERTY = HEAD + """ex:DocShape a sh:NodeShape ; sh:targetClass ex:Doc ;
+    sh:property [ sh:path ex:title ; sh:equals ex:label ] ."""
+EQUALS_NODE = HEAD + "ex:SelfShape a sh:NodeShape ; sh:targetNode ex:r ; sh:equals ex:self ."
+RECT = HEAD + """ex:RectShape a sh:NodeShape ; sh:targetClass ex:Rect ; sh:or (
+    [ sh:property [ sh:path ex:height ; sh:minCount 1 ] ; sh:property [ sh:path ex:width ; sh:minCount 1 ] ]
+    [ sh:property [ sh:path ex:area ; sh:minCount 1 ] ] ) ."""
+
+
+def _graph(text: str) -> Graph:
+    """Parse Turtle text with the test prefixes."""
+    return Graph().parse(data=HEAD + text, format="turtle")
+
+
+def _runs(data: str, shapes: str, memory) -> tuple:
+    """(repair result, every pySHACL run it made) for one repair with `memory`."""
+    before = shacl_runs.runs()
+    res = repair(_graph(data), shapes, memory=memory)
+    return res, shacl_runs.runs() - before
+
+
+def test_an_and_plan_learned_on_a_property_shape_repairs_an_unseen_node_shape_with_fewer_runs(tmp_path):
+    """sh:and over members that require values: trained on a property shape (an address missing its city), a memory
+    repairs a node shape with other members (a person missing an email) by the re-derived plan, with no trial checks
+    and nothing new to store: 2 pySHACL runs against the empty memory's 7; both conform."""
+    case = "ex:p a ex:Person ; ex:name 'P' ."
+    with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
+        learned = repair(_graph("ex:o a ex:Order ; ex:address ex:a . ex:a ex:street 'x' ."), AND_PROPERTY,
+                         memory=trained)
+        assert learned.conforms and learned.compiled_new
+        cold, cold_runs = _runs(case, AND_NODE, empty)
+        warm, warm_runs = _runs(case, AND_NODE, trained)
+    assert cold.conforms and warm.conforms
+    assert {t[1] for t in cold.added} == {t[1] for t in warm.added} == {EX.email}
+    assert (cold_runs, cold.verify_iterations, cold.nested_checks) == (7, 2, 4)
+    assert (warm_runs, warm.verify_iterations, warm.nested_checks) == (2, 2, 0)
+    assert warm.operators_applied[0]["memory_key"] == "abstract:AndConstraintComponent|any|Node|-"
+    assert warm.compiled_new == []
+
+
+def test_the_back_off_key_carries_a_decision_to_another_kind_of_value(tmp_path):
+    """sh:equals learned on literal values of a property shape; a node shape's sh:equals judges an IRI (no key with
+    a value kind matches): the component-and-role back-off finds the same strategy, so the trained memory stores
+    nothing new: 2 runs against the empty memory's 3 (2 rounds + the item check of storing what it learned)."""
+    learned = "ex:d a ex:Doc ; ex:title 'A' ; ex:label 'A', 'B' ."
+    case = "ex:r a ex:Thing ; ex:self ex:other ."
+    v = verify(_graph(case), _graph(EQUALS_NODE)).violations[0]
+    keys = abstract_signatures(v, _graph(EQUALS_NODE))
+    assert keys[-1] == "abstract:EqualsConstraintComponent|any|any|-" and "Node" in keys[0]
+    with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
+        assert repair(_graph(learned), EQUALS_PROPERTY, memory=trained).conforms
+        assert not trained.by_signature(keys[1]) and trained.by_signature(keys[-1])
+        cold, cold_runs = _runs(case, EQUALS_NODE, empty)
+        warm, warm_runs = _runs(case, EQUALS_NODE, trained)
+    assert cold.conforms and warm.conforms and warm.added == cold.added == {(EX.r, EX.self, EX.r)}
+    assert (cold_runs, warm_runs) == (3, 2)
+    assert warm.operators_applied[0]["memory_key"] == keys[-1] and warm.compiled_new == [] and cold.compiled_new
+
+
+def test_a_failing_back_off_decision_is_demoted_and_the_library_repairs(memory):
+    """The only decision the memory holds for an sh:or is under the back-off key, and its plan misses a constraint:
+    it is replayed first (no trial checks), fails verification, is undone and demoted; the library then repairs in
+    the next round, and the result conforms."""
+    shapes = _graph(RECT)
+    branch0 = list(Collection(shapes, shapes.value(EX.RectShape, SH["or"])))[0]
+    width = next(ps for ps in shapes.objects(branch0, SH.property) if (ps, SH.path, EX.width) in shapes)
+    plan = {"kind": "descend", "shape": shape_key(shapes, branch0),
+            "steps": [[shape_key(shapes, width), "minCount.add_values", "none", None]]}  # forgets ex:height
+    data = _graph("ex:r a ex:Rect .")
+    key = abstract_signatures(verify(data, shapes).violations[0], shapes)[-1]
+    assert key == "abstract:OrConstraintComponent|any|any|-"
+    bad = memory.add(ItemSpec("RepairOperator", "Fill only the width", "A back-off plan that misses a constraint.",
+                              "width only", signature=key, task_types=("shacl-repair",),
+                              verification_hook="http://ex.org/RectShape",
+                              action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}}))
+    res = repair(data, shapes, memory=memory)
+    assert res.conforms and res.verify_iterations == 4 and res.nested_checks > 0  # find, bad, undone, good
+    assert memory.get(bad)["failure_count"] == 1 and memory.get(bad)["success_count"] == 0
+    assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == [("or.satisfy_branch", False)]
