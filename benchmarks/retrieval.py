@@ -68,6 +68,7 @@ WORDS = tuple(
     "endpoint timeout limit offset order group count distinct aggregate federated service remote local".split())
 TAGS = ("sparql", "shacl", "owl", "rdf", "skos", "prov", "units", "time", "geo", "naming", "perf", "safety")
 SHAPES = ("ontology+task+text", "ontology+task", "ontology+kinds", "text")
+BASELINES = ("rdflib", "owlready2")
 _WEIGHTS = tuple(1 / (r + 1) ** 0.8 for r in range(len(WORDS)))  # Zipf-like: a few common words, a long tail
 
 
@@ -319,17 +320,19 @@ def measure(work: Path, nt: Path, queries: list, warmup: list, adds: int, budget
                     run(shape, kw)
         for _, kw in warmup:
             m.search(**kw)
-        times, ids, spent = {e: [] for e in engines}, {e: {} for e in engines}, dict.fromkeys(SHAPES, 0.0)
+        times, ids = {e: [] for e in engines}, {e: {} for e in engines}
+        spent = {(e, s): 0.0 for e in BASELINES for s in SHAPES}
         for q, (shape, kw) in enumerate(queries):
             for name, run in engines.items():
                 if name == "owlready2" and "text" in shape:
                     continue
-                if name == "rdflib" and spent[shape] > budget_s * 1000 and sum(
-                        sh == shape for sh, _ in times["rdflib"]) >= (1 if "text" in shape else 3):
+                if name in BASELINES and spent[name, shape] > budget_s * 1000 and sum(
+                        sh == shape for sh, _ in times[name]) >= (1 if "text" in shape else 3):
                     continue
                 ids[name][q], ms = timed(run, shape, kw)
                 times[name].append((shape, ms))
-                spent[shape] += ms if name == "rdflib" else 0
+                if name in BASELINES:
+                    spent[name, shape] += ms
         new = item_specs(adds + 10, start=len(m), salt="adds")
         for s in new[:10]:
             m.add(s)  # warm-up: pyshacl caches, statement cache
@@ -342,7 +345,7 @@ def measure(work: Path, nt: Path, queries: list, warmup: list, adds: int, budget
     return {"memory": {"open_ms": round(open_ms, 1), "reopen_ms": round(statistics.median(reopen), 1),
                        "first_search_ms": round(first, 2), "search": by_shape(times["memory"]),
                        "add": summary_ms(add_times)},
-            "owlready2": {"search": by_shape(times["owlready2"])},
+            "owlready2": {"search": by_shape(times["owlready2"], mix)},
             "rdflib": {"load_ms": round(load_ms, 1), "triples": len(g), "search": by_shape(times["rdflib"], mix)},
             "agreement": {e: agreement(queries, ids["memory"], ids[e]) for e in ("owlready2", "rdflib")}}
 
@@ -366,13 +369,12 @@ def run_size(cache_root: Path, size: int, args) -> dict:
         work = Path(tmp) / "memory"
         shutil.copytree(cache / "memory", work)
         Memory(work).close()  # a cache built by an older owl-memory gets the current store format, untimed
-        found = measure(work, cache / "items.nt", queries, warmup, args.adds, args.rdflib_seconds)
+        found = measure(work, cache / "items.nt", queries, warmup, args.adds, args.baseline_seconds)
     return {"size": size, "build": build_stats, **found,
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
 
 
 # ---- report ----
-BASELINES = ("rdflib", "owlready2")
 
 
 def table(r: dict) -> str:
@@ -430,9 +432,9 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="1k and 10k only (CI-sized)")
     p.add_argument("--queries", type=int, default=200, help="measured queries per size (4 shapes, round robin)")
     p.add_argument("--adds", type=int, default=200, help="validated Memory.add calls measured per size")
-    p.add_argument("--rdflib-seconds", type=float, default=20.0,
-                   help="time budget per query shape for rdflib (it stops early, after at least 3 queries of a "
-                        "shape without text, 1 of a text shape)")
+    p.add_argument("--baseline-seconds", type=float, default=20.0,
+                   help="time budget per query shape for each baseline, rdflib and owlready2 (each stops early, "
+                        "after at least 3 queries of a shape without text, 1 of a text shape)")
     p.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "owl-memory-bench")
     p.add_argument("--rebuild", action="store_true", help="rebuild cached memories")
     p.add_argument("--json", type=Path, help="also write every number as JSON to this file")
