@@ -298,12 +298,12 @@ class Memory:
                 continue
             self._require(*[i for i in linked_ids(spec) if i not in new])
             new[spec.id] = (spec, item_graph(spec))
-        version = _others_changes(self.backend)
+        version = self.backend.others_changes()
         checked = self._check_batch(list(new.values())) if validate and new else None  # unlocked: in parallel
         with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
             fresh = self.backend.stored(new)
             new = {i: item for i, item in new.items() if i not in fresh}
-            moved = version is None or _others_changes(self.backend) != version  # else the context is unchanged
+            moved = version is None or self.backend.others_changes() != version  # else the context is unchanged
             if checked is not None and new and moved and set(self._batch_context(list(new.values()))[1]) != checked:
                 self._check_batch(list(new.values()))
             if new:
@@ -345,12 +345,6 @@ class Memory:
             now = self.backend.describe(focus) + g
             require_valid(now, self._context(now, [f for f in focus if str(f).startswith(str(ITEM))]),
                           what=" and ".join(str(f) for f in focus[:3]), focus=focus)
-
-
-def _others_changes(backend) -> int | None:
-    """backend.others_changes() where the backend has it (the server backend does not: every change is assumed)."""
-    changes = getattr(backend, "others_changes", None)
-    return None if changes is None else changes()
 
 
 def _changed(spec: ItemSpec) -> list[URIRef]:

@@ -264,7 +264,6 @@ def _bytes(value) -> int:
     return sum(map(_bytes, value))
 
 
-
 def varints(blob: bytes) -> list[int]:
     """The SQLite varints of a blob (FTS5 records: up to 9 bytes each, 7 bits per byte, all 8 in the ninth)."""
     out, i = [], 0

@@ -372,6 +372,11 @@ class SparqlServerBackend:
         finally:
             self._pending = None
 
+    def others_changes(self) -> int | None:
+        """None: a server does not say whether another client wrote, so every change is assumed
+        (Backend.others_changes)."""
+        return None
+
     # ---- whole memory ----
     def integrity(self) -> list[str]:
         """Nothing: a SPARQL server checks its own storage (Backend.integrity)."""

@@ -10,11 +10,10 @@ length; and a whole signature at one length, whose key is exact (BM25 falls as l
 next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
 small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
 members; cells taken one after another are read together once they could fill the top k. The search stops as soon
-as k checked items rank strictly above the heap's head. A filter admitting few
-items (FEW) confines the search to them from the start: their set is ANDed into the root, so no cell holds another
-item. A search that would read more than READ_BUDGET rows returns None and the caller ranks through FTS5, which
-gives the same order. The item sets come decoded from the backend, which keeps them while the memory is unchanged
-(postings.Decoded).
+as k checked items rank strictly above the heap's head. A filter admitting few items (FEW) confines the search to
+them from the start: their set is ANDed into the root, so no cell holds another item. A search that would read more
+than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order. The item sets
+come decoded from the backend, which keeps them while the memory is unchanged (postings.Decoded).
 """
 
 from __future__ import annotations
