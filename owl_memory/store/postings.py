@@ -42,6 +42,7 @@ DELTAS = ("CREATE TABLE IF NOT EXISTS om_df_delta (term TEXT NOT NULL, tf INTEGE
           "CREATE TABLE IF NOT EXISTS om_dl_delta (dl INTEGER NOT NULL, s INTEGER NOT NULL, d INTEGER NOT NULL, "
           "present INTEGER NOT NULL, PRIMARY KEY (dl, s)) WITHOUT ROWID")
 FOLD = 2048  # delta rows a write folds into their set table (om_df: every ~130 adds of 15 distinct words)
+FEW_BITS = 16  # up to this many listed items, a set's int is built bit by bit (bitmap)
 TABLES = ("om_order", "om_docs", "om_df", "om_dl", "om_df_delta", "om_dl_delta")
 _RETIRED = ("om_terms",)  # format 3's walk lists, dropped by `build`
 
@@ -206,8 +207,17 @@ def _listed(blob: bytes) -> tuple[int, ...]:
 
 
 def bitmap(blob: bytes) -> int:
-    """A set of items (an om_df or om_dl blob) as an int whose bit s is set for storid s."""
-    return int.from_bytes(blob[1:] if blob[:1] == b"\x00" else _bits(_listed(blob)), "little")
+    """A set of items (an om_df or om_dl blob) as an int whose bit s is set for storid s (a list of a few items bit
+    by bit: cheaper than the bytes of a wide int)."""
+    if blob[:1] == b"\x00":
+        return int.from_bytes(memoryview(blob)[1:], "little")
+    listed = _listed(blob)
+    if len(listed) > FEW_BITS:
+        return int.from_bytes(_bits(listed), "little")
+    out = 0
+    for s in listed:
+        out |= 1 << s
+    return out
 
 
 def bitmap_of(items: Iterable[int]) -> int:

@@ -6,7 +6,9 @@ upkeep of the order and postings tables (postings.py), which this file runs insi
 
 from __future__ import annotations
 
+import functools
 import io
+import operator
 import os
 import sqlite3
 import threading
@@ -361,10 +363,15 @@ class QuadstoreBackend(Backend):
         """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
         record); and each token's (tf, number of items, item set) rows, one per frequency it has in some item (the
         sets decoded: bit s set for storid s)."""
+        rows, size = self.decoded.get(["averages"], self._averages)["averages"]
+        sets = self.decoded.get([("om_df", t) for t in terms], self._term_sets)
+        return rows, size / rows if rows else 0.0, {t: sets["om_df", t] for t in terms}
+
+    def _averages(self, _: list) -> dict[str, tuple[int, int]]:
+        """{"averages": (rows, summed document length of every column)} from FTS5's averages record."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = postings.varints(block) or [0]
-        sets = self.decoded.get([("om_df", t) for t in terms], self._term_sets)
-        return rows, sum(sizes) / rows if rows else 0.0, {t: sets["om_df", t] for t in terms}
+        return {"averages": (rows, sum(sizes))}
 
     def _term_sets(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
         """The decoded (tf, n, items) rows of the om_df keys ("om_df", term)."""
@@ -373,6 +380,15 @@ class QuadstoreBackend(Backend):
         for t, tf, n, items in postings.item_sets(self.db, "om_df", f"term IN ({', '.join('?' * len(terms))})", terms):
             out["om_df", t].append((tf, n, postings.bitmap(items)))
         return out
+
+    def holders(self, terms: Sequence[str]) -> int:
+        """The items holding one of `terms` (the union of their item sets) as an int whose bit s is set for storid s;
+        each term's union kept with its sets."""
+        def load(keys: list) -> dict:
+            sets = self.decoded.get([("om_df", t) for _, t in keys], self._term_sets)
+            return {("any", t): functools.reduce(operator.or_, (items for _, _, items in sets["om_df", t]), 0)
+                    for _, t in keys}
+        return functools.reduce(operator.or_, self.decoded.get([("any", t) for t in terms], load).values(), 0)
 
     def doc_lengths(self) -> list[int]:
         """The document lengths some item has, shortest first."""

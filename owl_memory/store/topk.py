@@ -7,13 +7,14 @@ signature) and have the same document length have the same level and score: such
 Cells are taken best first from a heap of two kinds of entries: a partial signature (the tokens decided so far, with
 the items that fit it), bounded above by what the undecided tokens could add at their highest tf and the shortest
 length; and a whole signature at one length, whose key is exact (BM25 falls as length grows, so each signature's
-next length comes after it). A cell taken is checked (live, admitted by the filters) and its items are ranked: a
-small cell by reading its rows, a large one by walking the (priority, confidence, id) order and keeping its first
-members; cells taken one after another are read together once they could fill the top k. The search stops as soon
-as k checked items rank strictly above the heap's head. A filter admitting few items (FEW) confines the search to
-them from the start: their set is ANDed into the root, so no cell holds another item. A search that would read more
-than READ_BUDGET rows returns None and the caller ranks through FTS5, which gives the same order. The item sets
-come decoded from the backend, which keeps them while the memory is unchanged (postings.Decoded).
+next length some of its items have comes after it; lengths none has are skipped by an AND, never queued). A cell
+taken is checked (live, admitted by the filters) and its items are ranked: a small cell by reading its rows, a large
+one by walking the (priority, confidence, id) order and keeping its first members; cells taken one after another are
+read together once they could fill the top k. The search stops as soon as k checked items rank strictly above the
+heap's head. A filter admitting few items (FEW) confines the search to them from the start: their set is ANDed into
+the root, so no cell holds another item. A search that would read more than READ_BUDGET rows returns None and the
+caller ranks through FTS5, which gives the same order. The item sets come decoded from the backend, which keeps them
+while the memory is unchanged (postings.Decoded).
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
 
 
 class _Scorer:
-    """One query: its tokens' statistics and item sets, its filters, and the level and rounded BM25 score of an
-    item."""
+    """One query: its tokens' statistics and item sets, its filters, and the BM25 terms of its tokens."""
 
     def __init__(self, fts, terms: Sequence[str], token: str | None, kinds: Sequence[str]):
         """Read the statistics of `terms`."""
@@ -47,15 +47,14 @@ class _Scorer:
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
         self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, n, items), highest tf first
         self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
+        self.parts: dict[tuple[int, int, int], float] = {}
 
-    def cell(self, signature: tuple[int, ...], dl: int) -> tuple[int, float]:
-        """(level, rounded score) of the items with this tf per query token (0: absent) and document length: the
-        matched tokens' terms summed in query order, then rounded, as FTS5's bm25 does."""
-        score = 0.0
-        for t, tf in zip(self.terms, signature, strict=True):
-            if tf:
-                score += contribution(self.idf[t], float(tf), float(dl), self.avgdl)
-        return level(sum(1 for tf in signature if tf), len(self.terms)), round(score, 6)
+    def part(self, i: int, tf: int, dl: int) -> float:
+        """The i-th query token's BM25 term at this tf and document length (kept: cells share them)."""
+        key = (i, tf, dl)
+        if (value := self.parts.get(key)) is None:
+            value = self.parts[key] = contribution(self.idf[self.terms[i]], float(tf), float(dl), self.avgdl)
+        return value
 
 
 def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int) -> list[tuple] | None:
@@ -92,17 +91,9 @@ class _Cells:
                 for t, per in zip(scorer.terms, sets, strict=True)]
         # tokens are decided in falling order of what they can add, so the bounds tighten early
         self.plan = sorted(range(len(sets)), key=lambda i: -gain[i])
+        self.placed = [self.plan.index(i) for i in range(len(sets))]  # each query token's place in the plan
         self.by_tf, self.gain = [sets[i] for i in self.plan], [gain[i] for i in self.plan]
-        holding = [0] * len(self.by_tf)
-        for i, per in enumerate(self.by_tf):
-            for _, items in per:
-                holding[i] |= items
-        self.every = 0
-        for items in holding:
-            self.every |= items
-        if within is not None:
-            self.every &= within
-        self.lacking = [self.every ^ (self.every & items) for items in holding]  # holding a query token, not this one
+        self.every = fts.holders(scorer.terms) if within is None else fts.holders(scorer.terms) & within
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
         self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
@@ -111,18 +102,23 @@ class _Cells:
         """The k best (storid, id, score) rows, or None past READ_BUDGET."""
         if self.lengths and self.every:
             self._push_partial((), self.every)
-        taken, waiting = [], 0  # cells taken, not read yet: (items, level, score); the members they can give
+        taken, waiting = [], 0  # cells taken, not read yet: (items, count, members if few, level, score); the members
+        # they can give
         while self.heap and not self._settled():
             key, tied = self.heap[0][:2], 0
             while self.heap and self.heap[0][:2] == key:  # every cell of this key (partials of it split first)
-                signature, items, at = heapq.heappop(self.heap)[4:]
+                signature, items, at, cell = heapq.heappop(self.heap)[4:]
                 if at is None:
                     self._expand(signature, items)
                 else:
-                    tied |= self._cell(signature, items, at)
+                    tied |= cell
+                    if rest := items ^ cell:  # the signature's items of greater lengths
+                        self._push_cell(signature, rest, at + 1)
             if tied:
-                taken.append((tied, -key[0], -key[1]))
-                waiting += min(tied.bit_count(), self.k)
+                few = _few(tied)
+                count = tied.bit_count() if few is None else len(few)
+                taken.append((tied, count, few, -key[0], -key[1]))
+                waiting += min(count, self.k)
             if taken and (waiting >= self.k - len(self.top) or not self.heap):  # enough to fill the top k, if all pass
                 if not self._take(taken):
                     return None
@@ -140,19 +136,21 @@ class _Cells:
         """Queue the items fitting a partial signature under the best key any of them can have."""
         n, decided = len(self.scorer.terms), len(signature)
         matched = sum(1 for tf in signature if tf)
-        shortest, terms = float(self.lengths[0]), [self.scorer.terms[i] for i in self.plan[:decided]]
-        score = sum(contribution(self.scorer.idf[t], float(tf), shortest, self.scorer.avgdl)
-                    for t, tf in zip(terms, signature, strict=True) if tf) + sum(self.gain[decided:])
-        heapq.heappush(self.heap, (-level(matched + n - decided, n), -_above(score), 0, next(self.order), signature,
-                                   items, None))
+        shortest, part, terms = self.lengths[0], self.scorer.part, self.plan[:decided]
+        score = sum(part(i, tf, shortest) for i, tf in zip(terms, signature, strict=True) if tf)
+        heapq.heappush(self.heap, (-level(matched + n - decided, n), -_above(score + sum(self.gain[decided:])), 0,
+                                   next(self.order), signature, items, None, 0))
 
     def _expand(self, signature: tuple[int, ...], items: int) -> None:
         """Split a partial signature on its next token: each tf it has, or absent."""
         i = len(signature)
-        choices = [(tf, items & held) for tf, held in self.by_tf[i]] + [(0, items & self.lacking[i])]
-        for tf, fitting in choices:
-            if not fitting:
-                continue
+        choices, rest = [], items
+        for tf, held in self.by_tf[i]:  # an item has one tf per token: the sets are disjoint
+            if fitting := rest & held:
+                choices.append((tf, fitting))
+                if not (rest := rest ^ fitting):
+                    break
+        for tf, fitting in choices + [(0, rest)] if rest else choices:  # rest: the items without this token
             whole = (*signature, tf)
             if len(whole) < len(self.scorer.terms):
                 self._push_partial(whole, fitting)
@@ -160,34 +158,35 @@ class _Cells:
                 self._push_cell(whole, fitting, 0)
 
     def _push_cell(self, signature: tuple[int, ...], items: int, at: int) -> None:
-        """Queue the items of a whole signature at the at-th shortest length, under their exact key."""
-        lvl, score = self.scorer.cell(self._in_query_order(signature), self.lengths[at])
-        heapq.heappush(self.heap, (-lvl, -score, 1, next(self.order), signature, items, at))
+        """Queue the items of a whole signature (decided in plan order) that have the at-th shortest length or, if
+        none has, the next length some have, under their exact key: the level, and the matched tokens' BM25 terms
+        summed in query order, then rounded, as FTS5's bm25 does."""
+        while not (cell := items & self._of_length(at)):
+            if (at := at + 1) == len(self.lengths):
+                return
+        dl, part, score, matched = self.lengths[at], self.scorer.part, 0.0, 0
+        for i, place in enumerate(self.placed):
+            if tf := signature[place]:
+                matched += 1
+                score += part(i, tf, dl)
+        lvl = level(matched, len(signature))
+        heapq.heappush(self.heap, (-lvl, -round(score, 6), 1, next(self.order), signature, items, at, cell))
 
-    def _in_query_order(self, signature: tuple[int, ...]) -> tuple[int, ...]:
-        """A whole signature (decided in plan order) in the query's token order."""
-        out = [0] * len(signature)
-        for i, tf in zip(self.plan, signature, strict=True):
-            out[i] = tf
-        return tuple(out)
-
-    def _cell(self, signature: tuple[int, ...], items: int, at: int) -> int:
-        """The items of a whole signature at the at-th shortest length; queues the signature's next length."""
-        if at + 1 < len(self.lengths):
-            self._push_cell(signature, items, at + 1)
+    def _of_length(self, at: int) -> int:
+        """The items of the at-th shortest document length."""
         dl = self.lengths[at]
         if dl not in self.length_sets:
             self.length_sets[dl] = self.fts.length_items(dl)
-        return items & self.length_sets[dl]
+        return self.length_sets[dl]
 
-    def _take(self, cells: list[tuple[int, int, float]]) -> bool:
-        """Rank the checked items of taken cells (items, level, score) into the top k, the rows of every small cell
-        read in one query; False past READ_BUDGET."""
+    def _take(self, cells: list[tuple[int, int, list[int] | None, int, float]]) -> bool:
+        """Rank the checked items of taken cells (items, how many, their storids if few, level, score) into the top
+        k, the rows of every small cell read in one query; False past READ_BUDGET."""
         scorer, keyed, rows = self.scorer, {}, []
-        for cell, lvl, score in cells:
-            if cell.bit_count() <= SMALL:
-                keyed.update(dict.fromkeys(_members(cell), (lvl, score)))
-            elif (first := self._first(cell)) is None:
+        for cell, count, few, lvl, score in cells:
+            if count <= SMALL:
+                keyed.update(dict.fromkeys(_members(cell) if few is None else few, (lvl, score)))
+            elif (first := self._first(cell, count)) is None:
                 return False
             else:
                 rows += [(lvl, score, r) for r in first]
@@ -199,13 +198,13 @@ class _Cells:
         self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for lvl, score, r in rows])[: self.k]
         return True
 
-    def _first(self, cell: int) -> list[tuple] | None:
-        """The checked rows (storid, dl, priority, confidence, id, terms) of a large cell's first k members in
-        (priority, confidence, id) order, through the order walk; None past READ_BUDGET."""
+    def _first(self, cell: int, count: int) -> list[tuple] | None:
+        """The checked rows (storid, dl, priority, confidence, id, terms) of a large cell's (of `count` items) first
+        k members in (priority, confidence, id) order, through the order walk; None past READ_BUDGET."""
         scorer = self.scorer
         member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
         rows, walk = [], self.fts.order_walk(scorer.token)
-        page = min(_PAGE, 2 * self.k * scorer.rows // cell.bit_count() + 1)
+        page = min(_PAGE, 2 * self.k * scorer.rows // count + 1)
         try:  # a page is about twice what k members take, given the cell's share of all items
             while len(rows) < self.k and (seen := walk.fetchmany(page)):
                 self.read += len(seen)
@@ -218,6 +217,18 @@ class _Cells:
         finally:
             walk.close()
         return rows
+
+
+def _few(items: int, limit: int = 32) -> list[int] | None:
+    """The storids whose bits are set, highest first, when at most `limit` are; else None (the highest bit taken off
+    one at a time: a few int operations each, far cheaper than the bytes of a large int for a few members)."""
+    out = []
+    while items:
+        if len(out) == limit:
+            return None
+        out.append(top := items.bit_length() - 1)
+        items ^= 1 << top
+    return out
 
 
 _NONZERO = bytes([0] + [1] * 255)
