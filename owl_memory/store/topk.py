@@ -94,6 +94,7 @@ class _Cells:
         self.placed = [self.plan.index(i) for i in range(len(sets))]  # each query token's place in the plan
         self.by_tf, self.gain = [sets[i] for i in self.plan], [gain[i] for i in self.plan]
         self.every = fts.holders(scorer.terms) if within is None else fts.holders(scorer.terms) & within
+        self.token = scorer.token if within is None else None  # the rows still to check for it (none when confined)
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
         self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
@@ -194,7 +195,7 @@ class _Cells:
             self.read += len(keyed)
             if self.read > READ_BUDGET:
                 return False
-            rows += [(*keyed[r[0]], r) for r in self.fts.docs(list(keyed), scorer.token, scorer.kinds)]
+            rows += [(*keyed[r[0]], r) for r in self.fts.docs(list(keyed), self.token, scorer.kinds)]
         self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for lvl, score, r in rows])[: self.k]
         return True
 
