@@ -198,17 +198,20 @@ def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
 
 @pytest.mark.shared_data
 def test_w3c_property_to_node_transfer_counts_and_its_ceiling(shared_data):
-    """The W3C pair of issue 11: trained on the property folder, the node folder costs 57 pySHACL runs against the
-    empty memory's 62, as many cases repaired (9); 13 cases no arm repairs cost 1 run each, so the floor is 31 runs
-    and no memory could beat 2.0x; and-002 and equals-001 are where the trained memory saves runs."""
+    """The W3C pair of issue 11: trained on the property folder, the node folder costs 43 pySHACL runs against the
+    empty memory's 60, as many cases repaired (9). Two cases conform as loaded (a file the data folder lacks: nothing to
+    repair) and are left out; 11 cases no arm repairs cost 1 run each, so the floor is 29 runs and no memory could
+    beat 2.07x. and-002 and or-001 descend into members of counts by what the memory learned at top level (no trial
+    check); xone-001 still runs 7 trial checks (no sh:xone or member-breaking repair in the training folder)."""
     bench = _benchmark()
     r = bench.transfer(bench.load_set("w3c:property", shared_data), bench.load_set("w3c:node", shared_data))
-    assert (r["empty"]["validations"], r["trained"]["validations"]) == (62, 57)
+    assert r["left_out"] == ["node/qualified-001", "node/xone-duplicate"] and r["cases"] == 20
+    assert (r["empty"]["validations"], r["trained"]["validations"]) == (60, 43)
     assert r["empty"]["repaired"] == r["trained"]["repaired"] == 9 and r["no_fewer_repaired"]
-    assert r["unrepaired_cases"] == 13 and r["ratio_ceiling"] == 2.0
+    assert r["unrepaired_cases"] == 11 and r["ratio_ceiling"] == 2.07
     runs = {x["case"]: (x["empty"]["validations"], x["trained"]["validations"]) for x in r["rows"]}
-    assert runs["node/and-002"] == (11, 7) and runs["node/equals-001"] == (3, 2)
-    assert runs["node/or-001"] == (11, 11) and runs["node/xone-001"] == (10, 10)
+    assert runs["node/and-002"] == (11, 3) and runs["node/or-001"] == (11, 3) and runs["node/equals-001"] == (3, 2)
+    assert runs["node/xone-001"] == (10, 10)
 
 
 def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_batch_with_fewer_runs(tmp_path):

@@ -97,3 +97,52 @@ def test_a_failing_back_off_decision_is_demoted_and_the_library_repairs(memory):
     assert res.conforms and res.verify_iterations == 4 and res.nested_checks > 0  # find, bad, undone, good
     assert memory.get(bad)["failure_count"] == 1 and memory.get(bad)["success_count"] == 0
     assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == [("or.satisfy_branch", False)]
+
+
+COUNTS = HEAD + """ex:ItemShape a sh:NodeShape ; sh:targetClass ex:Item ;
+    sh:property [ sh:path ex:code ; sh:minCount 1 ] ; sh:property [ sh:path ex:tag ; sh:maxCount 1 ] ."""
+AND_COUNTS = HEAD + """ex:Base a sh:NodeShape ; sh:property [ sh:path ex:label ; sh:minCount 1 ] .
+ex:BoxShape a sh:NodeShape ; sh:targetClass ex:Box ;
+    sh:and ( ex:Base [ sh:property [ sh:path ex:label ; sh:maxCount 1 ] ] ) ."""
+
+
+def test_recording_a_use_of_a_reused_operator_costs_no_pyshacl_run_and_the_memory_still_validates(memory):
+    """Issue 11, Deliver 7: a counter update is not a shape change. A rerun that reuses its compiled operator costs
+    its verify rounds and nothing more (no item check), the operator's success count rises, and every item of the
+    memory still conforms to the memory's shapes."""
+    data = "ex:d a ex:Doc ; ex:title 'A' ; ex:label 'A', 'B' ."
+    assert repair(_graph(data), EQUALS_PROPERTY, memory=memory).compiled_new
+    res, runs = _runs(data, EQUALS_PROPERTY, memory)
+    assert res.conforms and res.compiled_reused == 1 and res.compiled_new == []
+    assert runs == res.verify_iterations == 2 and res.nested_checks == 0
+    op = next(o for o in memory.by_signature(res.operators_applied[0]["signature"]) if o.get("success_count"))
+    before = shacl_runs.runs()
+    assert memory.record_use(op["id"], True)["success_count"] == 2
+    assert shacl_runs.runs() == before
+    assert memory.validate()["conforms"]
+
+
+def test_a_descent_into_members_of_counts_uses_what_the_memory_learned_at_top_level_with_no_trial_check(tmp_path):
+    """sh:minCount and sh:maxCount learned at the top level (an item missing its code, one with two tags) are what an
+    sh:and over members holding those counts needs: the trained memory derives the member repair from the shapes with
+    no trial check (2 pySHACL runs: find, confirm); the empty memory finds the members' violations by trial checks.
+    Both drop the same surplus label."""
+    case = "ex:b a ex:Box ; ex:label 'x', 'y' ."
+    with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
+        for data in ("ex:i a ex:Item ; ex:tag 't' .", "ex:j a ex:Item ; ex:code 'c' ; ex:tag 't', 'u' ."):
+            assert repair(_graph(data), COUNTS, memory=trained).conforms
+        cold, cold_runs = _runs(case, AND_COUNTS, empty)
+        warm, warm_runs = _runs(case, AND_COUNTS, trained)
+    assert cold.conforms and warm.conforms and len(warm.removed) == 1 and warm.removed == cold.removed
+    assert cold.nested_checks == 4 and warm.nested_checks == 0
+    assert (cold_runs, warm_runs) == (7, 3), "the trained run stores the new sh:and decision: one item check"
+
+
+def test_a_member_with_a_constraint_the_memory_has_not_learned_is_still_checked(tmp_path):
+    """The same sh:and when the memory learned only sh:minCount (no maxCount repair seen): the member's sh:maxCount
+    has no learned strategy, so the descent falls back to trial checks, as the empty memory does."""
+    case = "ex:b a ex:Box ; ex:label 'x', 'y' ."
+    with Memory(tmp_path / "trained") as trained:
+        assert repair(_graph("ex:i a ex:Item ; ex:tag 't' ."), COUNTS, memory=trained).conforms
+        warm, _ = _runs(case, AND_COUNTS, trained)
+    assert warm.conforms and warm.nested_checks == 4

@@ -157,7 +157,9 @@ class _Loop:
         self.failed: dict = {}
         self.found: dict = {}  # compiled item id -> (tier: 0 concrete, 1 abstract, 2 back-off; the key it is under)
         self.worked: dict = {}
-        self.ctx = Context(self.g, shapes, keep_values=keep_values)
+        self.known: dict = {}
+        self.ctx = Context(self.g, shapes, keep_values=keep_values,
+                           learned=self._learned if memory is not None else None)
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
         self.cascades: list = []
@@ -288,6 +290,15 @@ class _Loop:
             self.found.update({c["id"]: (tier, key) for c in found})
             out += found
         return out
+
+    def _learned(self, v: Violation, operator: str) -> bool:
+        """True when the memory holds an undemoted decision by `operator` under one of `v`'s abstract keys that keep
+        its value kind (not the back-off): what a descent may then use without a trial check (read once per run)."""
+        keys = tuple(abstract_signatures(v, self.shapes)[:-1])
+        if (keys, operator) not in self.known:
+            self.known[keys, operator] = any(c["action_schema"].get("operator") == operator and not demoted(c)
+                                             for k in keys for c in repair_decisions(self.memory, k))
+        return self.known[keys, operator]
 
     def _allowed(self, p: Patch, focus: set) -> bool:
         """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""

@@ -48,6 +48,8 @@ class Context:
         hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
         keep_values: never drop an offending value to repair it (replace it instead), even where dropping is smaller.
         flagged: (focus, value) pairs the last verification reported: a value some other constraint rejects.
+        learned: (violation, strategy id) -> True when a memory holds a verified decision by that strategy under the
+            violation's abstract key (None: no memory); a descent then derives what a member needs by it, unchecked.
     """
 
     graph: Graph
@@ -57,6 +59,7 @@ class Context:
     hint: object = None
     keep_values: bool = False
     flagged: frozenset = frozenset()
+    learned: object = None
 
     def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
         """Violations of `node` against `shape` alone (pySHACL with a temporary target)."""
@@ -81,7 +84,7 @@ class Context:
     def deeper(self, graph: Graph | None = None) -> Context:
         """A context one descent deeper, optionally over another graph."""
         return Context(self.graph if graph is None else graph, self.shapes, self.depth + 1, self.checks,
-                       keep_values=self.keep_values)
+                       keep_values=self.keep_values, learned=self.learned)
 
 
 def applied(g: Graph, p: Patch) -> Graph:

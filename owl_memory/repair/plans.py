@@ -8,12 +8,12 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..store.blobs import sha256
-from ..vocab import RDF
+from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied, merge, replace_value
 from .paths import instances, values
 from .registry import STRATEGIES, candidates, run_strategy
 from .synth import convert, default_literal
-from .verify import Violation
+from .verify import Violation, path_text
 
 MAX_DEPTH = 3
 
@@ -147,9 +147,13 @@ def find_shape(shapes: Graph, roots, key: str):
 
 
 def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch]:
-    """One patch making `node` conform to every shape in the list, by repairing its nested violations."""
+    """One patch making `node` conform to every shape in the list, by repairing its nested violations (found by
+    trial checks, unless the member shapes hold only counts and required values the memory has learned to meet)."""
     if node is None or ctx.depth >= MAX_DEPTH or None in shapes_list:
         return []
+    derived = learned_descent(name, ctx, node, shapes_list, focus)
+    if derived is not None:
+        return [derived]
     total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
     for _ in range(3):
         nested = [x for s in shapes_list for x in ctx.nested(node, s, work)]
@@ -161,6 +165,63 @@ def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch
         work, total = applied(work, step), merge(name, total, step)
     return [planned(ctx, total, node, shapes_list, done)] if not any(ctx.nested(node, s, work)
                                                                        for s in shapes_list) else []
+
+
+_COUNTS = {SH.minCount: "minCount.add_values", SH.maxCount: "maxCount.drop_surplus", SH.hasValue: "hasValue.add_value"}
+_INERT = {RDF.type, RDFS.label, RDFS.comment, SH.path, SH.name, SH.description, SH.message, SH.severity, SH.order,
+          SH.group, SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjectsOf}  # constrain no value
+
+
+def learned_descent(name: str, ctx: Context, node, shapes_list, focus) -> Patch | None:
+    """`node` made to meet member shapes that hold only sh:minCount / sh:maxCount / sh:hasValue on predicate paths,
+    by the strategies the memory verified for those components (ctx.learned, under each one's abstract key), with no
+    trial check: the counts are read off the data and the round's re-verify confirms the patch. None when a member
+    holds anything else or the memory has not learned a strategy it needs (the library then checks)."""
+    steps = _count_steps(ctx, node, shapes_list)
+    if steps is None:
+        return None
+    total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
+    for v, op, _ in steps:
+        got = run_strategy(op, Context(work, ctx.shapes, ctx.depth + 1, ctx.checks), v)
+        if got:
+            work, total = applied(work, got[0]), merge(name, total, got[0])
+            done.append([shape_key(ctx.shapes, v.shape), op, "none", None])
+    if not all(_meets(ctx, work, node, v.shape, v.path, param) for v, _, param in steps):
+        return None
+    return planned(ctx, total, node, shapes_list, done)
+
+
+def _count_steps(ctx: Context, node, shapes_list) -> list | None:
+    """(synthetic violation, learned strategy, parameter) for every constraint of the member shapes and their
+    property shapes; None when one is not a count or required value on a predicate path, or is not learned."""
+    if ctx.learned is None or isinstance(node, Literal):
+        return None
+    out = []
+    for s in shapes_list:
+        own = ctx.param(s, "path") is None  # a node shape: its sh:property shapes are read, one level
+        for ps in [s, *(ctx.params(s, "property") if own else [])]:
+            path = ctx.param(ps, "path")
+            for p in sorted(set(ctx.shapes.predicates(ps, None))):
+                if p in _INERT or (p == SH.property and ps is s and own):
+                    continue
+                op = _COUNTS.get(p)
+                if op is None or not isinstance(path, URIRef):
+                    return None
+                v = Violation(focus=node, component=STRATEGIES[op][0], shape=ps, path=path,
+                              path_text=path_text(ctx.shapes, path))
+                if not ctx.learned(v, op):
+                    return None
+                out.append((v, op, p))
+    return out or None
+
+
+def _meets(ctx: Context, graph: Graph, node, shape, path, param) -> bool:
+    """True when `node` meets one count or required value of `shape` along a predicate path in `graph`."""
+    have, want = set(graph.objects(node, path)), ctx.param(shape, str(param).removeprefix(str(SH)))
+    if param == SH.hasValue:
+        return want in have
+    n = int(want)
+    return len(have) >= n if param == SH.minCount else len(have) <= n
 
 
 def _first_fixes(ctx: Context, nested: list[Violation], node, done: list) -> Patch | None:
