@@ -7,6 +7,8 @@ Real-world suites (dcat, datacube): conforming instance data built from the DCAT
 edit's inverse is a known repair, so every case is repairable and its size bounds the minimal one. Rates per kind.
 Transfer: the test set repaired with an empty memory and with one trained on the train set, in the same run (the
 empty memory learns as it goes through the test set, as a user's would); several pairs, the first the headline one.
+A test case that conforms as loaded (a W3C case whose data or shapes file the data folder lacks) has nothing to repair:
+it is left out of both arms of a pair, named in the printed line, and kept in the suite scores.
 Sets "<mutation set>:multi" (dcat:multi, datacube:multi, construction:clinic:multi, ...): graphs broken by EDITS
 independent edits each (owl_memory.repair.mutations.combined, fixed seed), as real data rarely has one violation.
 Cost: validations = every pySHACL run a repair makes, counted at the one place the package calls pySHACL
