@@ -414,6 +414,36 @@ def _members(blob: bytes) -> set[int]:
     return {s for s in range(bits.bit_length()) if bits >> s & 1}
 
 
+def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path):
+    """The memory's own adds and rewrites change its kept item sets in place (no word's sets are read again), and
+    every search after each write still ranks exactly as FTS5 does, with the writes' changes still in the deltas
+    and once folded."""
+    from owl_memory.store.items import item_graph
+
+    with Memory(tmp_path / "m") as m, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings, "FOLD", 150)
+        specs = zipf_specs(260, 3)
+        m.add_many(specs[:200], validate=False)
+        queries = text_queries(12, 40)
+        for kw in queries:
+            ranked_both_ways(m, kw)
+        read = []
+        patch.setattr(m.backend, "_term_sets", lambda keys, _read=m.backend._term_sets: read.extend(keys) or
+                      _read(keys))
+        rewritten = [ItemSpec(s.kind, f"{s.title} rollback", "Use when rollback.", s.content, s.applies_to,
+                              task_types=s.task_types, tags=["rollback"], priority=2) for s in specs[:10]]
+        for step in range(6):
+            if step % 2:
+                m.backend.write_items([(s, item_graph(s)) for s in rewritten[5 * (step // 2):][:5]])
+            else:
+                m.add_many(specs[200 + 20 * step:][:20], validate=False)
+            assert m.backend.decoded.state == m.backend._state()  # followed, not dropped
+            for kw in queries:
+                fast, slow = ranked_both_ways(m, kw)
+                assert fast is None or [r[1] for r in fast] == [r[1] for r in slow], kw
+        assert read == []
+
+
 def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path):
     """Item sets a text search decoded are kept while the memory is unchanged, and never outlive a change: an add on
     the same Memory, a commit by a second connection (as another process makes it), and a write rolled back inside

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlite3
 import struct
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from . import retrieval, text_index
 
@@ -108,9 +109,28 @@ def drop(db: sqlite3.Connection, s: int) -> None:
     db.execute("DELETE FROM om_docs WHERE s = ?", (s,))
 
 
+@contextmanager
+def recording(db: sqlite3.Connection) -> Iterator[list[tuple]]:
+    """The (table, key values, storids, joined) item-set changes written through `db` inside the block, in order
+    (what its reader's kept sets must follow, see Decoded.follow); a block inside another records into its list."""
+    if (marks := _RECORDING.get(db)) is not None:
+        yield marks
+        return
+    _RECORDING[db] = marks = []
+    try:
+        yield marks
+    finally:
+        del _RECORDING[db]
+
+
+_RECORDING: dict[sqlite3.Connection, list[tuple]] = {}
+
+
 def _mark(db: sqlite3.Connection, table: str, holders: dict[tuple, list[int]], present: bool) -> None:
     """Record that the given items join (or leave) item sets of `table` (holders: {key values: storids}) in its
     delta."""
+    if (marks := _RECORDING.get(db)) is not None:
+        marks += [(table, key, items, present) for key, items in holders.items()]
     columns = ", ".join(SETS[table])
     db.executemany(f"INSERT INTO {table}_delta VALUES ({', '.join('?' * (len(SETS[table]) + 3))}) "
                    f"ON CONFLICT ({columns}, s) DO UPDATE SET d = d + excluded.d, present = excluded.present",
@@ -231,9 +251,11 @@ class Decoded:
     Searches read the same sets again and again (common words, the few document lengths), and decoding one costs a
     read and an int.from_bytes of up to max storid / 8 bytes. What is kept holds for one `state` (the reader passes
     SQLite's data_version, which moves when another connection commits, and its connection's total_changes, which
-    moves with its own writes) and is dropped when the state moves; a reader inside a write transaction passes no
-    state, and nothing is kept or served then (uncommitted rows may be rolled back). At most CAP bytes of sets are
-    kept, the least recently used dropped first."""
+    moves with its own writes) and is dropped when the state moves, except by a write transaction of the same
+    connection that recorded its item-set changes (`follow`: they are applied in place, so an agent that adds and
+    searches in turn does not decode its words again); a reader inside a write transaction passes no state, and
+    nothing is kept or served then (uncommitted rows may be rolled back). At most CAP bytes of sets are kept, the
+    least recently used dropped first."""
 
     CAP = 64 << 20
 
@@ -247,6 +269,32 @@ class Decoded:
         if self.active and state != self.state:
             self.kept.clear()
             self.state, self.size = state, 0
+
+    def follow(self, before: Hashable, marks: list[tuple], after: Hashable) -> None:
+        """This connection's own write committed, moving the state from `before` (read after its BEGIN) to `after`,
+        with these item-set changes (recording()): the kept sets get them in place and stay, when they were kept for
+        `before` and no other connection committed since (the data_version part is unchanged). Otherwise nothing:
+        the next `use` finds another state and drops them. Derived values (a term's union, the lengths, FTS5's
+        averages) are dropped, to be derived again."""
+        if self.state != before or after[0] != before[0]:
+            return
+        for table, key, storids, joined in marks:
+            kept = ("om_df", key[0]) if table == "om_df" else ("om_dl", key[0])
+            if kept in self.kept:
+                self.size -= _bytes(self.kept[kept])
+                self.kept[kept] = _changed(self.kept[kept], key, storids, joined)
+                self.size += _bytes(self.kept[kept])
+            if table == "om_df":
+                self._drop(("any", key[0]))
+        if marks:
+            self._drop("lengths")
+            self._drop("averages")
+        self.state = after
+
+    def _drop(self, key: Hashable) -> None:
+        """Forget one kept value."""
+        if key in self.kept:
+            self.size -= _bytes(self.kept.pop(key))
 
     def get(self, keys: Sequence[Hashable], load: Callable[[list], dict]) -> dict:
         """{key: value} for `keys`: kept ones as they are, the others from load(missing keys) (a {key: value} of
@@ -265,6 +313,28 @@ class Decoded:
                 while self.size > self.CAP and len(self.kept) > 1:
                     self.size -= _bytes(self.kept.popitem(last=False)[1])
         return out
+
+
+def _changed(value, key: tuple, storids: list[int], joined: bool):
+    """A kept set (om_dl: an int; om_df: a term's (tf, n, items) rows) with `storids` joining or leaving the set of
+    `key`; an om_df row left empty goes, a new one is added."""
+    if isinstance(value, int):
+        return _flipped(value, storids, joined)[0]
+    rows = {tf: (n, items) for tf, n, items in value}
+    n, items = rows.get(key[1], (0, 0))
+    items, flips = _flipped(items, storids, joined)
+    rows[key[1]] = (n + flips if joined else n - flips, items)
+    return [(tf, n, items) for tf, (n, items) in rows.items() if n > 0]
+
+
+def _flipped(items: int, storids: list[int], joined: bool) -> tuple[int, int]:
+    """(the set with `storids` joining or leaving it, how many of them were not already in or out)."""
+    flips = 0
+    for s in set(storids):
+        if bool(items >> s & 1) != joined:
+            items ^= 1 << s
+            flips += 1
+    return items, flips
 
 
 def _bytes(value) -> int:

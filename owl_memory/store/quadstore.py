@@ -88,12 +88,12 @@ class QuadstoreBackend(Backend):
         for pragma in _WRITER_PRAGMAS * (not self.read_only):
             self.db.execute(pragma)
         self.items = self.world.get_ontology(str(ITEM))
+        self.decoded = postings.Decoded()  # item sets a text search decoded, kept while the memory is unchanged
         self.sid = {t: self.storid(t) for t in (RDF.type, *_TERMS)}
         if None in self.sid.values() and not self.read_only:
             with self.transaction():  # a memory made before a term joined the ontology: add the missing ones
                 self.sid = {t: self.storid(t, True) for t in self.sid}
         self.ordered = _user_version(self.db) >= FORMAT
-        self.decoded = postings.Decoded()  # item sets a text search decoded, kept while the memory is unchanged
         if not self.ordered and not self.read_only:
             with self.transaction():  # a memory made before the order and postings tables: build them
                 self._build_accelerator()
@@ -243,10 +243,11 @@ class QuadstoreBackend(Backend):
         if self.read_only:
             raise MemoryReadOnly(f"the memory at {self.path} is read-only (its files or folder cannot be written); "
                                  "copy it somewhere writable to change it")
-        with self.lock:
+        with self.lock, postings.recording(self.db) as marks:
             outer = self.depth == 0
             if outer:
                 self.db.execute("BEGIN IMMEDIATE")
+                before = self._state()
             self.depth += 1
             try:
                 yield
@@ -257,6 +258,7 @@ class QuadstoreBackend(Backend):
             else:
                 if outer:
                     self.db.commit()
+                    self.decoded.follow(before, marks, self._state())  # the kept item sets take its changes
             finally:
                 self.depth -= 1
 
@@ -342,9 +344,14 @@ class QuadstoreBackend(Backend):
         if not self.ordered or not all(w.isascii() and w.isalnum() for w in q.words):
             return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
         with self._snapshot() as own:  # statistics, bitmaps and rows from one state of the memory
-            self.decoded.use((self.others_changes(), self.db.total_changes) if own else None)
+            self.decoded.use(self._state() if own else None)
             return topk.ranked(self, q.words, retrieval.filter_token(q.filters),
                                [retrieval.key_token(p, o) for p, o in q.kinds], q.k)
+
+    def _state(self) -> tuple[int, int]:
+        """The graph file's state as this connection sees it: (data_version: moves when another connection commits,
+        total_changes: moves with this connection's own writes)."""
+        return self.others_changes(), self.db.total_changes
 
     @contextmanager
     def _snapshot(self) -> Iterator[bool]:
