@@ -2,10 +2,12 @@
 
 import pytest
 from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import RDF, XSD
+from rdflib.namespace import RDF, SH, XSD
 
-from owl_memory.store.validation import check
-from owl_memory.vocab import ITEM, OM, PROV, RUN
+from owl_memory import shacl_runs
+from owl_memory.resources import memory_shapes
+from owl_memory.store.validation import _class_tree, _message, _shapes, check
+from owl_memory.vocab import ITEM, KINDS, OM, PROV, RUN
 
 S = ITEM["0123456789abcdef"]
 SHA = "a" * 64
@@ -85,3 +87,86 @@ def test_shape_rejects_bad_item_with_readable_message(case):
 def test_episode_with_a_run_conforms():
     g = with_(good(OM.Episode), (S, PROV.wasGeneratedBy, RUN.r1), (RUN.r1, RDF.type, OM.Run))
     assert check(g)["conforms"]
+
+
+# ---- the focused check (each focus node against the shapes that target it) equals pySHACL's full run ----
+R = ITEM["fedcba9876543210"]
+SHAPES_WITH_NODE_TARGETS = """
+@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:ByNode a sh:NodeShape ; sh:targetNode ex:a ; sh:property [ sh:path ex:p ; sh:minCount 1 ] .
+ex:BySubject a sh:NodeShape ; sh:targetSubjectsOf ex:q ; sh:property [ sh:path ex:q ; sh:maxCount 1 ] .
+ex:ByObject a sh:NodeShape ; sh:targetObjectsOf ex:q ; sh:class ex:Thing .
+ex:ByClass a sh:NodeShape ; sh:targetClass ex:Thing ; sh:property [ sh:path ex:p ; sh:datatype xsd:integer ] .
+ex:Thing a rdfs:Class, sh:NodeShape ; sh:property [ sh:path ex:r ; sh:maxCount 1 ] .
+"""
+DATA_WITH_NODE_TARGETS = """
+@prefix ex: <http://example.org/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:a ex:q ex:b, ex:c ; ex:r 1, 2 .  ex:b a ex:Sub ; ex:p "x" .  ex:c ex:p 1 .  ex:Sub rdfs:subClassOf ex:Thing .
+ex:d a ex:Thing ; ex:r 1 .
+"""
+
+
+def reference(g: Graph, shapes: Graph, focus: list) -> tuple:
+    """pySHACL's full run over the whole graph, its results about the `focus` nodes: conforms and messages.
+
+    (Not pySHACL's own focus_nodes option: it also drops the value nodes of nested shapes that are not in focus, so
+    an item typed om:MemoryItem alone would pass the one-kind check.)"""
+    import pyshacl
+
+    _, report, _ = pyshacl.validate(g, shacl_graph=shapes, inference="none")
+    results = [r for r in report.subjects(SH.resultSeverity, None) if report.value(r, SH.focusNode) in focus]
+    return not results, sorted({_message(report, r) for r in results})
+
+
+def focused(g: Graph, prepared, focus: list) -> tuple:
+    """The focused check of shacl_runs.validate_prepared: conforms and messages."""
+    conforms, report, _ = shacl_runs.validate_prepared(g, prepared, focus_nodes=focus)
+    return conforms, sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
+
+
+def as_kind(g: Graph, kind: str) -> Graph:
+    """`g` with its om:Principle item retyped as `kind` (every case graph becomes one of each kind)."""
+    if (S, RDF.type, OM.Principle) in g:
+        g.remove((S, RDF.type, OM.Principle))
+        g.add((S, RDF.type, OM[kind]))
+    return g + _class_tree()
+
+
+def exception_of_rule(kind: str, rule: bool = True) -> Graph:
+    """An exception of `kind` refining the rule R (R stored beside it when `rule`, with hasException on it)."""
+    g = as_kind(with_(good(), (S, OM.scope, Literal("exception")), (S, OM.refines, R), drop=[OM.scope]), kind)
+    for _, p, o in good() if rule else ():
+        g.add((R, p, o))
+    if rule:
+        g.add((R, OM.hasException, S))
+    return g
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_focused_check_of_every_kind_and_every_breakage_equals_pyshacls_full_run(kind):
+    prepared, shapes = _shapes(), memory_shapes()
+    cases = [(as_kind(make(), kind), [S]) for make in (good, operator, *(m for m, _ in CASES.values()))]
+    cases += [(exception_of_rule(kind), focus) for focus in ([S], [R], [S, R])]
+    cases.append((exception_of_rule(kind, rule=False), [S]))
+    expected = [reference(g, shapes, focus) for g, focus in cases]
+    assert [focused(g, prepared, focus) for g, focus in cases] == expected
+    assert sum(not conforms for conforms, _ in expected) >= len(CASES)  # the breakages are seen, whatever the kind
+
+
+def test_the_focused_check_groups_nodes_of_different_kinds_and_follows_node_targets():
+    both = operator() + _class_tree()
+    for _, p, o in good(OM.Episode):
+        both.add((R, p, o))
+    assert focused(both, _shapes(), [S, R]) == reference(both, memory_shapes(), [S, R])
+    assert not focused(both, _shapes(), [S, R])[0]  # the Episode has no provenance
+    shapes = Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle")
+    data = Graph().parse(data=DATA_WITH_NODE_TARGETS, format="turtle")
+    prepared = shacl_runs.prepare(shapes)
+    ex = "http://example.org/"
+    for focus in ([ex + "a"], [ex + "b"], [ex + "c"], [ex + "d"], [ex + "a", ex + "b", ex + "c", ex + "d"]):
+        nodes = [URIRef(f) for f in focus]
+        assert focused(data, prepared, nodes) == reference(data, shapes, nodes), focus
+    assert len(focused(data, prepared, [URIRef(ex + "a"), URIRef(ex + "b")])[1]) >= 3
+    data.remove((URIRef(ex + "Sub"), None, None))  # ex:b keeps its types, but ex:Thing no longer covers them
+    assert focused(data, prepared, [URIRef(ex + "b")]) == reference(data, shapes, [URIRef(ex + "b")])
