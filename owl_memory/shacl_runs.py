@@ -43,13 +43,16 @@ class Prepared:
 
 def prepare(shapes: Graph) -> Prepared:
     """Shapes made ready once for many `validate_prepared` runs: copied into rdflib's context-free store (faster
-    lookups than the default store; their prefixes kept for pySHACL's messages) and harvested by pySHACL into its
-    ShapesGraph now, not on every run."""
+    lookups than the default store; the prefixes of the IRIs they use kept for pySHACL's messages, not the dozens
+    rdflib binds by default, which every report would bind again) and harvested by pySHACL into its ShapesGraph now,
+    not on every run."""
     from pyshacl.shapes_graph import ShapesGraph
 
     g = Graph(store="SimpleMemory", bind_namespaces="none")
+    iris = {str(term) for t in shapes for term in t if isinstance(term, URIRef)}
     for prefix, namespace in shapes.namespaces():
-        g.bind(prefix, namespace)
+        if any(iri.startswith(str(namespace)) for iri in iris):
+            g.bind(prefix, namespace)
     for t in shapes:
         g.add(t)
     prepared = ShapesGraph(g)
