@@ -311,11 +311,16 @@ class Memory:
         return [s.id for s in specs]
 
     def _batch_context(self, items: list[tuple[ItemSpec, Graph]]) -> tuple[Graph, Graph]:
-        """A batch's triples as one graph, and the stored triples it is validated against (see _context)."""
-        union = Graph(bind_namespaces="none")
-        for _, g in items:
-            union += g
-        return union, self._context(union, [ITEM[s.id] for s, _ in items])
+        """A batch's triples as one graph, and the stored triples it is validated against: those of the stored items it
+        links to, with the types of the nodes they point to (the batch's own triples type every other node they name,
+        see items.item_graph, so nothing else of the store can change its check)."""
+        union = items[0][1]
+        if len(items) > 1:
+            union = Graph(bind_namespaces="none")
+            for _, g in items:
+                union += g
+        batch = {ITEM[s.id] for s, _ in items}
+        return union, self._around({ITEM[i] for s, _ in items for i in linked_ids(s)} - batch, batch)
 
     def _check_batch(self, items: list[tuple[ItemSpec, Graph]]) -> set:
         """Validate a batch in one pyshacl run; InvalidItem names the first failing item; returns the stored context
@@ -326,7 +331,7 @@ class Memory:
             graphs = {s.id: g for s, g in items}
             for spec, g in items:
                 linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
-                require_valid(g, *linked, self._context(g, [ITEM[spec.id]]), what=f"item {str(spec.title)[:60]!r}",
+                require_valid(g, *linked, self._batch_context([(spec, g)])[1], what=f"item {str(spec.title)[:60]!r}",
                               focus=_changed(spec))
         return set(context)
 
@@ -334,8 +339,13 @@ class Memory:
         """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of
         its other nodes, and the types of the nodes those stored items point to."""
         nodes = {n for n in set(g.objects()) | set(g.subjects()) if isinstance(n, URIRef)} - set(items)
+        return self._around(nodes, set(items))
+
+    def _around(self, nodes: set, skip: set) -> Graph:
+        """The stored triples of `nodes` (all of an item's, the types of any other node), and those of the nodes they
+        point to (but `nodes` and `skip`)."""
         ctx = self.backend.describe(nodes)
-        hop = {o for o in ctx.objects() if isinstance(o, URIRef)} - nodes - set(items)
+        hop = {o for o in ctx.objects() if isinstance(o, URIRef)} - nodes - skip
         return ctx + self.backend.describe(hop)
 
     def _update(self, g: Graph, focus: list) -> None:
