@@ -120,11 +120,10 @@ class QuadstoreBackend(Backend):
         for spec, _ in items:
             self.payloads.put(spec.content, "content")
         with self.transaction():
-            docs = []
+            docs, ids = [], {}
             for spec, g in items:
-                for t in g:
-                    self._add(*t)
-                docs.append(self._index(spec, g))
+                self._insert(g, ids)
+                docs.append(self._index(spec, g, ids))
             if self.ordered:
                 postings.add(self.db, docs)
                 postings.fold_when_due(self.db)
@@ -210,15 +209,14 @@ class QuadstoreBackend(Backend):
             row = self.db.execute("SELECT o FROM datas WHERE s = ? AND p = ?", (s, p)).fetchone()
             out[key] = int(row[0] if row else 0) + bumps[key]
             if row is None:
-                self._add(ITEM[id], prop, Literal(out[key], datatype=XSD.nonNegativeInteger))
+                self._insert([(ITEM[id], prop, Literal(out[key], datatype=XSD.nonNegativeInteger))])
             elif bumps[key]:
                 self.db.execute("UPDATE datas SET o = ? WHERE s = ? AND p = ?", (out[key], s, p))
         return out
 
     def add_triples(self, g: Graph) -> None:
         """Insert the triples of `g`."""
-        for t in g:
-            self._add(*t)
+        self._insert(g)
 
     def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
         """Delete (subject, predicate, obj), or every value of (subject, predicate)."""
@@ -478,13 +476,12 @@ class QuadstoreBackend(Backend):
             postings.build(self.db, self.sid[RDF.type])
         self.db.execute(f"PRAGMA user_version = {FORMAT}")
 
-    def _index(self, spec: ItemSpec, g: Graph) -> tuple:
+    def _index(self, spec: ItemSpec, g: Graph, ids: dict) -> tuple:
         """(Re)write the retrieval index and order rows of an item (its rowid is the item's quadstore id), drop its
-        old postings; returns the row `postings.add` takes."""
-        s = self.storid(ITEM[spec.id])
-        keyed = {self.sid[p] for p in retrieval.KEYED}
-        keys = " ".join(sorted({retrieval.key_token(self.storid(p), self.storid(o)) for x, p, o in g
-                                if x == ITEM[spec.id] and self.storid(p) in keyed}))
+        old postings; returns the row `postings.add` takes (`ids`: see _id)."""
+        s, keyed = self._id(ITEM[spec.id], ids), {self.sid[p] for p in retrieval.KEYED}
+        keys = " ".join(sorted({retrieval.key_token(self._id(p, ids), self._id(o, ids)) for x, p, o in g
+                                if x == ITEM[spec.id] and self._id(p, ids) in keyed}))
         self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
         self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -503,15 +500,27 @@ class QuadstoreBackend(Backend):
         """The rdflib term of a quadstore id."""
         return BNode(f"b{-storid}") if storid < 0 else URIRef(self.world._unabbreviate(storid))
 
-    def _add(self, s: URIRef, p: URIRef, o) -> None:
-        """Insert one triple (object IRI or Literal); a triple already present is left as it is."""
-        si, pi = self.storid(s, True), self.storid(p, True)
-        if isinstance(o, Literal):
-            self.db.execute("INSERT OR IGNORE INTO datas (c, s, p, o, d) VALUES (?, ?, ?, ?, ?)",
-                            (self.items.storid, si, pi, _stored(o), self.storid(o.datatype or XSD.string, True)))
-        else:
-            self.db.execute("INSERT OR IGNORE INTO objs (c, s, p, o) VALUES (?, ?, ?, ?)",
-                            (self.items.storid, si, pi, self.storid(o, True)))
+    def _insert(self, triples: Iterable[tuple], ids: dict | None = None) -> None:
+        """Insert triples (object IRI or Literal), two statements for all; a triple already present is left as it is
+        (`ids`: see _id)."""
+        ids, c = {} if ids is None else ids, self.items.storid
+        objs, datas = [], []
+        for s, p, o in triples:
+            si, pi = self._id(s, ids), self._id(p, ids)
+            if isinstance(o, Literal):
+                datas.append((c, si, pi, _stored(o), self._id(o.datatype or XSD.string, ids)))
+            else:
+                objs.append((c, si, pi, self._id(o, ids)))
+        self.db.executemany("INSERT OR IGNORE INTO datas (c, s, p, o, d) VALUES (?, ?, ?, ?, ?)", datas)
+        self.db.executemany("INSERT OR IGNORE INTO objs (c, s, p, o) VALUES (?, ?, ?, ?)", objs)
+
+    def _id(self, term, ids: dict) -> int:
+        """The quadstore id of an IRI, created when new; looked up once per `ids` dict (a write's memo), the ontology's
+        own terms not at all (self.sid)."""
+        found = ids.get(term) or self.sid.get(term)
+        if found is None:
+            found = ids[term] = self.storid(term, True)
+        return found
 
     def _objects(self, s: int, p: int) -> list[int]:
         """Object ids of (s, p)."""
