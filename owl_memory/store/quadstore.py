@@ -46,8 +46,10 @@ _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summ
 # How this process writes the graph file (WAL mode, set at creation): a commit is in the WAL when it returns, so a
 # kill -9 loses nothing that returned, but it is not fsynced (a power loss or OS crash may drop the last commits, never
 # corrupt the file; the blob file does the same); the WAL is copied back into the file every 3,000 pages of 32 KB
-# (~50 adds at 100k items, not every ~15 as with SQLite's default 1,000) and cut back to 64 MB after that.
-_WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=67108864")
+# (~70 adds at 100k items, ~42 pages each; not every ~24 as with SQLite's default 1,000) and then rewritten from its
+# start, its file kept up to 128 MB (~3,000 pages and a commit): cut back to 64 MB, as before, the commit that cut it
+# and the one that grew it past 64 MB again took 10-60 ms each (two more slow adds per checkpoint).
+_WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=134217728")
 # An item is live when nothing supersedes it and it is not archived (parameters: om:supersedes, om:archived ids).
 _LIVE = ("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = {item} AND x.p = ?) AND "
          "NOT EXISTS (SELECT 1 FROM datas a WHERE a.s = {item} AND a.p = ? AND a.o = 'true')")
