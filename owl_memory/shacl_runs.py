@@ -63,8 +63,8 @@ def prepare(shapes: Graph) -> Prepared:
 
 
 def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None = None) -> tuple:
-    """pyshacl.validate(data, shacl_graph=..., inference="none", focus_nodes=...) against `prepare`d shapes, counted
-    as one run: (conforms, report graph, report text).
+    """pyshacl.validate(data, shacl_graph=..., inference="none", focus_nodes=...) against `prepare`d shapes:
+    (conforms, report graph, report text); each Validator run it makes is counted.
 
     With focus nodes, each is checked only against the shapes that target it, named to pySHACL as `use_shapes` (one
     Validator run per group of focus nodes the same shapes target): the same results as the full run, which starts
@@ -73,8 +73,6 @@ def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None 
     target search), kept for class targets by the node's types and the data's subclass axioms."""
     from pyshacl.graph_abstraction import DataGraph
 
-    with _LOCK:
-        _RUNS[0] += 1
     graph = DataGraph.from_rdflib(data)
     if not focus_nodes or not prepared.named:
         return _run(graph, prepared, {"focus_nodes": focus_nodes})
@@ -101,9 +99,12 @@ def _by_class(prepared: Prepared, graph, node, key: tuple) -> tuple:
 
 
 def _run(graph, prepared: Prepared, options: dict) -> tuple:
-    """One pySHACL Validator run over a DataGraph, given the harvested ShapesGraph instead of harvesting it again."""
+    """One pySHACL Validator run over a DataGraph, given the harvested ShapesGraph instead of harvesting it again
+    (counted: `runs`)."""
     from pyshacl.validator import Validator
 
+    with _LOCK:
+        _RUNS[0] += 1
     validator = Validator(graph, shacl_graph=prepared.shapes.graph,
                           options={"inference": "none", "logger": _LOG, **options})
     validator.shacl_graph = prepared.shapes

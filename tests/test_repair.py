@@ -193,25 +193,26 @@ def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
     train, test = bench.load_set("construction:library", None, 1), bench.load_set("construction:clinic", None, 1)
     r = bench.transfer(train, test)
     assert r["no_fewer_repaired"] and r["trained"]["repaired"] == len(test) == 7
-    assert 1.2 < r["validation_ratio"] <= r["ratio_ceiling"] < 2, r
+    assert 1.2 < r["validation_ratio"] <= r["ratio_ceiling"], r
 
 
 @pytest.mark.shared_data
 def test_w3c_property_to_node_transfer_counts_and_its_ceiling(shared_data):
-    """The W3C pair of issue 11: trained on the property folder, the node folder costs 43 pySHACL runs against the
-    empty memory's 60, as many cases repaired (9). Two cases conform as loaded (a file the data folder lacks: nothing to
-    repair) and are left out; 11 cases no arm repairs cost 1 run each, so the floor is 29 runs and no memory could
-    beat 2.07x. and-002 and or-001 descend into members of counts by what the memory learned at top level (no trial
-    check); xone-001 still runs 7 trial checks (no sh:xone or member-breaking repair in the training folder)."""
+    """The W3C pair of issue 11: trained on the property folder, the node folder costs 49 pySHACL runs against the
+    empty memory's 67 (an item check is a run per group of its nodes the same memory shapes target), as many cases
+    repaired (9). Two cases conform as loaded (a file the data folder lacks: nothing to repair) and are left out; 11
+    cases no arm repairs cost 1 run each, so the floor is 29 runs and no memory could beat 2.31x. and-002 and or-001
+    descend into members of counts by what the memory learned at top level (no trial check); xone-001 still runs 7
+    trial checks (no sh:xone or member-breaking repair in the training folder)."""
     bench = _benchmark()
     r = bench.transfer(bench.load_set("w3c:property", shared_data), bench.load_set("w3c:node", shared_data))
     assert r["left_out"] == ["node/qualified-001", "node/xone-duplicate"] and r["cases"] == 20
-    assert (r["empty"]["validations"], r["trained"]["validations"]) == (60, 43)
+    assert (r["empty"]["validations"], r["trained"]["validations"]) == (67, 49)
     assert r["empty"]["repaired"] == r["trained"]["repaired"] == 9 and r["no_fewer_repaired"]
-    assert r["unrepaired_cases"] == 11 and r["ratio_ceiling"] == 2.07
+    assert r["unrepaired_cases"] == 11 and r["ratio_ceiling"] == 2.309
     runs = {x["case"]: (x["empty"]["validations"], x["trained"]["validations"]) for x in r["rows"]}
-    assert runs["node/and-002"] == (11, 3) and runs["node/or-001"] == (11, 3) and runs["node/equals-001"] == (3, 2)
-    assert runs["node/xone-001"] == (10, 10)
+    assert runs["node/and-002"] == (12, 4) and runs["node/or-001"] == (12, 4) and runs["node/equals-001"] == (4, 2)
+    assert runs["node/xone-001"] == (11, 11)
 
 
 def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_batch_with_fewer_runs(tmp_path):
@@ -283,7 +284,8 @@ def test_w3c_core_cases(shared_data, memory):
     assert warm["mean_delta"] <= s["mean_delta"] and warm["target_deletions"] == 0
     assert warm["validations"] < s["validations"], "compiled decisions must cut pySHACL runs on reuse"
     assert s["validations"] == s["verify_iterations"] + s["nested_validations"] + s["item_checks"]
-    assert 0 < s["item_checks"] <= s["repaired"], "a run stores what it compiled in one checked batch"
+    # a run stores what it compiled in one checked batch: a pySHACL run per group of its nodes the same shapes target
+    assert 0 < s["item_checks"] <= 2 * s["repaired"]
 
 
 @pytest.mark.shared_data
