@@ -233,7 +233,7 @@ def bitmap(blob: bytes) -> int:
         return int.from_bytes(memoryview(blob)[1:], "little")
     listed = _listed(blob)
     if len(listed) > FEW_BITS:
-        return int.from_bytes(_bits(listed), "little")
+        return bitmap_of(listed)
     out = 0
     for s in listed:
         out |= 1 << s
@@ -279,7 +279,7 @@ class Decoded:
         if self.state != before or after[0] != before[0]:
             return
         for table, key, storids, joined in marks:
-            kept = ("om_df", key[0]) if table == "om_df" else ("om_dl", key[0])
+            kept = (table, key[0])  # ("om_df", term) or ("om_dl", dl), as the reader keeps them
             if kept in self.kept:
                 self.size -= _bytes(self.kept[kept])
                 self.kept[kept] = _changed(self.kept[kept], key, storids, joined)

@@ -85,15 +85,15 @@ class _Cells:
         lengths."""
         self.fts, self.scorer, self.k = fts, scorer, k
         self.lengths, self.length_sets = fts.doc_lengths(), {}
-        shortest = float(self.lengths[0]) if self.lengths else 0.0
+        shortest = self.lengths[0] if self.lengths else 0
         sets = [[(tf, items) for tf, _, items in scorer.sets[t]] for t in scorer.terms]
-        gain = [contribution(scorer.idf[t], float(per[0][0]), shortest, scorer.avgdl) if per else 0.0
-                for t, per in zip(scorer.terms, sets, strict=True)]
+        gain = [scorer.part(i, per[0][0], shortest) if per else 0.0 for i, per in enumerate(sets)]
         # tokens are decided in falling order of what they can add, so the bounds tighten early
         self.plan = sorted(range(len(sets)), key=lambda i: -gain[i])
         self.placed = [self.plan.index(i) for i in range(len(sets))]  # each query token's place in the plan
         self.by_tf, self.gain = [sets[i] for i in self.plan], [gain[i] for i in self.plan]
-        self.every = fts.holders(scorer.terms) if within is None else fts.holders(scorer.terms) & within
+        every = fts.holders(scorer.terms)
+        self.every = every if within is None else every & within
         self.token = scorer.token if within is None else None  # the rows still to check for it (none when confined)
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
@@ -103,8 +103,8 @@ class _Cells:
         """The k best (storid, id, score) rows, or None past READ_BUDGET."""
         if self.lengths and self.every:
             self._push_partial((), self.every)
-        taken, waiting = [], 0  # cells taken, not read yet: (items, count, members if few, level, score); the members
-        # they can give
+        # taken: cells not read yet (items, count, members if few, level, score); waiting: the members they can give
+        taken, waiting = [], 0
         while self.heap and not self._settled():
             key, tied = self.heap[0][:2], 0
             while self.heap and self.heap[0][:2] == key:  # every cell of this key (partials of it split first)
