@@ -87,6 +87,14 @@ CASES = [
     ("qualified-min", "ex:a ex:p ex:b . ex:t1 a ex:Thumb ." +
      PROP.format("sh:qualifiedValueShape [ sh:class ex:Thumb ] ; sh:qualifiedMinCount 1"),
      "qualified.add_conforming", {(EX.a, EX.p, EX.t1)}, set()),
+    # no sh:class to find candidates by: an existing node holding the value the qualified shape requires is linked
+    ("qualified-min-by-value", "ex:a ex:p ex:b . ex:r1 ex:role ex:v ." +
+     PROP.format("sh:qualifiedValueShape [ sh:property [ sh:path ex:role ; sh:hasValue ex:v ] ] ; "
+                 "sh:qualifiedMinCount 1"), "qualified.add_conforming", {(EX.a, EX.p, EX.r1)}, set()),
+    # another shape on the path requires ex:x, which is there: the second value must be another one
+    ("mincount-distinct", "ex:a ex:p ex:x .\nex:S a sh:NodeShape ; sh:targetNode ex:a ; "
+                          "sh:property [ sh:path ex:p ; sh:hasValue ex:x ] , [ sh:path ex:p ; sh:minCount 2 ] .",
+     "minCount.add_values", None, set()),
     ("qualified-max", "ex:a ex:p ex:t1, ex:t2 . ex:t1 a ex:Thumb . ex:t2 a ex:Thumb ." +
      PROP.format("sh:qualifiedValueShape [ sh:class ex:Thumb ] ; sh:qualifiedMaxCount 1"),
      "qualified.drop_surplus", set(), {(EX.a, EX.p, EX.t2)}),

@@ -63,10 +63,17 @@ def class_shapes(shapes: Graph, cls) -> list:
     return sorted(found)
 
 
+def target_nodes(shapes: Graph) -> list:
+    """(node shape, node) for every IRI a node shape targets by sh:targetNode, sorted."""
+    return sorted((s, n) for s, n in shapes.subject_objects(SH.targetNode) if isinstance(n, URIRef))
+
+
 def draft(shapes: Graph, roots: dict, optional: bool = True) -> Graph:
     """Instances of `roots` (node -> class) and every node their values need, before any check."""
     ctx = Context(Graph(), shapes)
     todo, done = [(n, [c]) for n, c in roots.items()], set()
+    for shape, node in target_nodes(shapes):
+        todo += _satisfy(ctx, node, shape, optional)
     while todo:
         node, wanted = todo.pop(0)
         if node in done:
@@ -99,9 +106,13 @@ def _values_for(ctx: Context, node, ps, optional: bool) -> list:
         value = fresh(node, ps, "qualified", i)
         ctx.graph.add((node, path, value))
         todo += _satisfy(ctx, value, qualified, optional)
-    have = len(set(ctx.graph.objects(node, path)))
-    for i in range(max(least, 1 if optional and qualified is None else 0) - have):
-        value, extra = synthesize(ctx, ps, node, i)
+    required = ctx.param(ps, "hasValue")
+    if required is not None:
+        ctx.graph.add((node, path, required))
+    have = set(ctx.graph.objects(node, path))
+    for i in range(max(least, 1 if optional and qualified is None else 0) - len(have)):
+        value, extra = synthesize(ctx, ps, node, i, have)
+        have.add(value)
         ctx.graph.add((node, path, value))
         for t in extra:
             ctx.graph.add(t)

@@ -58,29 +58,43 @@ def default_literal(datatype) -> Literal:
     return Literal(DEFAULT_LEXICAL.get(datatype, "0" if datatype in INTEGER else ""), datatype=datatype)
 
 
-def synthesize(ctx: Context, shape, focus, index: int = 0) -> tuple | None:
-    """A value satisfying a property shape's value constraints, and triples it needs: (value, extra)."""
+def synthesize(ctx: Context, shape, focus, index: int = 0, avoid=frozenset()) -> tuple | None:
+    """A value satisfying a property shape's value constraints, and triples it needs: (value, extra); a value in
+    `avoid` (the focus already holds it, or it was just chosen) is passed over where another one fits, so a count of
+    n gets n distinct values."""
     p = _lookup(ctx, shape)
-    if p("hasValue") is not None:
-        return p("hasValue"), set()
+    if ctx.param(shape, "hasValue") is not None:
+        return ctx.param(shape, "hasValue"), set()
+    wanted = [x for x in _siblings(ctx, shape, "hasValue") if x not in avoid]
+    if wanted:  # a value another shape on the path requires
+        return wanted[0], set()
     if p("in") is not None:
-        return listed_fit(ctx, shape)[0], set()
+        fit = listed_fit(ctx, shape)
+        return next((x for x in fit if x not in avoid), fit[0] if fit else Literal("")), set()
     if p("pattern") is not None and p("datatype") is None and p("nodeKind") in (SH.IRI, SH.BlankNodeOrIRI):
-        name = f"{local_name(focus)}-{local_name(p('path'))}"
+        name = f"{local_name(focus)}-{local_name(p('path'))}" + (f"-{index}" if index else "")
         text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
-        if text is not None:
+        if text is not None and URIRef(text) not in avoid:
             return URIRef(text), set()
     if p("datatype") is not None or p("nodeKind") == SH.Literal or p("pattern") is not None:
-        return _literal_for(p), set()
+        return _literal_for(p, {str(x) for x in avoid if isinstance(x, Literal)}), set()
     cls = p("class")
     if cls is not None:
-        have = [n for n in instances(ctx.graph, cls) if n != focus]
+        have = [n for n in instances(ctx.graph, cls) if n != focus and n not in avoid]
         if have:
             return have[0], set()
         node = fresh(focus, shape, index)
         return node, {(node, RDF.type, cls)}
     return (BNode(fresh(focus, shape, index)[-16:]) if p("nodeKind") == SH.BlankNode
             else fresh(focus, shape, index)), set()
+
+
+def _siblings(ctx: Context, shape, name: str) -> list:
+    """The values of one parameter on the other property shapes with the same predicate path, sorted."""
+    path = ctx.param(shape, "path")
+    if not isinstance(path, URIRef):
+        return []
+    return sorted({x for ps in ctx.shapes.subjects(SH.path, path) if ps != shape for x in ctx.params(ps, name)})
 
 
 def listed_fit(ctx: Context, shape, like=None) -> list:
@@ -116,15 +130,16 @@ def _lookup(ctx: Context, shape):
     return look
 
 
-def _literal_for(p) -> Literal:
-    """A literal meeting the datatype, length, pattern and range parameters `p` reads, where derivable."""
+def _literal_for(p, avoid=frozenset()) -> Literal:
+    """A literal meeting the datatype, length, pattern and range parameters `p` reads, where derivable, its text not
+    in `avoid` where another one fits."""
     d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
     lit = default_literal(d)
     if pattern is not None:
         def fits(text: str) -> bool:
-            """Well-typed and within the length bounds."""
+            """Well-typed, within the length bounds and not a text to avoid."""
             return (d is None or typed(text, d) is not None) and (lo is None or len(text) >= int(lo)) \
-                and (hi is None or len(text) <= int(hi))
+                and (hi is None or len(text) <= int(hi)) and text not in avoid
 
         flags = str(p("flags") or "")
         text = generate(str(pattern), flags, accept=fits) or generate(str(pattern), flags)
@@ -133,7 +148,20 @@ def _literal_for(p) -> Literal:
         lit = clamp(lit, p("minInclusive"), p("minExclusive"), None, None) or lit
     if lo is not None and lit is not None and len(str(lit)) < int(lo):
         lit = Literal(str(lit) + "x" * (int(lo) - len(str(lit))), datatype=lit.datatype, lang=lit.language)
+    if lit is not None and pattern is None and str(lit) in avoid:
+        lit = _other(lit, avoid) or lit
     return lit if lit is not None else Literal("")
+
+
+def _other(lit: Literal, avoid) -> Literal | None:
+    """A literal of the same kind as `lit` whose text is not in `avoid`: a number counted up, a string suffixed."""
+    for k in range(1, len(avoid) + 2):
+        text = str(lit.toPython() + k) if lit.datatype in NUMERIC and not ill_typed(str(lit), lit.datatype) \
+            else f"{lit}{k}"
+        got = same_kind(lit, text)
+        if got is not None and str(got) not in avoid:
+            return got
+    return None
 
 
 def generate(pattern: str, flags: str = "", accept=None) -> str | None:

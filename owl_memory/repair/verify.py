@@ -176,23 +176,31 @@ def _check_sparql_targets(shapes: Graph, cause: Exception) -> None:
     """LoadError (from `cause`) for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does
     not parse or does not select ?this, checked on the parsed query. Such a target is harmless while it matches
     nothing (real shapes files carry them), so pySHACL is let run first and this names the culprit when it fails."""
+    for node, fault in broken_sparql_targets(shapes)[:1]:
+        raise LoadError(f"the sh:select of SPARQL target {node.n3()} {fault}; fix the shapes and retry") from cause
+
+
+def broken_sparql_targets(shapes: Graph) -> list[tuple]:
+    """(target node, what is wrong) for every SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose
+    sh:select does not parse or does not select ?this, read off the parsed query; sorted."""
     from rdflib.plugins.sparql.parser import parseQuery
 
     targets = set(shapes.objects(None, SH.target)) | set(shapes.subjects(RDF.type, SH.SPARQLTargetType))
+    out = []
     for node in sorted(targets, key=str):
         for select in shapes.objects(node, SH.select):
             try:
                 query = parseQuery(str(select))[1]
             except ParseException as e:
-                raise LoadError(f"the sh:select of SPARQL target {node.n3()} does not parse ({e.msg} at column "
-                                f"{e.col}); fix the query in the shapes and retry") from cause
+                out.append((node, f"does not parse ({e.msg} at column {e.col})"))
+                continue
             if "projection" not in query:  # SELECT *: ?this is selected when the pattern binds it
                 continue
             names = sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])
             if "?this" not in names:
-                raise LoadError(f"the sh:select of SPARQL target {node.n3()} selects {', '.join(names)} but not ?this;"
-                                " a SHACL-SPARQL target must select its focus nodes as ?this "
-                                "(SELECT ?this WHERE ...): fix the shapes and retry") from cause
+                out.append((node, f"selects {', '.join(names)} but not ?this; a SHACL-SPARQL target must select "
+                                  "its focus nodes as ?this (SELECT ?this WHERE ...)"))
+    return out
 
 
 def _copy(g: Graph) -> Graph:

@@ -15,16 +15,18 @@ from ..verify import Violation
 @strategy("minCount.add_values", SH.MinCountConstraintComponent,
           bindings={"count": "shape sh:minCount", "value": "shape hasValue|in|class|datatype|fresh"})
 def mincount_add(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:minCount: add the missing values along the path, chosen from the shape (hasValue, in, class, datatype)."""
+    """sh:minCount: add the missing values along the path, chosen from the shape (hasValue, in, class, datatype),
+    each distinct from the values there and those added before it."""
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
-    have = values(ctx, v.focus, path)
+    have = set(values(ctx, v.focus, path))
     added: set = set()
     for i in range(max(0, n - len(have))):
-        got = synthesize(ctx, v.shape, v.focus, i)
+        got = synthesize(ctx, v.shape, v.focus, i, frozenset(have))
         links = link_triples(ctx, v.focus, path, got[0]) if got else None
         if links is None:
             return []
         added |= links | got[1]
+        have.add(got[0])
     return [Patch("minCount.add_values", frozenset(added), frozenset(), frozenset({v.focus}))] if added else []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rdflib import Literal
+from rdflib import Literal, URIRef
 
 from ...vocab import SH
 from ..patch import Context, Patch, applied, dropping
@@ -86,9 +86,15 @@ def _siblings(ctx: Context, prop_shape) -> list:
 
 
 def _candidates(ctx: Context, q) -> list:
-    """Existing nodes worth trying as values for a qualified shape: instances of its sh:class."""
+    """Existing nodes worth trying as values for a qualified shape: instances of its sh:class, else nodes holding a
+    value one of its property shapes requires (sh:hasValue, a member of sh:in) on a predicate path."""
     cls = ctx.param(q, "class")
-    return instances(ctx.graph, cls) if cls is not None else []
+    if cls is not None:
+        return instances(ctx.graph, cls)
+    found = {n for ps in ctx.params(q, "property") if isinstance(ctx.param(ps, "path"), URIRef)
+             for x in [*ctx.params(ps, "hasValue"), *ctx.listed(ps, "in")]
+             for n in ctx.graph.subjects(ctx.param(ps, "path"), x)}
+    return sorted(n for n in found if not isinstance(n, Literal))
 
 
 def _is_true(x) -> bool:
