@@ -115,6 +115,35 @@ def test_counts_over_required_values_and_target_nodes_are_built():
     assert g.value(URIRef(x + "Profile"), URIRef(x + "title")) is not None
 
 
+def test_patterned_iris_dates_nested_and_alternative_classes_are_built():
+    """A did: and an https: IRI from their patterns, typed dates, a value of a class no shape describes, a nested
+    sh:node, sh:or over classes, and 2 distinct strings for a count of 2 (before: the same empty string twice)."""
+    shapes = Graph().parse(data="""
+        @prefix ex: <http://example.org/s#> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+        ex:AssetShape a sh:NodeShape ; sh:targetClass ex:Asset ;
+          sh:property [ sh:path ex:id ; sh:nodeKind sh:IRI ; sh:pattern "^did:example:[0-9a-f]{8}$" ; sh:minCount 1 ] ;
+          sh:property [ sh:path ex:homepage ; sh:nodeKind sh:IRI ; sh:pattern "^https://" ; sh:minCount 1 ] ;
+          sh:property [ sh:path ex:created ; sh:datatype xsd:date ; sh:minCount 1 ; sh:maxCount 1 ] ;
+          sh:property [ sh:path ex:creator ; sh:class ex:Agent ; sh:minCount 1 ] ;
+          sh:property [ sh:path ex:owner ; sh:or ( [ sh:class ex:Person ] [ sh:class ex:Org ] ) ; sh:minCount 1 ] ;
+          sh:property [ sh:path ex:contact ; sh:node ex:ContactShape ; sh:minCount 1 ] ;
+          sh:property [ sh:path ex:tag ; sh:datatype xsd:string ; sh:minCount 2 ; sh:maxLength 10 ] .
+        ex:ContactShape a sh:NodeShape ;
+          sh:property [ sh:path ex:mbox ; sh:nodeKind sh:IRI ; sh:pattern "^mailto:" ; sh:minCount 1 ] .""",
+                           format="turtle")
+    g, x = build_instances(shapes).graph, "http://example.org/s#"
+    assert verify(g, shapes).conforms
+    node = next(g.subjects(RDF.type, URIRef(x + "Asset")))
+    value = lambda s, p: g.value(s, URIRef(x + p))  # noqa: E731
+    assert str(value(node, "id")).startswith("did:example:") and str(value(node, "homepage")).startswith("https://")
+    assert value(node, "created").datatype == URIRef("http://www.w3.org/2001/XMLSchema#date")
+    assert (value(node, "creator"), RDF.type, URIRef(x + "Agent")) in g
+    assert {URIRef(x + "Person"), URIRef(x + "Org")} & set(g.objects(value(node, "owner"), RDF.type))
+    assert str(value(value(node, "contact"), "mbox")).startswith("mailto:")
+    assert len(set(g.objects(node, URIRef(x + "tag")))) == 2
+
+
 @pytest.mark.shared_data
 def test_fabric_mutations_repaired_per_kind(shared_data):
     """Knowledge Fabric core shapes (not a shapes file the repairer was built against): the node shape whose SPARQL
