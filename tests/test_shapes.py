@@ -170,3 +170,15 @@ def test_the_focused_check_groups_nodes_of_different_kinds_and_follows_node_targ
     assert len(focused(data, prepared, [URIRef(ex + "a"), URIRef(ex + "b")])[1]) >= 3
     data.remove((URIRef(ex + "Sub"), None, None))  # ex:b keeps its types, but ex:Thing no longer covers them
     assert focused(data, prepared, [URIRef(ex + "b")]) == reference(data, shapes, [URIRef(ex + "b")])
+
+
+def test_pyshacl_finds_constraint_parameters_by_set_lookup_with_its_own_list():
+    """shacl_runs indexes pySHACL's constraint-parameter list (a speed change only): the same IRIs in the same order,
+    `in` answers as the list does, and the copy pySHACL extends for advanced shapes is a plain list."""
+    import pyshacl.shape
+    from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS
+
+    assert check(good())["conforms"] and not check(with_(good(), drop=[OM.title]))["conforms"]
+    members = pyshacl.shape.CONSTRAINT_PARAMS[0]
+    assert list(members) == ALL_CONSTRAINT_PARAMETERS and SH.minCount in members and OM.title not in members
+    assert type(members.copy()) is list
