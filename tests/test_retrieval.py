@@ -381,24 +381,16 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
     db = sqlite3.connect(tmp_path / "m" / "memory.sqlite3")
     db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, om_fts, 'instance')")
     fts5 = dict(db.execute("SELECT term, count(DISTINCT doc) FROM temp.v WHERE col != 'keys' GROUP BY term"))
-    by_tf, by_dl = {}, {}  # every item set equals what the items' own rows say
-    for s, dl, terms in db.execute("SELECT s, dl, terms FROM om_docs"):
-        by_dl.setdefault(dl, set()).add(s)
-        for pair in terms.split():
-            t, tf = pair.rsplit(":", 1)
-            by_tf.setdefault((t, int(tf)), set()).add(s)
-    assert any(tf > 1 for _, tf in by_tf) and len(by_dl) > 1
+    by_tf, _ = _sets_of_rows(db)
+    assert any(tf > 1 for _, tf in by_tf)
 
     def agree() -> None:
         """The merged sets (om_df / om_dl with their deltas) equal FTS5's counts and the items' rows."""
-        df = {tuple(row[:2]): (row[2], _members(row[3])) for row in postings.item_sets(db, "om_df", "1", [])}
         ours: dict[str, int] = {}
-        for (t, _), (n, _) in df.items():
+        for (t, _), n in postings.sizes(db, "om_df").items():
             ours[t] = ours.get(t, 0) + n
         assert ours == fts5 and ours["rollback"] >= 30
-        assert {key: items for key, (_, items) in df.items()} == by_tf and all(n == len(i) for n, i in df.values())
-        assert {dl: _members(items) for dl, _, items in postings.item_sets(db, "om_dl", "1", [])} == by_dl
-        assert {dl for (dl,) in postings.sizes(db, "om_dl")} == set(by_dl)
+        _sets_agree(db)
 
     assert db.execute("SELECT count(*) FROM om_df_delta").fetchone()[0] > 0
     agree()
@@ -406,6 +398,61 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
         postings.fold(db, table)
     assert [db.execute(f"SELECT count(*) FROM {t}_delta").fetchone()[0] for t in postings.SETS] == [0, 0]
     agree()
+
+
+def _sets_of_rows(db) -> tuple[dict, dict]:
+    """({(term, tf): storids}, {dl: storids}): the item sets the items' own om_docs rows say."""
+    by_tf, by_dl = {}, {}
+    for s, dl, terms in db.execute("SELECT s, dl, terms FROM om_docs"):
+        by_dl.setdefault(dl, set()).add(s)
+        for pair in terms.split():
+            t, tf = pair.rsplit(":", 1)
+            by_tf.setdefault((t, int(tf)), set()).add(s)
+    return by_tf, by_dl
+
+
+def _sets_agree(db) -> None:
+    """Every merged item set (om_df / om_dl with its delta) holds what the items' rows say, and counts it."""
+    by_tf, by_dl = _sets_of_rows(db)
+    assert len(by_dl) > 1
+    df = {tuple(row[:2]): (row[2], _members(row[3])) for row in postings.item_sets(db, "om_df", "1", [])}
+    assert {key: items for key, (_, items) in df.items()} == by_tf and all(n == len(i) for n, i in df.values())
+    assert {dl: _members(items) for dl, _, items in postings.item_sets(db, "om_dl", "1", [])} == by_dl
+    assert postings.sizes(db, "om_dl") == {(dl,): len(items) for dl, items in by_dl.items()}
+
+
+def test_partial_folds_keep_text_search_exact_across_reopens(tmp_path, monkeypatch):
+    """Past FOLD delta rows, an add folds only the sets with the most changes; a write that leaves the delta half over
+    FOLD folds it whole. Over three sessions of a 10-item write, one-item adds and rewrites, the delta stays under
+    FOLD rows after every write, and after each session text searches rank exactly as FTS5 and every item set holds
+    what the items' rows say."""
+    import sqlite3
+
+    from owl_memory.store.items import item_graph
+
+    monkeypatch.setattr(postings, "FOLD", 60)
+    partial = []
+    monkeypatch.setattr(postings, "fold", lambda db, table, keys=None, _fold=postings.fold: partial.append(
+        keys is not None) or _fold(db, table, keys))
+    specs, path = zipf_specs(180, 8), tmp_path / "m"
+    for session in range(3):
+        with Memory(path) as m:
+            m.add_many(specs[60 * session:][:10], validate=False)  # one write of 10 items: a whole fold
+            for n, spec in enumerate(specs[60 * session + 10:][:50]):
+                m.add(spec)
+                if n % 10 == 9:  # a rewrite: the item leaves sets and joins others
+                    again = ItemSpec(spec.kind, f"{spec.title} rollback", "Use when rollback.", spec.content,
+                                     spec.applies_to, task_types=spec.task_types, tags=["rollback"])
+                    m.backend.write_items([(again, item_graph(again))])
+                delta = [m.backend.db.execute(f"SELECT count(*) FROM {t}_delta").fetchone()[0] for t in postings.SETS]
+                assert max(delta) < postings.FOLD, (session, n, delta)
+            for kw in text_queries(20 + session, 40) + [{"text": "rollback", "k": 30}]:
+                fast, slow = ranked_both_ways(m, kw)
+                assert fast is None or [r[1] for r in fast] == [r[1] for r in slow], kw
+        db = sqlite3.connect(path / "memory.sqlite3")
+        _sets_agree(db)
+        db.close()
+    assert partial.count(True) >= 30 and partial.count(False) == 3
 
 
 def _members(blob: bytes) -> set[int]:
