@@ -63,7 +63,7 @@ def class_shapes(shapes: Graph, cls) -> list:
     return sorted(found)
 
 
-def target_nodes(shapes: Graph) -> list:
+def node_targets(shapes: Graph) -> list:
     """(node shape, node) for every IRI a node shape targets by sh:targetNode, sorted."""
     return sorted((s, n) for s, n in shapes.subject_objects(SH.targetNode) if isinstance(n, URIRef))
 
@@ -72,7 +72,7 @@ def draft(shapes: Graph, roots: dict, optional: bool = True) -> Graph:
     """Instances of `roots` (node -> class) and every node their values need, before any check."""
     ctx = Context(Graph(), shapes)
     todo, done = [(n, [c]) for n, c in roots.items()], set()
-    for shape, node in target_nodes(shapes):
+    for shape, node in node_targets(shapes):
         todo += _satisfy(ctx, node, shape, optional)
     while todo:
         node, wanted = todo.pop(0)
