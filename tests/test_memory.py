@@ -113,8 +113,6 @@ def test_reopening_keeps_items(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     from owl_memory import ItemSpec, Memory
-    from owl_memory.store import wal
-    wal.START = 0  # the WAL is copied into the graph file after every commit, so kills land during those copies too
     m = Memory(sys.argv[1])
     for i in range(100000):
         item = m.add(ItemSpec("Procedure", f"Step {i} of the loop", "Use when testing crash safety.",
@@ -142,45 +140,6 @@ def test_sigkill_in_a_loop_of_adds_keeps_every_returned_id(tmp_path):
         assert m.validate()["conforms"]
         assert len(m) >= len(returned)
         m.add(ItemSpec("Principle", "Still writable after a crash", "Use when checking recovery.", "ok"))
-
-
-def test_the_wal_is_copied_into_the_graph_file_by_a_thread_that_close_stops(tmp_path, monkeypatch):
-    """Adds far below SQLite's own checkpoint limit: none starts the checkpoint thread; from START pages on, the
-    thread copies the WAL into the graph file, so a copy of that file alone (no WAL) holds every item added;
-    close stops the thread."""
-    import shutil
-    import sqlite3
-    import threading
-
-    from owl_memory.store import wal
-
-    def threads() -> list:
-        return [t for t in threading.enumerate() if t.name == "owl-memory-checkpoint"]
-
-    def alone() -> int:
-        """Items indexed in a copy of the graph file without its WAL (-1 for a copy torn by a copy in progress)."""
-        shutil.copy(tmp_path / "m" / "memory.sqlite3", tmp_path / "copy.sqlite3")
-        db = sqlite3.connect(tmp_path / "copy.sqlite3")
-        try:
-            return db.execute("SELECT count(*) FROM om_docs").fetchone()[0]
-        except sqlite3.DatabaseError:
-            return -1
-        finally:
-            db.close()
-
-    with Memory(tmp_path / "m") as m:
-        for i in range(5):
-            add_rule(m, f"Rule {i} before the thread")
-        assert threads() == [] and wal.wal_pages(tmp_path / "m" / "memory.sqlite3-shm") > 0
-        monkeypatch.setattr(wal, "START", 0)
-        for i in range(15):
-            add_rule(m, f"Rule {i} with the thread")
-        assert len(threads()) == 1
-        deadline = time.monotonic() + 60
-        while alone() < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert alone() == 20 and len(m) == 20
-    assert threads() == []
 
 
 def test_an_add_checks_again_under_the_write_lock_only_when_another_writer_committed(memory, monkeypatch):

@@ -29,7 +29,6 @@ from .blobs import MAX_READ, BlobStore
 from .items import COUNTERS, ItemSpec
 from .locking import WriteLock
 from .sqlite_files import connect, integrity_check, typed_error, typed_reads
-from .wal import Checkpointer
 
 ONTOLOGY_IRI = "http://w3id.org/owl-memory"
 # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
@@ -50,8 +49,6 @@ _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summ
 # (~70 adds at 100k items, ~42 pages each; not every ~24 as with SQLite's default 1,000) and then rewritten from its
 # start, its file kept up to 128 MB (~3,000 pages and a commit): cut back to 64 MB, as before, the commit that cut it
 # and the one that grew it past 64 MB again took 10-60 ms each (two more slow adds per checkpoint).
-# From 2,000 pages on, a thread copies it after each commit (wal.Checkpointer), so the commit at 3,000 finds little
-# left to copy instead of ~90-150 ms of copying and fsyncs.
 _WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=134217728")
 # An item is live when nothing supersedes it and it is not archived (parameters: om:supersedes, om:archived ids).
 _LIVE = ("NOT EXISTS (SELECT 1 FROM objs x WHERE x.o = {item} AND x.p = ?) AND "
@@ -92,7 +89,6 @@ class QuadstoreBackend(Backend):
         self.db = self.world.graph.db
         for pragma in _WRITER_PRAGMAS * (not self.read_only):
             self.db.execute(pragma)
-        self.checkpoints = None if self.read_only else Checkpointer(graph_file)
         self.items = self.world.get_ontology(str(ITEM))
         self.decoded = postings.Decoded()  # item sets a text search decoded, kept while the memory is unchanged
         self.sid = {t: self.storid(t) for t in (RDF.type, *_TERMS)}
@@ -263,7 +259,6 @@ class QuadstoreBackend(Backend):
                 if outer:
                     self.db.commit()
                     self.decoded.follow(before, marks, self._state())  # the kept item sets take its changes
-                    self.checkpoints.committed()
             finally:
                 self.depth -= 1
 
@@ -308,8 +303,6 @@ class QuadstoreBackend(Backend):
         nothing)."""
         if self.closed:
             return
-        if self.checkpoints is not None:
-            self.checkpoints.close()
         self.world.close()
         self.payloads.close()
         self.closed = True
