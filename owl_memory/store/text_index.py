@@ -28,18 +28,22 @@ _local = threading.local()
 
 
 def tokens(texts: Iterable[str]) -> list[list[str]]:
-    """FTS5 unicode61 tokens of each text, in order (one in-memory FTS5 table, filled and emptied per call)."""
+    """FTS5 unicode61 tokens of each text, in order (one in-memory FTS5 index, filled and emptied per call). The
+    index is contentless and emptied with 'delete-all', which drops its segments: deleting rows would leave them
+    behind, and after one call of 300k texts every later 3-text call scanned them (350 ms instead of 0.1 ms)."""
     db = getattr(_local, "db", None)
     if db is None:
         db = _local.db = sqlite3.connect(":memory:")
-        db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61')")
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(x, content='', tokenize='unicode61')")
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
     texts = list(texts)
-    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts, 1))
     out: list[list[str]] = [[] for _ in texts]
-    for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
-        out[doc - 1].append(term)
-    db.execute("DELETE FROM t")
+    try:
+        db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts, 1))
+        for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+            out[doc - 1].append(term)
+    finally:
+        db.execute("INSERT INTO t(t) VALUES ('delete-all')")
     return out
 
 
