@@ -1,10 +1,10 @@
 """Construction ablation over real shapes: A0 (empty memory) vs A2 (compiled operators) on unseen holdout shapes.
 
-Train: repair cases built on the DCAT-AP shapes; holdout: cases built on the SEMIC Core Vocabularies shapes (other
+Train: repair cases built on the DCAT-AP shapes; holdout: cases built on the Knowledge Fabric core shapes (other
 IRIs, classes and shapes). Each case's data is generated from its shapes file (no data ships with them): for the
 first N node shapes with a sh:targetClass, two instances whose property values break the shape's value constraints
 (a plain literal where sh:class / an IRI node kind is required, a non-value for sh:datatype; required properties
-left out for sh:minCount). The curriculum is written beside that data and run by the ablation harness. The SEMIC
+left out for sh:minCount). The curriculum is written beside that data and run by the ablation harness. The Fabric
 shapes' one sh:SPARQLTarget selects ?resource, not ?this: it is dropped from the copy the cases use.
 Run: python benchmarks/construction.py [--data DIR] [--shapes N] [--out DIR]
 """

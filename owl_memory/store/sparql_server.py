@@ -162,13 +162,15 @@ class SparqlServerBackend:
         url: the server's memory URL (see sparql_client.endpoints).
         max_read: characters one payload read returns at most.
         create: load the memory ontology when the server holds no memory yet; False raises MemoryNotFound.
+        client: what answers the queries and updates (default: a SparqlClient for `url`; anything with its
+            select / ask / construct / update / close methods, such as an in-process engine).
     """
 
     engine = "sparql"
 
-    def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True):
+    def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True, client: SparqlClient | None = None):
         self.url = url
-        self.client = SparqlClient(url)
+        self.client = client or SparqlClient(url)
         self.payloads = ServerPayloads(self.client, max_read)
         self._pending: list[tuple[str, object]] | None = None
         self._stats: tuple[frozenset, int, int, dict[str, int]] | None = None  # see _index_stats
@@ -470,8 +472,13 @@ def _declared_types(g: Graph) -> Graph:
 
 
 def _applicable(query, only: list[str] | None) -> str:
-    """Patterns of the items graph that hold for applicable, live items (kind, ontology, task type, failure mode;
-    not superseded, not archived), binding ?i, ?priority and ?confidence; every value escaped."""
+    """The items graph's patterns for applicable, live items (see applicable_patterns)."""
+    return f"GRAPH {iri(GRAPH_ITEMS)} {{ {applicable_patterns(query, only)} }}"
+
+
+def applicable_patterns(query, only: list[str] | None) -> str:
+    """Patterns that hold for applicable, live items (kind, ontology, task type, failure mode; not superseded, not
+    archived), binding ?i, ?priority and ?confidence; every value escaped."""
     where = [_values("i", [ITEM[i] for i in only])] if only else []
     kinds = ", ".join(term(k) for k in query.kinds or tuple(OM[k] for k in KINDS))
     where += [f"?i a ?kind FILTER(?kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
@@ -482,14 +489,19 @@ def _applicable(query, only: list[str] | None) -> str:
     where += [f"?i {iri(OM.priority)} ?priority ; {iri(OM.confidence)} ?confidence .",
               f"FILTER NOT EXISTS {{ ?newer {iri(OM.supersedes)} ?i }}",
               f"FILTER NOT EXISTS {{ ?i {iri(OM.archived)} true }}"]
-    return f"GRAPH {iri(GRAPH_ITEMS)} {{ {' '.join(where)} }}"
+    return " ".join(where)
 
 
 def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: float) -> str:
-    """The SELECT of a search with text: items matching a query token, by coordination level, then BM25 (summed
-    over matched words, in millionths: an exact integer on the wire, as Virtuoso prints doubles to 6 digits;
-    rounded as a decimal, as Oxigraph casts some whole doubles to the integer below), priority, confidence and id.
-    IDFs are bound (SPARQL has no ln)."""
+    """The SELECT of a search with text: applicable items matching a query token, ranked (text_ranking)."""
+    return text_ranking(_matches(query, only, weights), weights, limit, avgdl)
+
+
+def text_ranking(matches: str, weights: list, limit: int, avgdl: float) -> str:
+    """The text-ranking SELECT over `matches` (a pattern binding ?i ?priority ?confidence, and ?word ?idf ?f ?len
+    per hit of a query token): by coordination level, then BM25 (summed over matched words, in millionths: an exact
+    integer on the wire, as Virtuoso prints doubles to 6 digits; rounded as a decimal, as Oxigraph casts some whole
+    doubles to the integer below), priority, confidence and id. IDFs are bound (SPARQL has no ln)."""
     if not weights:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
@@ -497,7 +509,7 @@ def _by_text(query, limit: int, only: list[str] | None, weights: list, avgdl: fl
     part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
             f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
     return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
-            f"(SUM(?part) AS ?score) WHERE {{ {_matches(query, only, weights)} BIND({part} AS ?part) }} "
+            f"(SUM(?part) AS ?score) WHERE {{ {matches} BIND({part} AS ?part) }} "
             f"GROUP BY ?i ?priority ?confidence }} BIND({level} AS ?level) "
             f"BIND({iri(XSD.integer)}(ROUND({iri(XSD.decimal)}(?score) * 1000000)) AS ?rank) }} "
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
