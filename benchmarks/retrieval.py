@@ -44,8 +44,10 @@ from owl_memory.store.sparql_client import iri, string  # noqa: E402
 from owl_memory.store.sparql_server import (  # noqa: E402
     GRAPH_INDEX,
     GRAPH_ITEMS,
+    INDEX_ENTRY,
     SparqlServerBackend,
     applicable_patterns,
+    double,
     text_ranking,
 )
 from owl_memory.vocab import ITEM, OM  # noqa: E402
@@ -264,10 +266,9 @@ class RdflibServer(SparqlServerBackend):
     def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
         """Text-ranked (id, score) rows of applicable, live items, from one SELECT on rdflib."""
         weights, avgdl = stats
-        entry = f"?i {iri(text_index.IDX.length)} ?len . ?tf {iri(text_index.IDX.frequency)} ?f ."
         hits = " UNION ".join(
-            f"{{ ?i ?tf {string(tok)} . {entry} {applicable_patterns(query, None)} BIND({w} AS ?word) "
-            f"BIND({x:.17e} AS ?idf) }}" for w, tok, x in weights)
+            f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query, None)} BIND({w} AS ?word) "
+            f"BIND({double(x)} AS ?idf) }}" for w, tok, x in weights)
         ids = f"VALUES ?i {{ {' '.join(iri(ITEM[i]) for i in only)} }} " if only else ""
         _, rows = self.client.select(text_ranking(f"{ids}{{ {hits} }}", weights, limit, avgdl))
         return [(str(r["i"])[len(ITEM):], int(r["rank"]) / 1_000_000) for r in rows]

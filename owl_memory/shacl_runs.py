@@ -18,9 +18,14 @@ def validate(data, **kwargs):
     import pyshacl
 
     _index_parameters()
+    _count()
+    return pyshacl.validate(data, **kwargs)
+
+
+def _count() -> None:
+    """Count one pySHACL Validator run (see `runs`)."""
     with _LOCK:
         _RUNS[0] += 1
-    return pyshacl.validate(data, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,7 @@ def _run(graph, prepared: Prepared, options: dict) -> tuple:
     (counted: `runs`)."""
     from pyshacl.validator import Validator
 
-    with _LOCK:
-        _RUNS[0] += 1
+    _count()
     validator = Validator(graph, shacl_graph=prepared.shapes.graph,
                           options={"inference": "none", "logger": _LOG, **options})
     validator.shacl_graph = prepared.shapes

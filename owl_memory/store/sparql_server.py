@@ -46,6 +46,7 @@ _KEY = re.compile(r"^sha256:[0-9a-f]{64}$")
 _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a lone surrogate -> wide form
 _WIDE = "utf-32-le"
 _KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+INDEX_ENTRY = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"  # a hit ?i ?tf ?tok: its length, its tf
 
 
 def _values(var: str, terms: Iterable) -> str:
@@ -506,8 +507,8 @@ def text_ranking(matches: str, weights: list, limit: int, avgdl: float) -> str:
         return "SELECT ?i ?rank WHERE { FILTER(false) }"
     n = len({w for w, _, _ in weights})
     level = f"IF(?m >= {n}, 2, IF(?m = {n - 1}, 1, 0))" if retrieval.second_level(n) else f"IF(?m >= {n}, 2, 0)"
-    part = (f"?idf * ?f * {_double(text_index.K1 + 1)} / (?f + {_double(text_index.K1)} * "
-            f"({_double(1 - text_index.B)} + {_double(text_index.B)} * ?len / {_double(avgdl)}))")
+    part = (f"?idf * ?f * {double(text_index.K1 + 1)} / (?f + {double(text_index.K1)} * "
+            f"({double(1 - text_index.B)} + {double(text_index.B)} * ?len / {double(avgdl)}))")
     return (f"SELECT ?i ?rank WHERE {{ {{ SELECT ?i ?priority ?confidence (COUNT(DISTINCT ?word) AS ?m) "
             f"(SUM(?part) AS ?score) WHERE {{ {matches} BIND({part} AS ?part) }} "
             f"GROUP BY ?i ?priority ?confidence }} BIND({level} AS ?level) "
@@ -521,14 +522,13 @@ def _matches(query, only: list[str] | None, weights: list) -> str:
     ids, the few applicable items come first and their tokens are filtered, each token's word and IDF bound by
     an expression (Oxigraph looks the tokens up per item, but would start from a VALUES block and scan every
     item having a token); otherwise, or when a token belongs to two words, the tokens come first."""
-    entry = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"
     by_token = {t: (w, x) for w, t, x in weights}
     if _filtered(query, only, weights):
         toks = ", ".join(string(t) for t in by_token)
         return (f"{_applicable(query, only)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
-                f"{entry} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
-    rows = " ".join(f"({w} {string(t)} {_double(x)})" for w, t, x in weights)
-    return f"GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} ?i ?tf ?tok . {entry} }} " + \
+                f"{INDEX_ENTRY} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
+    rows = " ".join(f"({w} {string(t)} {double(x)})" for w, t, x in weights)
+    return f"GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} ?i ?tf ?tok . {INDEX_ENTRY} }} " + \
         _applicable(query, only)
 
 
@@ -569,12 +569,12 @@ def _lookup(by_token: dict, field: int) -> str:
     """An expression giving ?tok's word number (field 0) or IDF (field 1): nested IFs over the query tokens."""
     expr = "0"
     for tok, values in reversed(by_token.items()):
-        value = values[field] if field == 0 else _double(values[field])
+        value = values[field] if field == 0 else double(values[field])
         expr = f"IF(?tok = {string(tok)}, {value}, {expr})"
     return expr
 
 
-def _double(x: float) -> str:
+def double(x: float) -> str:
     """A float as an xsd:double SPARQL literal."""
     return format(float(x), ".17e")
 
