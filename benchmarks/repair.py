@@ -306,9 +306,10 @@ def _note(r: dict) -> str:
 def transfer(train: list[dict], test: list[dict]) -> dict:
     """Repair `test` with an empty memory and with one trained on `train` (same run); cost per repaired case, and per
     case both arms' runs and how many of its violations the trained memory held an abstract operator for. The
-    ceiling: the empty memory's cost over the fewest runs the cases allow (MIN_RUNS a repaired case, 1 any other).
-    Test cases that conform as loaded (nothing to repair: a W3C case whose data or shapes file the data folder lacks)
-    are left out of both arms and named in "left_out"; the suite scores keep them."""
+    ceiling: the empty memory's cost over the fewest runs the cases allow (MIN_RUNS a repaired case, 1 any other);
+    headroom_saved: the share of the empty memory's runs above that floor the trained memory did without. Test cases
+    that conform as loaded (nothing to repair: a W3C case whose data or shapes file the data folder lacks) are left
+    out of both arms and named in "left_out"; the suite scores keep them."""
     from owl_memory import Memory
 
     left_out = [c["name"] for c in test if verify(c["data"], c["shapes"]).conforms]
@@ -328,6 +329,7 @@ def transfer(train: list[dict], test: list[dict]) -> dict:
     floor = sum(_floor(r["trained"]) for r in rows) / max(1, w["repaired"])
     return {"empty": {k: c[k] for k in keys}, "trained": {k: w[k] for k in keys},
             "validation_ratio": round(c[per] / max(1e-9, w[per]), 3), "ratio_ceiling": round(c[per] / floor, 3),
+            "headroom_saved": round((c[per] - w[per]) / (c[per] - floor), 3) if c[per] > floor else None,
             "unrepaired_cases": sum(_floor(r["trained"]) == 1 for r in rows), **headroom(rows),
             "time_ratio": round(c["seconds_per_repaired"] / max(1e-9, w["seconds_per_repaired"]), 3),
             "no_fewer_repaired": w["repaired"] >= c["repaired"], "cases": len(test), "left_out": left_out,
@@ -364,6 +366,11 @@ def _cost(row: dict) -> dict:
                                 "reused", "memory_keys")}
 
 
+def _share(x) -> str:
+    """A share as a percentage, "-" when there was nothing to save."""
+    return "-" if x is None else f"{x:.0%}"
+
+
 def print_transfer(tr: dict) -> None:
     """Print one transfer pair per case: both arms' runs (rounds + nested checks + item checks) and known keys."""
     print(f"\n== transfer {tr['train']} -> {tr['test']}: per case, empty memory / trained memory")
@@ -390,7 +397,8 @@ def transfer_line(tr: dict) -> str:
             f"each{out}): pySHACL runs per repaired case {e['validations_per_repaired']} (empty memory) vs "
             f"{t['validations_per_repaired']} (trained) = {tr['validation_ratio']}x, target >= {TRANSFER_TARGET}x: "
             f"{met} (no memory can beat {tr['ratio_ceiling']}x here: a repaired case needs {MIN_RUNS} runs, one not "
-            f"repaired 1: {tr['unrepaired_cases']} such); trained runs above that floor {tr['above_floor_known']} in "
+            f"repaired 1: {tr['unrepaired_cases']} such; the trained memory saved {_share(tr['headroom_saved'])} of "
+            f"the runs above the floor); trained runs above that floor {tr['above_floor_known']} in "
             f"cases with a trained operator for every violation, {tr['above_floor_unknown']} in the others; rounds "
             f"{e['verify_iterations']} vs {t['verify_iterations']}, nested checks {e['nested_validations']} vs "
             f"{t['nested_validations']}, item checks {e['item_checks']} vs {t['item_checks']}; violations with a "
