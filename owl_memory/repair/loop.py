@@ -156,6 +156,7 @@ class _Loop:
         self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
         self.failed: dict = {}
         self.found: dict = {}  # compiled item id -> (tier: 0 concrete, 1 abstract, 2 back-off; the key it is under)
+        self.searched: set = set()  # keys of violations whose compiled decisions' replay ran trial checks
         self.worked: dict = {}
         self.known: dict = {}
         self.ctx = Context(self.g, shapes, keep_values=keep_values,
@@ -207,6 +208,7 @@ class _Loop:
         """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
         chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
         self.ctx.flagged = frozenset((v.focus, v.value) for v in violations if v.value is not None)
+        self.ctx.reported = frozenset(v.key for v in violations)
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify
@@ -241,7 +243,11 @@ class _Loop:
         for tier in (0, 1, 2):
             found = []
             for rank, c in enumerate(x for x in hinted if self.found[x["id"]][0] == tier):
-                for i, p in enumerate(self._replayed(v, c["action_schema"])):
+                checks = self.ctx.checks[0]
+                replayed = self._replayed(v, c["action_schema"])
+                if self.ctx.checks[0] > checks:
+                    self.searched.add(v.key)
+                for i, p in enumerate(replayed):
                     if _fingerprint(p) not in seen:
                         seen.add(_fingerprint(p))
                         recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
@@ -404,8 +410,9 @@ class _Loop:
             done = set()
             for v, p, item in worked:
                 key = (p.operator, _dumps(_stored_choice(p)))
-                # a patch a stored operator made (concrete or abstract: both keep the whole choice) is known already
-                if item is not None or sig in still or key in done:
+                # a patch a stored operator made is known already (concrete or abstract: both keep the whole
+                # choice), unless its replay had to try candidates: what the trial checks found is new
+                if (item is not None and v.key not in self.searched) or sig in still or key in done:
                     continue
                 done.add(key)
                 specs += self._specs(sig, v, p)

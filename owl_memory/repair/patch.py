@@ -48,6 +48,7 @@ class Context:
         hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
         keep_values: never drop an offending value to repair it (replace it instead), even where dropping is smaller.
         flagged: (focus, value) pairs the last verification reported: a value some other constraint rejects.
+        reported: keys (Violation.key) of every violation the last verification reported.
         learned: (violation, strategy id) -> True when a memory holds a verified decision by that strategy under the
             violation's abstract key (None: no memory); a descent then derives what a member needs by it, unchecked.
     """
@@ -59,6 +60,7 @@ class Context:
     hint: object = None
     keep_values: bool = False
     flagged: frozenset = frozenset()
+    reported: frozenset = frozenset()
     learned: object = None
 
     def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:

@@ -24,16 +24,24 @@ _VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)
 @strategy("sparql.verified_change", SH.SPARQLConstraintComponent, SPARQL_BASED,
           bindings={"triples": "terms of the constraint's parsed SPARQL query and parameters, at the focus"})
 def sparql_change(ctx: Context, v: Violation) -> list[Patch]:
-    """The smallest change set at the focus (and its value) after which the focus conforms to the shape; a compiled
-    decision's kind (drop, add, type, swap) as the hint narrows the search to that kind."""
+    """The smallest change set at the focus (and its value) that clears this violation and leaves the focus no
+    violation of the shape the last verification did not report (one result per value: each gets its own change).
+    A candidate's choice says what it changes in terms of the violation (`_role`), so a compiled decision transfers
+    to other shapes and data: replayed, the one candidate of its choice is applied with no trial check (the verify
+    round judges it); several of that choice, or none, are tried in turn (that choice first, then its kind)."""
     if v.shape is None:
         return []
     terms = _parameters(ctx, v)
     for text in _queries(ctx, v):
         terms |= query_terms(text, _prefixes(ctx))
-    kinds = [p for p in _change_sets(ctx, v, terms) if ctx.hint in (None, p.choice)]  # a replay: its kind only
-    for p in kinds[:MAX_CANDIDATES]:
-        if not ctx.nested(v.focus, v.shape, applied(ctx.graph, p)):
+    found, hint = _change_sets(ctx, v, terms), ctx.hint if isinstance(ctx.hint, dict) else None
+    if hint is not None:
+        same = [p for p in found if p.choice == hint]
+        if len(same) == 1:
+            return same
+        found = same or [p for p in found if p.choice["kind"] == hint.get("kind")]
+    for p in found[:MAX_CANDIDATES]:
+        if all(x.key in ctx.reported and x.key != v.key for x in ctx.nested(v.focus, v.shape, applied(ctx.graph, p))):
             return [p]
     return []
 
@@ -83,25 +91,39 @@ def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
     """Candidate change sets, smallest first: drop a triple at the focus, add one, swap the value, drop every value
     of one predicate at the focus (a query that forbids a property reports each value; dropping one leaves the
     others)."""
-    g, f, name = ctx.graph, v.focus, "sparql.verified_change"
+    g, f, new = ctx.graph, v.focus, fresh(v.focus, v.shape)
     iris = sorted(t for t in terms if isinstance(t, URIRef))
     preds = [p for p in iris if any(True for _ in g.triples((None, p, None)))] or iris
-    touch = frozenset({f})
     drops = sorted({t for t in g.triples((f, None, None)) if t[1] in preds or t[2] == v.value}
-                   | {t for t in g.triples((None, None, f)) if t[1] in preds})
-    out = [Patch(name, frozenset(), frozenset({t}), touch, "drop") for t in drops]
-    objects = sorted(terms | {fresh(f, v.shape)}, key=lambda o: (isinstance(o, Literal), str(o)))
-    out += [Patch(name, frozenset({(f, p, o)}), frozenset(), touch, "add") for p in preds for o in objects
-            if (f, p, o) not in g and not isinstance(f, Literal)]
-    out += [Patch(name, frozenset({(f, RDF.type, c)}), frozenset(), touch, "type") for c in iris
+                   | {t for t in g.triples((None, None, f)) if t[1] in preds}, key=lambda t: (t[2] != v.value, t))
+    patch = lambda kind, added, removed: Patch(  # noqa: E731
+        "sparql.verified_change", frozenset(added), frozenset(removed), frozenset({f}),
+        {"kind": kind, "add": sorted(_role(t, v, terms, new) for t in added),
+         "drop": sorted(_role(t, v, terms, new) for t in removed)})
+    out = [patch("drop", (), {t}) for t in drops]  # the triple holding the reported value first
+    # a term the query uses as a predicate is a poor value: the new node and the other terms come first
+    objects = sorted(terms | {new}, key=lambda o: (isinstance(o, Literal), o in preds, str(o)))
+    out += [patch("add", {(f, p, o)}, ()) for p in preds for o in objects
+            if (f, p, o) not in g and o != p and not isinstance(f, Literal)]
+    out += [patch("type", {(f, RDF.type, c)}, ()) for c in iris
             if (f, RDF.type, c) not in g and not isinstance(f, Literal | BNode)]
     for t in drops:
-        out += [Patch(name, frozenset({(t[0], t[1], o)}), frozenset({t}), touch, "swap") for o in objects
-                if t[0] == f and o != t[2]]
+        out += [patch("swap", {(t[0], t[1], o)}, {t}) for o in objects if t[0] == f and o != t[2]]
     values: dict[URIRef, set] = {}
     for t in drops:
         if t[0] == f:
             values.setdefault(t[1], set()).add(t)
-    out += [Patch(name, frozenset(), frozenset(ts), touch, "drop") for _, ts in sorted(values.items()) if len(ts) > 1]
+    out += [patch("drop", (), ts) for _, ts in sorted(values.items()) if len(ts) > 1]
     return out
+
+
+def _role(t: tuple, v: Violation, terms: set, new) -> str:
+    """What a changed triple is to the violation, in words that hold on other shapes and data: whether the focus is
+    its subject ("out") or object ("in"), its predicate (rdf:type, the result path, a term of the query, another)
+    and its other node (the reported value, the node the repair creates, a term of the query, another)."""
+    s, p, o = t
+    other = o if s == v.focus else s
+    pred = "type" if p == RDF.type else "path" if p == v.path else "term" if p in terms else "other"
+    node = "value" if other == v.value else "new" if other == new else "term" if other in terms else "other"
+    return f"{'out' if s == v.focus else 'in'} {pred} {node}"
 
