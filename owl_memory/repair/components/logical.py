@@ -128,18 +128,20 @@ def _break(ctx: Context, node, shape, v: Violation) -> list[Patch]:
 
 
 def _break_candidates(ctx: Context, node, shape, v: Violation) -> list[tuple]:
-    """(patch, node to re-check or None): drop a type, drop needed values, retype a literal, drop the value."""
+    """(patch, node to re-check or None): drop a type, drop needed values, retype a literal, drop the value. Dropping
+    every type that makes the node an instance of the shape's sh:class, or every value of a path whose property shape
+    asks for one (sh:minCount >= 1, sh:hasValue), breaks the shape by the rule itself: no re-check."""
     name, f, g, out = "not.break", v.focus, ctx.graph, []
     cls = ctx.param(shape, "class")
     if cls is not None:
         types = {(node, RDF.type, t) for t in g.objects(node, RDF.type)
                  if cls in set(g.transitive_objects(t, RDFS.subClassOf))}
-        out.append((Patch(name, frozenset(), frozenset(types), frozenset({node}), "drop-type"), node))
+        out.append((Patch(name, frozenset(), frozenset(types), frozenset({node}), "drop-type"), None))
     for ps in ctx.params(shape, "property"):
         path = ctx.param(ps, "path")
         if isinstance(path, URIRef) and (ctx.param(ps, "minCount") or ctx.param(ps, "hasValue")) is not None:
             drop = frozenset(g.triples((node, path, None)))
-            out.append((Patch(name, frozenset(), drop, frozenset({node}), f"drop-values:{path}"), node))
+            out.append((Patch(name, frozenset(), drop, frozenset({node}), f"drop-values:{path}"), None))
     if isinstance(node, Literal) and ctx.param(shape, "datatype") is not None:
         new = Literal(str(node)) if ctx.param(shape, "datatype") != XSD.string else Literal(str(node), lang="und")
         out += [(p, new) for p in replace_value(name, ctx, v, new, "retype")]
