@@ -16,7 +16,10 @@ independent edits each (owl_memory.repair.mutations.combined, fixed seed), as re
 Cost: validations = every pySHACL run a repair makes, counted at the one place the package calls pySHACL
 (owl_memory.shacl_runs): verify rounds, nested trial checks and the memory's own item checks when it compiles.
 Sets "sprint" and "construction:<name>" are mutations of the shapes shipped in experiments/ (no data folder needed).
-Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube,fabric] [--per-kind N]
+Set "shapes:PATH" (and "shapes:PATH:multi"): the same for any shapes file, e.g. one the repairer never saw; the named
+mutation sets are names for such files. Targets of every kind get a root (class, implicit class, targetNode,
+targetSubjectsOf, targetObjectsOf), and the same file and seed give the same cases on every run.
+Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube,fabric,shapes:PATH] [--per-kind N]
        [--train SET[,SET][;SET...] --test SET[,SET][;SET...]] [--json]
 """
 
@@ -38,8 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from owl_memory import shacl_runs  # noqa: E402
 from owl_memory.compiled import repair_decisions  # noqa: E402
 from owl_memory.datadir import data_dir  # noqa: E402
+from owl_memory.errors import InstanceError, LoadError  # noqa: E402
+from owl_memory.rdfio import load_graph  # noqa: E402
 from owl_memory.repair import repair, target_nodes  # noqa: E402
-from owl_memory.repair.instances import build_instances  # noqa: E402
+from owl_memory.repair.instances import build_instances, canonical  # noqa: E402
 from owl_memory.repair.mutations import combined, mutations  # noqa: E402
 from owl_memory.repair.oracle import oracle  # noqa: E402
 from owl_memory.repair.verify import abstract_signatures, broken_sparql_targets, verify  # noqa: E402
@@ -47,6 +52,8 @@ from owl_memory.vocab import RDF, SH  # noqa: E402
 
 MF = Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
 SHT = Namespace("http://www.w3.org/ns/shacl-test#")
+SHAPE_PREDICATES = (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target, SH.property,
+                    SH.path)  # a file using none of these (and typing no sh:NodeShape / sh:PropertyShape) has no shapes
 
 
 DASH = Namespace("http://datashapes.org/dash#")
@@ -76,18 +83,19 @@ def case_files(root: Path) -> list[Path]:
 
 
 def load_set(spec: str, data: Path, per_kind: int = PER_KIND) -> list[dict]:
-    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", "dcat", "datacube",
-    "fabric", "sprint" or "construction:<library|clinic|fleet|museum>" (the last two: mutations of the repo's shapes); a
-    mutation set with ":multi" appended (e.g. dcat:multi) holds graphs broken by EDITS independent edits each."""
+    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", or a mutation set:
+    "shapes:PATH" (any shapes file), "dcat", "datacube", "fabric" (shapes files in the data folder), "sprint" or
+    "construction:<library|clinic|fleet|museum>" (shapes files in the repo); a mutation set with ":multi" appended
+    (e.g. dcat:multi, shapes:my.ttl:multi) holds graphs broken by EDITS independent edits each."""
     base, multi = spec.removesuffix(":multi"), spec.endswith(":multi")
-    if base in SHIPPED:
-        return mutation_cases(base, SHIPPED[base], per_kind, multi)
+    named = shapes_file(base, data)
+    if named is not None:
+        return mutation_cases(*named, per_kind, multi)
     name, _, folder = base.partition(":")
-    if name in REALWORLD and not folder:
-        return mutation_cases(name, data / REALWORLD[name], per_kind, multi)
     if name not in SUITES or multi:
-        raise SystemExit(f"unknown set {spec!r}: use one of {', '.join([*SUITES, *REALWORLD, *SHIPPED])} "
-                         "(w3c takes :<folder>; a mutation set takes :multi)")
+        raise SystemExit(f"unknown set {spec!r}: use shapes:PATH or one of "
+                         f"{', '.join([*SUITES, *REALWORLD, *SHIPPED])} (w3c takes :<folder>; a mutation set takes "
+                         ":multi)")
     root = data / SUITES[name] / folder if folder else data / SUITES[name]
     if name == "sparql":
         cases = [dash_case(p) for p in sorted(root.rglob("*.ttl"))]
@@ -96,11 +104,41 @@ def load_set(spec: str, data: Path, per_kind: int = PER_KIND) -> list[dict]:
     return [c for c in cases if c["expected_conforms"] is False]
 
 
+def shapes_file(base: str, data: Path) -> tuple[str, Path] | None:
+    """The name and shapes file of a mutation set: "shapes:PATH" itself, or what a named set stands for (dcat,
+    datacube, fabric in the data folder; sprint, construction:<name> in the repo); None for any other set."""
+    if base.startswith("shapes:"):
+        path = Path(base.removeprefix("shapes:")).expanduser()
+        return f"shapes:{path.name}", path
+    if base in SHIPPED:
+        return base, SHIPPED[base]
+    return (base, data / REALWORLD[base]) if base in REALWORLD else None
+
+
+def load_shapes(path: Path) -> Graph:
+    """The shapes in `path`, their blank nodes labelled canonically (the same cases for every parse of the file);
+    SystemExit naming the file when it is absent, does not parse, or holds no SHACL shapes."""
+    if not path.is_file():
+        raise SystemExit(f"shapes file {path} not found: give an existing SHACL shapes file (shapes:PATH)")
+    try:
+        g = load_graph(path)
+    except LoadError as e:
+        raise SystemExit(f"shapes file {path}: {e}") from e
+    if not any((None, p, None) in g for p in SHAPE_PREDICATES) and not {SH.NodeShape, SH.PropertyShape} & set(
+            g.objects(None, RDF.type)):
+        raise SystemExit(f"{path} holds no SHACL shapes (no sh:NodeShape, sh:PropertyShape, target, sh:property or "
+                         "sh:path): give a shapes file, not a data file")
+    return canonical(g)
+
+
 def mutation_cases(name: str, path: Path, per_kind: int, multi: bool = False) -> list[dict]:
     """Instance data built from a shapes file, broken by up to `per_kind` edits of each kind that do violate; with
     `multi`, 2 x `per_kind` graphs broken by EDITS independent edits each (every edit violating on its own)."""
-    shapes, dropped = runnable(Graph().parse(path, format="turtle"))
-    base = build_instances(shapes).graph
+    shapes, dropped = runnable(load_shapes(path))
+    try:
+        base = build_instances(shapes).graph
+    except InstanceError as e:
+        raise SystemExit(f"shapes file {path}: {e}") from e
     found = mutations(base, shapes)
     breaks = lambda m: not verify(m.apply(base), shapes).conforms  # noqa: E731
     if multi:
@@ -431,11 +469,11 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=None, help="folder holding the suites (default: data_dir())")
     ap.add_argument("--suites", default="w3c,sparql,dcat,datacube,fabric",
                     help="comma-separated sets to score (w3c, w3c:<folder>, sparql, dcat, datacube, fabric, sprint, "
-                         "construction:<library|clinic|fleet|museum>; a mutation set takes :multi)")
+                         "construction:<library|clinic|fleet|museum>, shapes:PATH for any shapes file; a mutation set "
+                         "takes :multi)")
     ap.add_argument("--per-kind", type=int, default=PER_KIND,
-                    help="mutation cases per edit kind (dcat, datacube, fabric, sprint, construction:*; suites and "
-                         "transfer); "
-                         "a :multi set holds twice as many graphs")
+                    help="mutation cases per edit kind (dcat, datacube, fabric, sprint, construction:*, shapes:*; "
+                         "suites and transfer); a :multi set holds twice as many graphs")
     ap.add_argument("--train", default=TRAIN, help="set(s) a memory is trained on, comma-separated; several "
                     "transfer pairs: ';' between them, matched in order with --test (the first is the headline pair)")
     ap.add_argument("--test", default=TEST, help="set(s) the transfer is measured on (';' between pairs)")

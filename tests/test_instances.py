@@ -9,7 +9,7 @@ from rdflib import Graph, Literal, URIRef
 
 from owl_memory.errors import InstanceError
 from owl_memory.repair import repair, target_nodes
-from owl_memory.repair.instances import build_instances
+from owl_memory.repair.instances import NAMESPACE, build_instances
 from owl_memory.repair.mutations import KINDS, MULTI, combined, mutations
 from owl_memory.repair.verify import verify
 from owl_memory.vocab import RDF
@@ -35,7 +35,7 @@ def test_built_data_conforms_and_fills_every_property(shapes, built):
     """pySHACL accepts the data; a book and a person exist, the book's values meet their datatype and pattern."""
     g = built.graph
     assert verify(g, shapes).conforms
-    assert built.classes == (EX + "Book", EX + "Person") and built.skipped == ()
+    assert built.roots == (EX + "Book", EX + "Person") and built.skipped == ()
     book = next(g.subjects(RDF.type, URIRef(EX + "Book")))
     isbn = g.value(book, URIRef(EX + "isbn"))
     assert isinstance(isbn, Literal) and str(isbn).startswith(("978-", "979-")) and len(str(isbn)) == 14
@@ -107,7 +107,7 @@ def test_counts_over_required_values_and_target_nodes_are_built():
             sh:property [ sh:path ex:title ; sh:minCount 1 ] .""", format="turtle")
     built = build_instances(shapes)
     g, x = built.graph, "http://example.org/x#"
-    assert verify(g, shapes).conforms and built.classes == (x + "Profile",)
+    assert verify(g, shapes).conforms and built.roots == (x + "Profile",)
     node = next(g.subjects(RDF.type, URIRef(x + "Profile")))
     standards = set(g.objects(node, URIRef(x + "conformsTo")))
     assert len(standards) == 3 and {URIRef(x + "RDF"), URIRef(x + "PROF")} <= standards
@@ -171,3 +171,79 @@ def test_dcat_ap_mutations_repaired_per_kind(shared_data):
                                           "wrong_node_kind"}
     rates = bench.by_kind(bench.run_all(cases)["rows"])
     assert all(k["rate"] == 1.0 and k["target_deletions"] == 0 for k in rates.values()), rates
+
+
+PREDICATE_TARGETS = """
+    @prefix ex: <http://example.org/t#> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+    @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+    ex:Authored a sh:NodeShape ; sh:targetSubjectsOf ex:author ;
+        sh:property [ sh:path ex:title ; sh:datatype xsd:string ; sh:minCount 1 ; sh:maxCount 1 ] ;
+        sh:property [ sh:path ex:author ; sh:nodeKind sh:IRI ; sh:maxCount 1 ] .
+    ex:Author a sh:NodeShape ; sh:targetObjectsOf ex:author ; sh:class ex:Person ;
+        sh:property [ sh:path ex:name ; sh:datatype xsd:string ; sh:minCount 1 ; sh:maxCount 1 ] ;
+        sh:property [ sh:path ex:status ; sh:in ( "active" "retired" ) ; sh:minCount 1 ] .
+    ex:Named a sh:NodeShape ; sh:targetObjectsOf ex:label ; sh:datatype xsd:string ; sh:maxLength 20 .
+    ex:Labelled a sh:NodeShape ; sh:targetSubjectsOf ex:label ;
+        sh:property [ sh:path ex:label ; sh:minCount 1 ; sh:maxCount 1 ; sh:pattern "^L" ] ."""
+
+
+def test_subjects_of_and_objects_of_targets_get_roots_and_edits():
+    """Shapes targeting only subjects / objects of a predicate (before: InstanceError, no mutations): every node shape
+    gets a root, the data conforms, the subject root's value is what the object shape asks (an ex:Person with a name
+    and a listed status), a literal object root meets its datatype and the subject's pattern, and the catalogue edits
+    a focus of each target kind, never adding a target node (no repair could remove it); every edit that violates is
+    repaired without losing a target."""
+    shapes, t = Graph().parse(data=PREDICATE_TARGETS, format="turtle"), "http://example.org/t#"
+    built = build_instances(shapes)
+    g = built.graph
+    assert verify(g, shapes).conforms and built.skipped == ()
+    assert built.roots == tuple(t + s for s in ("Author", "Authored", "Labelled", "Named"))
+    author = g.value(URIRef(NAMESPACE + "Authored-author"), URIRef(t + "author"))
+    assert (author, RDF.type, URIRef(t + "Person")) in g and g.value(author, URIRef(t + "status")) == Literal("active")
+    assert g.value(URIRef(NAMESPACE + "Named-label"), URIRef(t + "label")) == Literal("L")
+    found = mutations(g, shapes)
+    focus = {(m.kind, m.focus) for m in found}
+    assert {("retype_literal", author), ("outside_in", author), ("add_surplus", URIRef(NAMESPACE + "Authored-author"))
+            } <= focus  # objects of ex:author, subjects of ex:author
+    targets = target_nodes(g, shapes)
+    for m in found:
+        assert target_nodes(m.apply(g), shapes) <= targets, m.name  # undoing it deletes no target
+        if not verify(m.apply(g), shapes).conforms:
+            res = repair(m.apply(g), shapes)
+            assert res.conforms and target_nodes(m.apply(g), shapes) <= target_nodes(res.graph, shapes), m.name
+
+
+def test_the_same_file_parsed_twice_gives_the_same_cases():
+    """Blank-node labels differ from one parse to the next; the built data, the mutations (names and order) and the
+    seeded multi-edit draw do not."""
+    runs = []
+    for _ in range(2):
+        shapes = Graph().parse(SHAPES)
+        g = build_instances(shapes).graph
+        found = mutations(g, shapes)
+        breaks = lambda m, g=g, shapes=shapes: not verify(m.apply(g), shapes).conforms  # noqa: E731
+        runs.append((sorted(g), [m.name for m in found], [m.name for m in combined(found, 3, 4, 5, breaks)],
+                     {str(b) for b in shapes.subjects() if not isinstance(b, URIRef)}))
+    assert runs[0][:3] == runs[1][:3] and len(runs[0][1]) > 10
+    assert runs[0][3] and not runs[0][3] & runs[1][3]  # the blank nodes did get other labels
+
+
+def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
+    """benchmarks/repair.py's "shapes:PATH" set: a shapes file it never saw gives broken cases (single edits, and 3
+    edits each with ":multi"); a missing file or a file holding no shapes stops with a message naming it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import benchmarks.repair as bench
+
+    path = tmp_path / "mine.ttl"
+    path.write_text(PREDICATE_TARGETS, encoding="utf-8")
+    cases = bench.load_set(f"shapes:{path}", tmp_path, per_kind=1)
+    assert {c["kind"] for c in cases} == {"remove_required", "retype_literal", "add_surplus", "outside_in"}
+    assert all(c["name"].startswith("shapes:mine.ttl/") and not verify(c["data"], c["shapes"]).conforms
+               for c in cases)
+    multi = bench.load_set(f"shapes:{path}:multi", tmp_path, per_kind=1)
+    assert len(multi) == 2 and all(c["kind"] == MULTI and c["name"].count("+") == 2 for c in multi)
+    with pytest.raises(SystemExit, match="not found"):
+        bench.load_set(f"shapes:{tmp_path / 'absent.ttl'}", tmp_path)
+    (tmp_path / "data.ttl").write_text("<urn:a> <urn:p> <urn:b> .", encoding="utf-8")
+    with pytest.raises(SystemExit, match="holds no SHACL shapes"):
+        bench.load_set(f"shapes:{tmp_path / 'data.ttl'}", tmp_path)

@@ -1,10 +1,12 @@
-"""Valid instance data from shapes: one node per targeted class, a value per property shape, checked by pySHACL."""
+"""Valid instance data from shapes: a root node per target (class, subjects of, objects of) with what its shapes ask,
+checked by pySHACL."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rdflib import Graph, URIRef
+from rdflib import Graph, Literal, URIRef
+from rdflib.compare import to_canonical_graph
 
 from ..errors import InstanceError
 from ..rdfio import load_graph
@@ -15,6 +17,7 @@ from .synth import synthesize
 from .verify import verify
 
 NAMESPACE = "urn:owl-memory:instance:"
+DEPTH = 10  # rounds of filling what predicate targets reach (each round may reach new nodes)
 _BUILTIN = tuple(str(ns) for ns in (RDF, RDFS, XSD, OWL, SH))  # classes that name literals or the vocabulary itself
 
 
@@ -24,29 +27,44 @@ class InstanceData:
 
     Args:
         graph: the conforming data graph.
-        classes: the classes that got an instance (IRIs as text, sorted).
-        skipped: targeted classes left out because no conforming instance of them could be built.
+        roots: what got a root node kept in the graph (IRIs as text, sorted): each targeted class (sh:targetClass,
+            implicit class targets) and each node shape targeting subjects or objects of a predicate
+            (sh:targetSubjectsOf, sh:targetObjectsOf). Nodes named by sh:targetNode are filled, not counted here.
+        skipped: classes and node shapes left out because no conforming root for them could be built.
     """
 
     graph: Graph
-    classes: tuple
+    roots: tuple
     skipped: tuple
 
 
 def build_instances(shapes, *, namespace: str = NAMESPACE, optional: bool = True,
                     max_rounds: int = 10) -> InstanceData:
-    """Data conforming to `shapes`: an instance of every targeted class with a value for each property shape
-    (required ones, and optional ones too when `optional`), completed by the repair loop where the shapes ask more
-    (SPARQL constraints); a class whose instance still violates is left out. InstanceError when none is left."""
-    shapes = load_graph(shapes)
-    roots = {URIRef(namespace + local_name(c)): c for c in targeted_classes(shapes)}
-    g = draft(shapes, roots, optional)
+    """Data conforming to `shapes`: a root for every target (an instance of each targeted class, a subject of each
+    predicate a node shape targets the subjects of, an object of each it targets the objects of) with a value for each
+    property shape (required ones, and optional ones too when `optional`), completed by the repair loop where the
+    shapes ask more (SPARQL constraints); a root that still violates is left out. InstanceError when none is left.
+    The same shapes give the same data however their blank nodes are labelled (they are relabelled canonically)."""
+    shapes = canonical(load_graph(shapes))
+    g, roots = draft(shapes, {URIRef(namespace + local_name(c)): c for c in targeted_classes(shapes)}, optional,
+                     namespace)
     g, skipped = _complete(g, shapes, roots, max_rounds)
-    kept = sorted(str(c) for n, c in roots.items() if (n, RDF.type, c) in g)
+    kept = sorted({str(c) for n, c in roots.items() if (n, None, None) in g or (None, None, n) in g})
     if not kept:
-        raise InstanceError("no conforming instance of any targeted class could be built from these shapes; "
-                            "check that they target classes (sh:targetClass) and that their constraints agree")
-    return InstanceData(g, tuple(kept), tuple(sorted(str(c) for c in skipped)))
+        raise InstanceError("no conforming instance of any target could be built from these shapes; check that they "
+                            "have targets (sh:targetClass, implicit class, sh:targetSubjectsOf, sh:targetObjectsOf) "
+                            "and that their constraints agree")
+    return InstanceData(g, tuple(kept), tuple(sorted({str(c) for c in skipped} - set(kept))))
+
+
+def canonical(shapes: Graph) -> Graph:
+    """A copy of `shapes` whose blank nodes carry canonical labels (rdflib.compare), prefixes kept: what is derived
+    from it (fresh IRIs, sort orders) is the same for every parse of the same file."""
+    out = Graph()
+    for prefix, ns in shapes.namespaces():
+        out.bind(prefix, ns, override=True)
+    out += to_canonical_graph(shapes)
+    return out
 
 
 def targeted_classes(shapes: Graph) -> list:
@@ -54,6 +72,12 @@ def targeted_classes(shapes: Graph) -> list:
     classes = set(shapes.objects(None, SH.targetClass))
     classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class) if (s, RDF.type, SH.NodeShape) in shapes}
     return sorted(c for c in classes if isinstance(c, URIRef) and not str(c).startswith(_BUILTIN))
+
+
+def predicate_targets(shapes: Graph) -> list:
+    """(node shape, target predicate, predicate) for every sh:targetSubjectsOf / sh:targetObjectsOf, sorted."""
+    return sorted((s, t, p) for t in (SH.targetSubjectsOf, SH.targetObjectsOf)
+                  for s, p in shapes.subject_objects(t) if isinstance(p, URIRef))
 
 
 def class_shapes(shapes: Graph, cls) -> list:
@@ -68,21 +92,56 @@ def node_targets(shapes: Graph) -> list:
     return sorted((s, n) for s, n in shapes.subject_objects(SH.targetNode) if isinstance(n, URIRef))
 
 
-def draft(shapes: Graph, roots: dict, optional: bool = True) -> Graph:
-    """Instances of `roots` (node -> class) and every node their values need, before any check."""
-    ctx = Context(Graph(), shapes)
+def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NAMESPACE) -> tuple[Graph, dict]:
+    """Instances of the class roots (node -> class), a root per predicate target, and every node their values need,
+    before any check; returns the graph and every root (node -> the class or node shape it was built for)."""
+    ctx, roots, met = Context(Graph(), shapes), dict(roots), set()
     todo, done = [(n, [c]) for n, c in roots.items()], set()
     for shape, node in node_targets(shapes):
         todo += _satisfy(ctx, node, shape, optional)
-    while todo:
-        node, wanted = todo.pop(0)
-        if node in done:
-            continue
-        done.add(node)
-        for cls in wanted:
-            ctx.graph.add((node, RDF.type, cls))
-            todo += [x for s in class_shapes(shapes, cls) for x in _satisfy(ctx, node, s, optional)]
-    return ctx.graph
+    for shape, target, p in predicate_targets(shapes):
+        name = URIRef(f"{namespace}{local_name(shape)}-{local_name(p)}")
+        todo += _value_on(ctx, name, p, shape)
+        roots[name if target == SH.targetSubjectsOf else ctx.graph.value(name, p)] = shape
+    for _ in range(DEPTH):
+        todo += _reached(ctx, met, optional)
+        while todo:
+            node, wanted = todo.pop(0)
+            for cls in [] if node in done else wanted:
+                ctx.graph.add((node, RDF.type, cls))
+                todo += [x for s in class_shapes(shapes, cls) for x in _satisfy(ctx, node, s, optional)]
+            done.add(node)
+    return ctx.graph, roots
+
+
+def _value_on(ctx: Context, node, p, shape) -> list:
+    """Give `node` (built for `shape`) a value on `p`: as the property shapes on path `p` ask (`shape`'s own first),
+    else as a node shape targeting the objects of `p` asks, else a fresh IRI; returns (node, classes) pairs to fill."""
+    own = set(ctx.params(shape, "property"))
+    todo = []
+    for ps in sorted(ctx.shapes.subjects(SH.path, p), key=lambda ps: (ps not in own, ps)):
+        todo += _values_for(ctx, node, ps, True) if (node, p, None) not in ctx.graph else []
+    for s in sorted(ctx.shapes.subjects(SH.targetObjectsOf, p)):
+        if (node, p, None) not in ctx.graph:
+            value, extra = synthesize(ctx, s, node)
+            for t in {(node, p, value), *extra}:
+                ctx.graph.add(t)
+            todo += [(t[0], [t[2]]) for t in extra if t[1] == RDF.type]
+    if (node, p, None) not in ctx.graph:
+        ctx.graph.add((node, p, fresh(node, p)))
+    return todo
+
+
+def _reached(ctx: Context, met: set, optional: bool) -> list:
+    """Give every node a predicate target reaches in the graph (a subject or object of its predicate, literals aside)
+    what the targeting node shape asks, once per node and shape; returns (node, classes) pairs still to fill."""
+    todo = []
+    for shape, target, p in predicate_targets(ctx.shapes):
+        nodes = ctx.graph.subjects(p, None) if target == SH.targetSubjectsOf else ctx.graph.objects(None, p)
+        for node in sorted(set(nodes) - {n for n, s in met if s == shape}):
+            met.add((node, shape))
+            todo += [] if isinstance(node, Literal) else _satisfy(ctx, node, shape, optional)
+    return todo
 
 
 def _satisfy(ctx: Context, node, shape, optional: bool) -> list:
@@ -121,7 +180,7 @@ def _values_for(ctx: Context, node, ps, optional: bool) -> list:
 
 
 def _complete(g: Graph, shapes: Graph, roots: dict, max_rounds: int) -> tuple[Graph, list]:
-    """`g` repaired to conform; root instances still violating are dropped (with what only they reach)."""
+    """`g` repaired to conform; roots still violating are dropped (with what only they reach)."""
     if verify(g, shapes).conforms:
         return g, []
     from .loop import repair
@@ -129,7 +188,8 @@ def _complete(g: Graph, shapes: Graph, roots: dict, max_rounds: int) -> tuple[Gr
     res = repair(g, shapes, max_rounds=max_rounds, keep_values=True)  # instance data keeps every value it can
     if res.conforms:
         return res.graph, []
-    bad = {n for n in roots if n in {URIRef(f) for f in verify(res.graph, shapes).focus_nodes}}
+    focus = set(verify(res.graph, shapes).focus_nodes)
+    bad = {n for n in roots if str(n) in focus}
     bad = bad or set(roots)
     kept = _without(res.graph, bad)
     if not verify(kept, shapes).conforms:

@@ -102,18 +102,19 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
     return loop.result()
 
 
-def target_nodes(data: Graph, shapes: Graph) -> set:
-    """Every node some shape targets (targetNode, targetClass with subclasses, implicit class, subjects/objects of)."""
-    out = set(shapes.objects(None, SH.targetNode))
-    classes = set(shapes.objects(None, SH.targetClass))
-    classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class)
-                if (s, RDF.type, SH.NodeShape) in shapes or (s, RDF.type, SH.PropertyShape) in shapes}
+def target_nodes(data: Graph, shapes: Graph, shape=None) -> set:
+    """Every node `shape` targets, any shape's when None (targetNode, targetClass with subclasses, implicit class,
+    subjects/objects of)."""
+    out = set(shapes.objects(shape, SH.targetNode))
+    classes = set(shapes.objects(shape, SH.targetClass))
+    classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class) if shape in (None, s)
+                and ((s, RDF.type, SH.NodeShape) in shapes or (s, RDF.type, SH.PropertyShape) in shapes)}
     for c in classes:
         for sub in set(data.transitive_subjects(RDFS.subClassOf, c)) | {c}:
             out |= set(data.subjects(RDF.type, sub))
-    for p in shapes.objects(None, SH.targetSubjectsOf):
+    for p in shapes.objects(shape, SH.targetSubjectsOf):
         out |= set(data.subjects(p, None))
-    for p in shapes.objects(None, SH.targetObjectsOf):
+    for p in shapes.objects(shape, SH.targetObjectsOf):
         out |= set(data.objects(None, p))
     return out
 

@@ -6,11 +6,12 @@ import random
 import re
 from dataclasses import dataclass
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 
-from ..vocab import RDF, RDFS, SH, XSD
+from ..vocab import RDF, SH, XSD
+from .loop import target_nodes
 from .patch import Context, Patch, applied
-from .paths import fresh, instances
+from .paths import fresh
 
 KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",
          "outside_in")
@@ -56,15 +57,52 @@ def _short(term) -> str:
 
 
 def mutations(data: Graph, shapes: Graph, kinds=KINDS) -> list[Mutation]:
-    """Every edit of the catalogue that applies to `data`: one per kind, focus node and property shape."""
-    ctx, out = Context(data, shapes), []
-    for shape in sorted(set(shapes.subjects(SH.property, None))):
-        for focus in sorted(_focus_nodes(data, shapes, shape)):
-            for ps in ctx.params(shape, "property"):
+    """Every edit of the catalogue that applies to `data`: one per kind, focus node and property shape. Focus nodes
+    are the IRIs a node shape targets by any target kind (class, implicit class, sh:targetNode, sh:targetSubjectsOf,
+    sh:targetObjectsOf; SPARQL targets aside); only property shapes with a predicate path are edited. An edit that
+    makes a new subject or object for a sh:targetSubjectsOf / sh:targetObjectsOf target is left out: undoing it would
+    delete a target node, which no repair may do. The order depends on the shapes' content, not on their blank-node
+    labels, so every parse of a file gives the same list."""
+    ctx, out, key = Context(data, shapes), [], _keys(shapes)
+    for shape in sorted(set(shapes.subjects(SH.property, None)), key=key):
+        for focus in sorted(n for n in target_nodes(data, shapes, shape) if isinstance(n, URIRef)):
+            for ps in sorted(ctx.params(shape, "property"), key=key):
                 path = ctx.param(ps, "path")
                 if isinstance(path, URIRef):
                     out += [m for k in kinds for m in EDITS[k](ctx, focus, ps, path)]
-    return out
+    reaching, targets = _reaching(shapes), target_nodes(data, shapes)
+    return [m for m in out if not _adds_target(m, reaching, targets)]
+
+
+def _reaching(shapes: Graph) -> tuple[set, set]:
+    """The predicates whose subjects (first) and objects (second) some node shape targets."""
+    return set(shapes.objects(None, SH.targetSubjectsOf)), set(shapes.objects(None, SH.targetObjectsOf))
+
+
+def _adds_target(m: Mutation, reaching: tuple[set, set], targets: set) -> bool:
+    """True when `m` adds a triple making a node that is no target yet a subject or object a predicate target
+    reaches."""
+    subjects, objects = reaching
+    return any((p in subjects and s not in targets) or (p in objects and o not in targets) for s, p, o in m.added)
+
+
+def _keys(shapes: Graph):
+    """A sort key for shape nodes that ignores blank-node labels: an IRI's text, a blank node's triples (recursively,
+    sorted), so equal keys mean equal descriptions."""
+    memo: dict = {}
+
+    def key(node, seen=frozenset()) -> str:
+        """The key of one node (a blank node met again on its own description is "cycle")."""
+        if not isinstance(node, BNode):
+            return node.n3()
+        if node in seen:
+            return "cycle"
+        if node not in memo:
+            inner = sorted(f"{p.n3()} {key(o, seen | {node})}" for p, o in shapes.predicate_objects(node))
+            memo[node] = "[" + "; ".join(inner) + "]"
+        return memo[node]
+
+    return key
 
 
 def combined(singles: list[Mutation], edits: int, count: int, seed: int = 0, violates=None) -> list[Mutation]:
@@ -111,13 +149,6 @@ def _merged(parts: list[Mutation]) -> Mutation:
     """One MULTI mutation making every part's edit."""
     return Mutation(MULTI, parts[0].focus, parts[0].shape, frozenset().union(*(p.added for p in parts)),
                     frozenset().union(*(p.removed for p in parts)), tuple(parts))
-
-
-def _focus_nodes(data: Graph, shapes: Graph, shape) -> set:
-    """Nodes a node shape targets by class (explicit or implicit) in `data`."""
-    classes = set(shapes.objects(shape, SH.targetClass)) | ({shape} if (shape, RDF.type, RDFS.Class) in shapes
-                                                            else set())
-    return {n for c in classes for n in instances(data, c) if isinstance(n, URIRef)}
 
 
 def _values(ctx: Context, focus, path) -> list:
