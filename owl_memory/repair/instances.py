@@ -104,7 +104,10 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
         todo += _value_on(ctx, name, p, shape)
         roots[name if target == SH.targetSubjectsOf else ctx.graph.value(name, p)] = shape
     for _ in range(DEPTH):
+        before = len(met)
         todo += _reached(ctx, met, optional)
+        if not todo and len(met) == before:
+            break
         while todo:
             node, wanted = todo.pop(0)
             for cls in [] if node in done else wanted:
