@@ -247,3 +247,19 @@ def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
     (tmp_path / "data.ttl").write_text("<urn:a> <urn:p> <urn:b> .", encoding="utf-8")
     with pytest.raises(SystemExit, match="holds no SHACL shapes"):
         bench.load_set(f"shapes:{tmp_path / 'data.ttl'}", tmp_path)
+
+
+def test_implicit_class_and_target_node_shapes_get_edits_too():
+    """Edits are made at the nodes every target kind reaches, not only sh:targetClass: an instance of a class that is
+    its own shape, and an IRI named by sh:targetNode (before: class targets only)."""
+    shapes = Graph().parse(data="""
+        @prefix ex: <http://example.org/k#> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+        ex:Person a rdfs:Class, sh:NodeShape ;
+            sh:property [ sh:path ex:name ; sh:datatype xsd:string ; sh:minCount 1 ] .
+        ex:Home a sh:NodeShape ; sh:targetNode ex:home ; sh:property [ sh:path ex:city ; sh:minCount 1 ] .""",
+                           format="turtle")
+    built, k = build_instances(shapes), "http://example.org/k#"
+    found = {(m.kind, m.focus) for m in mutations(built.graph, shapes)}
+    assert built.roots == (k + "Person",)
+    assert {("remove_required", URIRef(NAMESPACE + "Person")), ("remove_required", URIRef(k + "home"))} <= found
