@@ -141,17 +141,19 @@ def mutation_cases(name: str, path: Path, per_kind: int, multi: bool = False) ->
         raise SystemExit(f"shapes file {path}: {e}") from e
     found = mutations(base, shapes)
     breaks = lambda m: not verify(m.apply(base), shapes).conforms  # noqa: E731
-    if multi:
-        chosen = combined(found, EDITS, 2 * per_kind, SEED, breaks)
-        return [_mutation_case(f"{name}:multi", m, base, shapes, dropped) for m in chosen]
     grouped: dict = {}
     for m in found:
         grouped.setdefault(m.kind, []).append(m)
-    cases = []
-    for _, same in sorted(grouped.items()):
+    cases = [_mutation_case(f"{name}:multi", m, base, shapes, dropped)
+             for m in combined(found, EDITS, 2 * per_kind, SEED, breaks)] if multi else []
+    for _, same in [] if multi else sorted(grouped.items()):
         step = max(1, len(same) // per_kind)
         cases += [_mutation_case(name, m, base, shapes, dropped)
                   for m in [m for m in same[::step] if breaks(m)][:per_kind]]
+    if not cases:
+        raise SystemExit(f"shapes file {path}: no edit of the mutation catalogue breaks the data built from it (edits "
+                         "need a property shape with a predicate path at a targeted node; a :multi set needs "
+                         f"{EDITS} independent ones)")
     return cases
 
 

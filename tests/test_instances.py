@@ -230,7 +230,8 @@ def test_the_same_file_parsed_twice_gives_the_same_cases():
 
 def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
     """benchmarks/repair.py's "shapes:PATH" set: a shapes file it never saw gives broken cases (single edits, and 3
-    edits each with ":multi"); a missing file or a file holding no shapes stops with a message naming it."""
+    edits each with ":multi"); a missing file, a file holding no shapes, or shapes no edit applies to (a subject root
+    chosen from the shape's sh:in, no property shape) stop with a message naming the file."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import benchmarks.repair as bench
 
@@ -247,6 +248,13 @@ def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
     (tmp_path / "data.ttl").write_text("<urn:a> <urn:p> <urn:b> .", encoding="utf-8")
     with pytest.raises(SystemExit, match="holds no SHACL shapes"):
         bench.load_set(f"shapes:{tmp_path / 'data.ttl'}", tmp_path)
+    listed = tmp_path / "listed.ttl"  # W3C targets/multipleTargets-001's shape: a subject root must be a listed IRI
+    listed.write_text("@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/l#> .\n"
+                      "ex:S a sh:NodeShape ; sh:targetSubjectsOf ex:p, ex:q ; sh:in ( ex:a ex:b ) .", encoding="utf-8")
+    built = build_instances(Graph().parse(listed))
+    assert built.roots == ("http://example.org/l#S",) and set(built.graph.subjects()) == {URIRef("http://example.org/l#a")}
+    with pytest.raises(SystemExit, match="no edit of the mutation catalogue breaks"):  # it has no property shape
+        bench.load_set(f"shapes:{listed}", tmp_path)
 
 
 def test_implicit_class_and_target_node_shapes_get_edits_too():

@@ -101,6 +101,7 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
         todo += _satisfy(ctx, node, shape, optional)
     for shape, target, p in predicate_targets(shapes):
         name = URIRef(f"{namespace}{local_name(shape)}-{local_name(p)}")
+        name = _chosen(ctx, shape, name) if target == SH.targetSubjectsOf else name
         todo += _value_on(ctx, name, p, shape)
         roots[name if target == SH.targetSubjectsOf else ctx.graph.value(name, p)] = shape
     for _ in range(DEPTH):
@@ -115,6 +116,15 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
                 todo += [x for s in class_shapes(shapes, cls) for x in _satisfy(ctx, node, s, optional)]
             done.add(node)
     return ctx.graph, roots
+
+
+def _chosen(ctx: Context, shape, name: URIRef):
+    """The node a sh:targetSubjectsOf root is: the IRI the shape's own sh:in, sh:hasValue or sh:pattern picks when it
+    has one, else `name`."""
+    if all(ctx.param(shape, n) is None for n in ("in", "hasValue", "pattern")):
+        return name
+    value, extra = synthesize(ctx, shape, name)
+    return name if isinstance(value, Literal) or extra else value
 
 
 def _value_on(ctx: Context, node, p, shape) -> list:
