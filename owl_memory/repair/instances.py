@@ -103,7 +103,7 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
         name = URIRef(f"{namespace}{local_name(shape)}-{local_name(p)}")
         name = _chosen(ctx, shape, name) if target == SH.targetSubjectsOf else name
         todo += _value_on(ctx, name, p, shape)
-        roots[name if target == SH.targetSubjectsOf else ctx.graph.value(name, p)] = shape
+        roots[name if target == SH.targetSubjectsOf else min(ctx.graph.objects(name, p))] = shape
     for _ in range(DEPTH):
         before = len(met)
         todo += _reached(ctx, met, optional)
