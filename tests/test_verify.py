@@ -138,6 +138,15 @@ def test_an_undeclared_prefix_in_a_sparql_query_is_a_load_error_naming_the_shape
         verify(DATA, HEAD + shape)
 
 
+def test_a_pattern_python_cannot_compile_is_a_load_error_naming_the_shape():
+    """SHACL patterns are XPath regexes; pySHACL compiles them with Python's re, which lacks \\p{Lu}: a typed error
+    naming the pattern, the property shape and a rewrite, not re.error from inside pySHACL."""
+    shape = 'ex:S a sh:NodeShape ; sh:targetNode ex:p1 ; sh:property [ sh:path ex:name ; sh:pattern "^\\\\p{Lu}" ] .'
+    with pytest.raises(LoadError, match=r"sh:pattern .*p\{Lu\}.* of the property shape on <http://ex.org/name> of "
+                                        r"<http://ex.org/S> .*bad escape .* \[A-Z\]"):
+        verify(DATA, HEAD + shape)
+
+
 def test_a_declared_prefix_in_a_sparql_query_runs():
     """The same constraint with the prefix declared through sh:prefixes validates (ex:p1 has no ex:n: conforms)."""
     shape = ('ex:S a sh:NodeShape ; sh:targetNode ex:p1 ; sh:sparql [ sh:prefixes ex:decl ; '

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
@@ -131,9 +132,35 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     except (KeyError, ParseException) as e:  # a SPARQL target that does not parse, or a row without ?this
         _check_sparql_targets(shapes, e)
         raise
+    except re.error as e:  # pySHACL compiles every sh:pattern with Python's re
+        _check_patterns(shapes, e)
+        raise
     except Exception as e:  # rdflib raises a bare Exception for a prefix a SHACL-SPARQL query does not declare
         _check_sparql_prefixes(data, shapes, e)
         raise
+
+
+def _check_patterns(shapes: Graph, cause: Exception) -> None:
+    """LoadError (from `cause`) naming the first shape whose sh:pattern (with its sh:flags) Python's re, which
+    pySHACL matches with, cannot compile: XPath regexes (SHACL's) have constructs it lacks, such as \\p{Lu}."""
+    for shape, pattern in sorted(shapes.subject_objects(SH.pattern), key=str):
+        flags = re.IGNORECASE if "i" in str(shapes.value(shape, SH.flags) or "") else 0
+        try:
+            re.compile(str(pattern), flags)
+        except re.error as e:
+            raise LoadError(f"the sh:pattern {pattern.n3()} of {_shape_name(shapes, shape)} is not a regular "
+                            f"expression pySHACL can match with (Python's re: {e.msg} at position {e.pos}); rewrite "
+                            "it without that construct (e.g. [A-Z] for \\p{Lu}) and retry") from cause
+
+
+def _shape_name(shapes: Graph, shape) -> str:
+    """A shape as a user finds it in the file: its IRI, or for a blank property shape its node shape and path."""
+    if not isinstance(shape, BNode):
+        return f"shape {shape.n3(shapes.namespace_manager)}"
+    owner, path = shapes.value(None, SH.property, shape), shapes.value(shape, SH.path)
+    where = f" on {path.n3(shapes.namespace_manager)}" if isinstance(path, URIRef) else ""
+    return f"the property shape{where} of {owner.n3(shapes.namespace_manager)}" if isinstance(owner, URIRef) \
+        else f"a blank shape{where}"
 
 
 def _check_sparql_prefixes(data: Graph, shapes: Graph, cause: Exception) -> None:
