@@ -259,15 +259,17 @@ def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
 
 def test_implicit_class_and_target_node_shapes_get_edits_too():
     """Edits are made at the nodes every target kind reaches, not only sh:targetClass: an instance of a class that is
-    its own shape, and an IRI named by sh:targetNode (before: class targets only)."""
+    its own shape, and an IRI named by sh:targetNode (before: class targets only). A class whose shape lists its
+    instances (W3C targets/targetClassImplicit-001) gets a listed one (before: none, so the class was skipped)."""
     shapes = Graph().parse(data="""
         @prefix ex: <http://example.org/k#> . @prefix sh: <http://www.w3.org/ns/shacl#> .
         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
         ex:Person a rdfs:Class, sh:NodeShape ;
             sh:property [ sh:path ex:name ; sh:datatype xsd:string ; sh:minCount 1 ] .
-        ex:Home a sh:NodeShape ; sh:targetNode ex:home ; sh:property [ sh:path ex:city ; sh:minCount 1 ] .""",
-                           format="turtle")
+        ex:Home a sh:NodeShape ; sh:targetNode ex:home ; sh:property [ sh:path ex:city ; sh:minCount 1 ] .
+        ex:Listed a rdfs:Class, sh:NodeShape ; sh:in ( ex:only ) .""", format="turtle")
     built, k = build_instances(shapes), "http://example.org/k#"
     found = {(m.kind, m.focus) for m in mutations(built.graph, shapes)}
-    assert built.roots == (k + "Person",)
+    assert built.roots == (k + "Listed", k + "Person")
+    assert (URIRef(k + "only"), RDF.type, URIRef(k + "Listed")) in built.graph
     assert {("remove_required", URIRef(NAMESPACE + "Person")), ("remove_required", URIRef(k + "home"))} <= found

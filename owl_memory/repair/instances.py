@@ -93,9 +93,12 @@ def node_targets(shapes: Graph) -> list:
 
 
 def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NAMESPACE) -> tuple[Graph, dict]:
-    """Instances of the class roots (node -> class), a root per predicate target, and every node their values need,
-    before any check; returns the graph and every root (node -> the class or node shape it was built for)."""
-    ctx, roots, met = Context(Graph(), shapes), dict(roots), set()
+    """Instances of the class roots (node -> class; a listed or patterned IRI instead where a shape of the class asks
+    one), a root per predicate target, and every node their values need, before any check; returns the graph and every
+    root (node -> the class or node shape it was built for)."""
+    ctx, met = Context(Graph(), shapes), set()
+    roots = {next((x for s in class_shapes(shapes, c) if (x := _chosen(ctx, s, n)) != n), n): c
+             for n, c in roots.items()}
     todo, done = [(n, [c]) for n, c in roots.items()], set()
     for shape, node in node_targets(shapes):
         todo += _satisfy(ctx, node, shape, optional)
@@ -119,8 +122,8 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
 
 
 def _chosen(ctx: Context, shape, name: URIRef):
-    """The node a sh:targetSubjectsOf root is: the IRI the shape's own sh:in, sh:hasValue or sh:pattern picks when it
-    has one, else `name`."""
+    """The node a root built for `shape` (a class or subjects-of target) is: the IRI the shape's own sh:in, sh:hasValue
+    or sh:pattern picks when it has one, else `name`."""
     if all(ctx.param(shape, n) is None for n in ("in", "hasValue", "pattern")):
         return name
     value, extra = synthesize(ctx, shape, name)
