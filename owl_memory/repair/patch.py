@@ -8,6 +8,7 @@ from rdflib import Graph
 from rdflib.collection import Collection
 
 from ..vocab import SH
+from .conformance import read, readable
 from .paths import path_of, value_triple
 from .verify import Violation
 
@@ -69,6 +70,12 @@ class Context:
 
         self.checks[0] += 1
         return nested_violations(self.graph if graph is None else graph, self.shapes, node, shape)
+
+    def conforms(self, node, shape, graph: Graph | None = None) -> bool:
+        """Does `node` conform to `shape` (in `graph`, else the working graph)? Read off the data for a shape that only
+        counts, lists and types values on predicate paths (repair.conformance), else one nested check."""
+        g = self.graph if graph is None else graph
+        return read(g, self.shapes, node, shape) if readable(self.shapes, shape) else not self.nested(node, shape, g)
 
     def param(self, shape, name):
         """One value of a shape parameter (sh:<name>), or None."""

@@ -265,6 +265,6 @@ def swap_term(name: str, ctx: Context, v: Violation, shape, only: str | None = N
             continue
         plan = {"kind": "swap", "shape": shape_key(ctx.shapes, shape), "option": rule}
         for p in replace_value(name, ctx, v, new, plan):
-            if only is not None or not ctx.nested(new, shape, applied(ctx.graph, p)):
+            if only is not None or ctx.conforms(new, shape, applied(ctx.graph, p)):
                 return [p]
     return []

@@ -361,11 +361,9 @@ _UNTARGETED: dict = {}
 
 def nested_violations(data: Graph, shapes: Graph, node, shape) -> list[Violation]:
     """Violations of one node against one shape alone (every other target of the shapes graph ignored)."""
-    key = (id(shapes), len(shapes))
-    if key not in _UNTARGETED:
-        _UNTARGETED.clear()
-        _UNTARGETED[key] = _untargeted(shapes)
-    s = _UNTARGETED[key]
+    if _UNTARGETED.get("of") is not shapes or _UNTARGETED.get("size") != len(shapes):
+        _UNTARGETED.update(of=shapes, size=len(shapes), copy=_untargeted(shapes))  # holding `shapes` keeps its id
+    s = _UNTARGETED["copy"]
     t = (shape, SH.targetNode, node)
     s.add(t)
     try:

@@ -62,7 +62,7 @@ def xone_one(ctx: Context, v: Violation) -> list[Patch]:
     members, node, out, name = ctx.listed(v.shape, "xone"), v.value, [], "xone.satisfy_one"
     if isinstance(ctx.hint, dict):
         return _replay_xone(ctx, v, members)
-    ok = [not ctx.nested(node, m) for m in members]
+    ok = [ctx.conforms(node, m) for m in members]
     for i, m in enumerate(members):
         base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else \
             descend_all(name, ctx, node, [m], v.focus) or swap_term(name, ctx, v, m)
@@ -74,7 +74,7 @@ def _break_others(ctx: Context, v: Violation, members: list, i: int, p: Patch) -
     """`p` plus a checked patch breaking each other member the value still conforms to; the choice records all."""
     work, breaks, node, plan = applied(ctx.graph, p), [], _new_value(p, v.value), p.choice
     for j, other in enumerate(members):
-        if j != i and not ctx.nested(node, other, work):
+        if j != i and ctx.conforms(node, other, work):
             br = _break(ctx.deeper(work), node, other, v)
             if not br:
                 return None
@@ -122,7 +122,7 @@ def _break(ctx: Context, node, shape, v: Violation) -> list[Patch]:
     """Patches after which `node` (or the value replacing it) no longer conforms to `shape`, each checked."""
     out = []
     for p, check in _break_candidates(ctx, node, shape, v):
-        if check is None or ctx.nested(check, shape, applied(ctx.graph, p)):
+        if check is None or not ctx.conforms(check, shape, applied(ctx.graph, p)):
             out.append(p)
     return out
 

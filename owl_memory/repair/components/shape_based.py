@@ -6,7 +6,7 @@ from rdflib import Literal, URIRef
 
 from ...vocab import SH
 from ..patch import Context, Patch, applied, dropping
-from ..paths import fresh, instances, is_instance, link_triples, path_of, value_triple, values
+from ..paths import fresh, instances, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
 from ..verify import Violation
@@ -51,7 +51,7 @@ def qualified_min(ctx: Context, v: Violation) -> list[Patch]:
 def qualified_max(ctx: Context, v: Violation) -> list[Patch]:
     """sh:qualifiedMaxCount: drop surplus values that conform to the qualified shape."""
     q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus
-    conforming = [x for x in values(ctx, f, path) if _conforms(ctx, x, q)]
+    conforming = [x for x in values(ctx, f, path) if ctx.conforms(x, q)]
     drop = [value_triple(ctx, f, path, x) for x in conforming[int(ctx.param(v.shape, "qualifiedMaxCount")):]]
     return dropping("qualified.drop_surplus", f, drop)
 
@@ -65,16 +65,9 @@ def _conforming_count(ctx: Context, v: Violation) -> int:
 
 def _fits(ctx: Context, node, q, siblings) -> bool:
     """True when `node` conforms to `q` and to none of the sibling qualified shapes."""
-    return _conforms(ctx, node, q) and not any(_conforms(ctx, node, s) for s in siblings)
+    return ctx.conforms(node, q) and not any(ctx.conforms(node, s) for s in siblings)
 
 
-def _conforms(ctx: Context, node, shape) -> bool:
-    """Does `node` conform to `shape`? Read off the data for a shape of sh:class only, else one nested check."""
-    sh = str(SH)
-    own = {p for p in ctx.shapes.predicates(shape, None) if str(p).startswith(sh)}
-    if own == {SH["class"]} and not isinstance(node, Literal):
-        return all(is_instance(ctx.graph, node, c) for c in ctx.params(shape, "class"))
-    return not ctx.nested(node, shape)
 
 
 def _siblings(ctx: Context, prop_shape) -> list:

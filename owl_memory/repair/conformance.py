@@ -1,0 +1,56 @@
+"""Does a node conform to a shape? Read off the data when the shape only counts, lists and types values on predicate
+paths; a nested pySHACL check otherwise.
+
+Operators ask this of member shapes (sh:or, sh:xone, sh:not), qualified value shapes and candidate values. Most such
+shapes in real files are small: a sh:class, or property shapes on a predicate with sh:minCount, sh:maxCount,
+sh:hasValue, sh:class or sh:in. For those the SHACL Core definitions are a few set operations on the data graph, so
+no pySHACL run is needed (tests/test_conformance.py checks the reading against pySHACL on generated graphs). A shape
+with anything else (another component, a complex path, sh:deactivated, nested shapes) is checked by pySHACL.
+"""
+
+from __future__ import annotations
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.collection import Collection
+
+from ..vocab import SH
+from .paths import is_instance
+
+_NOTES = {SH[n] for n in ("name", "description", "message", "severity", "order", "group")}  # no bearing on conformance
+_TARGETS = {SH[n] for n in ("targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf")}  # which nodes, not how
+_NODE = {SH["class"], SH.property} | _NOTES | _TARGETS
+_PROPERTY = {SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"]} | _NOTES
+
+
+def readable(shapes: Graph, shape) -> bool:
+    """True when conformance to `shape` can be read off the data (see the module doc)."""
+    if not _only(shapes, shape, _NODE):
+        return False
+    return all(_only(shapes, ps, _PROPERTY) and isinstance(shapes.value(ps, SH.path), URIRef)
+               for ps in shapes.objects(shape, SH.property))
+
+
+def read(g: Graph, shapes: Graph, node, shape) -> bool:
+    """Whether `node` conforms to a readable `shape` in `g`, by the SHACL Core definitions of its components."""
+    if any(isinstance(node, Literal) or not is_instance(g, node, c) for c in shapes.objects(shape, SH["class"])):
+        return False
+    for ps in shapes.objects(shape, SH.property):
+        have = set(g.objects(node, shapes.value(ps, SH.path))) if not isinstance(node, Literal) else set()
+        if any(len(have) < int(n) for n in shapes.objects(ps, SH.minCount)):
+            return False
+        if any(len(have) > int(n) for n in shapes.objects(ps, SH.maxCount)):
+            return False
+        if any(h not in have for h in shapes.objects(ps, SH.hasValue)):
+            return False
+        if any(isinstance(x, Literal) or not is_instance(g, x, c)
+               for c in shapes.objects(ps, SH["class"]) for x in have):
+            return False
+        if any(not have <= set(Collection(shapes, lst)) for lst in shapes.objects(ps, SH["in"])):
+            return False
+    return True
+
+
+def _only(shapes: Graph, node, allowed: set) -> bool:
+    """True when every sh: predicate of `node` is in `allowed`."""
+    sh = str(SH)
+    return all(p in allowed for p in shapes.predicates(node, None) if str(p).startswith(sh))

@@ -1,0 +1,80 @@
+"""Conformance read off the data (repair.conformance) agrees with pySHACL on every shape it claims to read."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import Graph, Literal, Namespace
+from rdflib.collection import Collection
+from rdflib.namespace import RDF, RDFS
+
+from owl_memory.repair.conformance import read, readable
+from owl_memory.repair.patch import Context
+from owl_memory.repair.verify import nested_violations
+from owl_memory.vocab import SH
+
+EX = Namespace("http://ex.org/")
+NODES = [EX.a, EX.b, EX.c, Literal(1), Literal("x")]
+CLASSES = [EX.C, EX.D, EX.E]  # D rdfs:subClassOf C
+PREDICATES = [EX.p, EX.q]
+
+
+@st.composite
+def data(draw):
+    """A small data graph: typed nodes (a subclass among the types) and p / q edges to nodes and literals."""
+    g = Graph()
+    g.add((EX.D, RDFS.subClassOf, EX.C))
+    for s in NODES[:3]:
+        for c in draw(st.sets(st.sampled_from(CLASSES), max_size=2)):
+            g.add((s, RDF.type, c))
+        for p in PREDICATES:
+            for o in draw(st.sets(st.sampled_from(NODES), max_size=3)):
+                g.add((s, p, o))
+    return g
+
+
+@st.composite
+def shapes(draw):
+    """A node shape the reader claims: maybe a sh:class, and property shapes on p / q with counts, a value, a class,
+    a list."""
+    g, shape = Graph(), EX.S
+    g.add((shape, RDF.type, SH.NodeShape))
+    if draw(st.booleans()):
+        g.add((shape, SH["class"], draw(st.sampled_from(CLASSES))))
+    for i in range(draw(st.integers(1, 2))):
+        ps = EX[f"ps{i}"]
+        g.add((shape, SH.property, ps))
+        g.add((ps, SH.path, draw(st.sampled_from(PREDICATES))))
+        if draw(st.booleans()):
+            g.add((ps, SH.minCount, Literal(draw(st.integers(0, 2)))))
+        if draw(st.booleans()):
+            g.add((ps, SH.maxCount, Literal(draw(st.integers(0, 2)))))
+        if draw(st.booleans()):
+            g.add((ps, SH.hasValue, draw(st.sampled_from(NODES))))
+        if draw(st.booleans()):
+            g.add((ps, SH["class"], draw(st.sampled_from(CLASSES))))
+        if draw(st.booleans()):
+            head = EX[f"list{i}"]
+            Collection(g, head, draw(st.lists(st.sampled_from(NODES), min_size=1, max_size=3, unique=True)))
+            g.add((ps, SH["in"], head))
+    return g
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data(), shapes(), st.sampled_from(NODES))
+def test_reading_agrees_with_pyshacl(g, s, node):
+    assert readable(s, EX.S)
+    assert read(g, s, node, EX.S) == (not nested_violations(g, s, node, EX.S))
+
+
+def test_shapes_beyond_the_reader_go_to_pyshacl():
+    """A datatype, a complex path or sh:deactivated is not read: Context.conforms runs one nested check for it."""
+    g = Graph().parse(data="@prefix ex: <http://ex.org/> . ex:a ex:p 1 .", format="turtle")
+    for extra in ("sh:datatype xsd:string", "sh:deactivated true"):
+        s = Graph().parse(data=f"""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+            @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+            ex:S sh:property [ sh:path ex:p ; sh:minCount 1 ; {extra} ] .""", format="turtle")
+        ctx = Context(g, s)
+        assert not readable(s, EX.S)
+        assert ctx.conforms(EX.a, EX.S) is (extra.startswith("sh:deactivated")) and ctx.checks[0] == 1
+    inverse = Graph().parse(data="""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        ex:S sh:property [ sh:path [ sh:inversePath ex:p ] ; sh:minCount 1 ] .""", format="turtle")
+    assert not readable(inverse, EX.S)
