@@ -34,7 +34,7 @@ def data(draw):
 @st.composite
 def shapes(draw):
     """A node shape the reader claims: maybe a sh:class, and property shapes on p / q with counts, a value, a class,
-    a list."""
+    a list, a sh:node to a shape of one count."""
     g, shape = Graph(), EX.S
     g.add((shape, RDF.type, SH.NodeShape))
     if draw(st.booleans()):
@@ -51,6 +51,12 @@ def shapes(draw):
             g.add((ps, SH.hasValue, draw(st.sampled_from(NODES))))
         if draw(st.booleans()):
             g.add((ps, SH["class"], draw(st.sampled_from(CLASSES))))
+        if draw(st.integers(0, 3)) == 0:  # values must conform to a small shape of their own
+            inner, ips = EX[f"inner{i}"], EX[f"ips{i}"]
+            g.add((ps, SH.node, inner))
+            g.add((inner, SH.property, ips))
+            g.add((ips, SH.path, draw(st.sampled_from(PREDICATES))))
+            g.add((ips, draw(st.sampled_from([SH.minCount, SH.maxCount])), Literal(draw(st.integers(0, 1)))))
         if draw(st.booleans()):
             head = EX[f"list{i}"]
             Collection(g, head, draw(st.lists(st.sampled_from(NODES), min_size=1, max_size=3, unique=True)))
@@ -78,3 +84,6 @@ def test_shapes_beyond_the_reader_go_to_pyshacl():
     inverse = Graph().parse(data="""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
         ex:S sh:property [ sh:path [ sh:inversePath ex:p ] ; sh:minCount 1 ] .""", format="turtle")
     assert not readable(inverse, EX.S)
+    loop = Graph().parse(data="""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        ex:S sh:property [ sh:path ex:p ; sh:node ex:S ] .""", format="turtle")
+    assert not readable(loop, EX.S), "a shape reached again through sh:node"

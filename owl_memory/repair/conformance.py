@@ -3,9 +3,10 @@ paths; a nested pySHACL check otherwise.
 
 Operators ask this of member shapes (sh:or, sh:xone, sh:not), qualified value shapes and candidate values. Most such
 shapes in real files are small: a sh:class, or property shapes on a predicate with sh:minCount, sh:maxCount,
-sh:hasValue, sh:class or sh:in. For those the SHACL Core definitions are a few set operations on the data graph, so
-no pySHACL run is needed (tests/test_conformance.py checks the reading against pySHACL on generated graphs). A shape
-with anything else (another component, a complex path, sh:deactivated, nested shapes) is checked by pySHACL.
+sh:hasValue, sh:class, sh:in, or sh:node to another such shape. For those the SHACL Core definitions are a few set
+operations on the data graph, so no pySHACL run is needed (tests/test_conformance.py holds the reading to pySHACL on
+generated graphs). A shape with anything else (another component, a complex path, sh:deactivated, a shape reached
+again through sh:node) is checked by pySHACL.
 """
 
 from __future__ import annotations
@@ -18,21 +19,27 @@ from .paths import is_instance
 
 _NOTES = {SH[n] for n in ("name", "description", "message", "severity", "order", "group")}  # no bearing on conformance
 _TARGETS = {SH[n] for n in ("targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf")}  # which nodes, not how
-_NODE = {SH["class"], SH.property} | _NOTES | _TARGETS
-_PROPERTY = {SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"]} | _NOTES
+_NODE = {SH["class"], SH.property, SH.node} | _NOTES | _TARGETS
+_PROPERTY = {SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"], SH.node} | _NOTES
 
 
-def readable(shapes: Graph, shape) -> bool:
-    """True when conformance to `shape` can be read off the data (see the module doc)."""
-    if not _only(shapes, shape, _NODE):
+def readable(shapes: Graph, shape, within: frozenset = frozenset()) -> bool:
+    """True when conformance to `shape` can be read off the data (see the module doc); a shape that refers back to
+    itself through sh:node is left to pySHACL."""
+    if shape in within or not _only(shapes, shape, _NODE):
         return False
-    return all(_only(shapes, ps, _PROPERTY) and isinstance(shapes.value(ps, SH.path), URIRef)
-               for ps in shapes.objects(shape, SH.property))
+    inner = within | {shape}
+    return all(readable(shapes, n, inner) for n in shapes.objects(shape, SH.node)) and all(
+        _only(shapes, ps, _PROPERTY) and isinstance(shapes.value(ps, SH.path), URIRef)
+        and all(readable(shapes, n, inner) for n in shapes.objects(ps, SH.node))
+        for ps in shapes.objects(shape, SH.property))
 
 
 def read(g: Graph, shapes: Graph, node, shape) -> bool:
     """Whether `node` conforms to a readable `shape` in `g`, by the SHACL Core definitions of its components."""
     if any(isinstance(node, Literal) or not is_instance(g, node, c) for c in shapes.objects(shape, SH["class"])):
+        return False
+    if any(not read(g, shapes, node, n) for n in shapes.objects(shape, SH.node)):
         return False
     for ps in shapes.objects(shape, SH.property):
         have = set(g.objects(node, shapes.value(ps, SH.path))) if not isinstance(node, Literal) else set()
@@ -46,6 +53,8 @@ def read(g: Graph, shapes: Graph, node, shape) -> bool:
                for c in shapes.objects(ps, SH["class"]) for x in have):
             return False
         if any(not have <= set(Collection(shapes, lst)) for lst in shapes.objects(ps, SH["in"])):
+            return False
+        if any(not read(g, shapes, x, n) for n in shapes.objects(ps, SH.node) for x in have):
             return False
     return True
 
