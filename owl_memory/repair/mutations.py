@@ -12,6 +12,7 @@ from ..vocab import RDF, SH, XSD
 from .loop import target_nodes
 from .patch import Context, Patch, applied
 from .paths import fresh
+from .verify import re_flags
 
 KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",
          "outside_in")
@@ -179,7 +180,7 @@ def break_pattern(ctx: Context, focus, ps, path) -> list[Mutation]:
     pattern, have = ctx.param(ps, "pattern"), _values(ctx, focus, path)
     if pattern is None or not have:
         return []
-    flags = re.IGNORECASE if "i" in str(ctx.param(ps, "flags") or "") else 0
+    flags = re_flags(ctx.param(ps, "flags"))
     bad = next((t for t in ("!", "~ ~", "0", "a", "") if re.search(str(pattern), t, flags) is None), None)
     if bad is None:
         return []

@@ -15,6 +15,7 @@ from rdflib.collection import Collection
 from ..vocab import RDF, SH, XSD, local_name
 from .patch import Context
 from .paths import fresh, instances
+from .verify import re_flags
 
 NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
                             "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
@@ -109,8 +110,7 @@ def _meets(p, x) -> bool:
     """True when a term meets the datatype, pattern (Python's re) and length parameters `p` reads."""
     d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
     kind = (x.datatype or (RDF.langString if x.language else XSD.string)) if isinstance(x, Literal) else None
-    flags = re.IGNORECASE if "i" in str(p("flags") or "") else 0
-    return (d is None or kind == d) and (pattern is None or re.search(str(pattern), str(x), flags) is not None) \
+    return (d is None or kind == d) and (pattern is None or re.search(str(pattern), str(x), re_flags(p("flags")))) \
         and (lo is None or len(str(x)) >= int(lo)) and (hi is None or len(str(x)) <= int(hi))
 
 
@@ -167,7 +167,7 @@ def _other(lit: Literal, avoid) -> Literal | None:
 def generate(pattern: str, flags: str = "", accept=None) -> str | None:
     """A short string matching a regular expression (exrex enumerates matches, shortest repeats first), tidy
     printable ones preferred; `accept` may reject a candidate (e.g. an ill-typed date). None when none is found."""
-    fl = re.IGNORECASE if "i" in flags else 0
+    fl = re_flags(flags)
     try:
         found = [x for x in islice(exrex.generate(("(?i)" if fl else "") + pattern, limit=4), MAX_TRIES)
                  if re.search(pattern, x, fl) and (accept is None or accept(x))]
@@ -184,7 +184,7 @@ def generate_iri(pattern: str, flags: str, name: str) -> str | None:
     if text is None:
         return None
     longer = text + ("example.org/" if text.endswith("://") else "") + name
-    return longer if re.search(pattern, longer, re.IGNORECASE if "i" in flags else 0) else text
+    return longer if re.search(pattern, longer, re_flags(flags)) else text
 
 
 def convert(val, d) -> Literal | None:

@@ -140,13 +140,17 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
         raise
 
 
+def re_flags(flags) -> int:
+    """Python re flags for a sh:flags value (None: none); "i" is the flag the repairer honours."""
+    return re.IGNORECASE if "i" in str(flags or "") else 0
+
+
 def _check_patterns(shapes: Graph, cause: Exception) -> None:
     """LoadError (from `cause`) naming the first shape whose sh:pattern (with its sh:flags) Python's re, which
     pySHACL matches with, cannot compile: XPath regexes (SHACL's) have constructs it lacks, such as \\p{Lu}."""
     for shape, pattern in sorted(shapes.subject_objects(SH.pattern), key=str):
-        flags = re.IGNORECASE if "i" in str(shapes.value(shape, SH.flags) or "") else 0
         try:
-            re.compile(str(pattern), flags)
+            re.compile(str(pattern), re_flags(shapes.value(shape, SH.flags)))
         except re.error as e:
             raise LoadError(f"the sh:pattern {pattern.n3()} of {_shape_name(shapes, shape)} is not a regular "
                             f"expression pySHACL can match with (Python's re: {e.msg} at position {e.pos}); rewrite "

@@ -68,8 +68,6 @@ def _fits(ctx: Context, node, q, siblings) -> bool:
     return ctx.conforms(node, q) and not any(ctx.conforms(node, s) for s in siblings)
 
 
-
-
 def _siblings(ctx: Context, prop_shape) -> list:
     """Qualified value shapes of sibling property shapes (for sh:qualifiedValueShapesDisjoint)."""
     q = ctx.param(prop_shape, "qualifiedValueShape")

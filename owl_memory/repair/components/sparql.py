@@ -96,10 +96,13 @@ def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
     preds = [p for p in iris if any(True for _ in g.triples((None, p, None)))] or iris
     drops = sorted({t for t in g.triples((f, None, None)) if t[1] in preds or t[2] == v.value}
                    | {t for t in g.triples((None, None, f)) if t[1] in preds}, key=lambda t: (t[2] != v.value, t))
-    patch = lambda kind, added, removed: Patch(  # noqa: E731
-        "sparql.verified_change", frozenset(added), frozenset(removed), frozenset({f}),
-        {"kind": kind, "add": sorted(_role(t, v, terms, new) for t in added),
-         "drop": sorted(_role(t, v, terms, new) for t in removed)})
+
+    def patch(kind: str, added, removed) -> Patch:
+        """A candidate whose choice names its kind and the role of each triple it adds and drops."""
+        return Patch("sparql.verified_change", frozenset(added), frozenset(removed), frozenset({f}),
+                     {"kind": kind, "add": sorted(_role(t, v, terms, new) for t in added),
+                      "drop": sorted(_role(t, v, terms, new) for t in removed)})
+
     out = [patch("drop", (), {t}) for t in drops]  # the triple holding the reported value first
     # a term the query uses as a predicate is a poor value: the new node and the other terms come first
     objects = sorted(terms | {new}, key=lambda o: (isinstance(o, Literal), o in preds, str(o)))

@@ -11,7 +11,7 @@ from ..patch import Context, Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
-from ..verify import Violation
+from ..verify import Violation, re_flags
 
 
 @strategy("minLength.pad", SH.MinLengthConstraintComponent,
@@ -46,7 +46,7 @@ def maxlength_drop_iri(ctx: Context, v: Violation) -> list[Patch]:
 def pattern_generate(ctx: Context, v: Violation) -> list[Patch]:
     """sh:pattern: replace the value by a string derived from the regular expression (or an existing match)."""
     pat, flags = str(ctx.param(v.shape, "pattern")), str(ctx.param(v.shape, "flags") or "")
-    fl = re.IGNORECASE if "i" in flags else 0
+    fl = re_flags(flags)
     path = path_of(ctx, v)
     p = path if isinstance(path, URIRef) else None
     seen = sorted({o for o in ctx.graph.objects(None, p) if isinstance(o, Literal) and re.search(pat, str(o), fl)})
