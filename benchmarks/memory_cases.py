@@ -63,7 +63,7 @@ def over_retrieval(root: Path, n: int) -> dict:
                   for i in range(n) for w in ("string", "untyped", "lang", "integer")[i % 4:i % 4 + 1]]
     with Memory(root / f"pressure-{n}") as m:
         m.add_many(specs, validate=False)
-        hits = [[h["id"] for h in m.search("typed xsd date literals", ontology=f"http://example.org/pressure{t}#",
+        hits = [[h.id for h in m.search("typed xsd date literals", ontology=f"http://example.org/pressure{t}#",
                                            task_type=TASK, k=5)] for t in range(TARGETS)]
     return {"case": "over-retrieval", "near_misses": n, "p@1": _precision(hits, right, 1),
             "p@5": _precision(hits, right, 5), "hit@5": _share(right[t] in h for t, h in enumerate(hits))}
@@ -76,7 +76,7 @@ def _precision(hits: list[list[str]], right: dict[int, str], k: int) -> float:
 
 def _rank(hits: list[dict], item: str) -> int | None:
     """0-based rank of an item in search hits, None when absent."""
-    return next((i for i, h in enumerate(hits) if h["id"] == item), None)
+    return next((i for i, h in enumerate(hits) if h.id == item), None)
 
 
 def _share(flags) -> float:
@@ -96,7 +96,7 @@ def conflicting(root: Path) -> dict:
                               refines=rule, failure_modes=("label-language",)))
             for mode, winner in (("label-language", exc), ("datatype", rule), (None, rule)):
                 hits = m.search(ontology=onto, task_type=TASK, failure_mode=mode, k=5)
-                wins.setdefault(mode or "unstated", []).append(bool(hits) and hits[0]["id"] == winner)
+                wins.setdefault(mode or "unstated", []).append(bool(hits) and hits[0].id == winner)
     return {"case": "conflicting-rules", "pairs": TARGETS,
             "exception_wins_exactly_when_applicable": _share(w for ws in wins.values() for w in ws),
             "by_query": {k: _share(v) for k, v in wins.items()}}

@@ -145,7 +145,7 @@ def supersede_some(m: Memory, specs: list[ItemSpec], n: int) -> int:
 def validate_sample(m: Memory, specs: list[ItemSpec], n: int) -> str:
     """Validate n random bulk-loaded items exactly as Memory.add would (item + context, pyshacl)."""
     sample = random.Random(f"{SEED}-sample").sample(specs, min(n, len(specs)))
-    ok = sum(m.validate(ids=[s.id])["conforms"] for s in sample)
+    ok = sum(m.validate(ids=[s.id]).conforms for s in sample)
     return f"{ok}/{len(sample)}"
 
 
@@ -359,7 +359,7 @@ def measure(work: Path, nt: Path, specs: list[ItemSpec], queries: list, warmup: 
     m, open_ms = timed(Memory, work)
     try:
         first = timed(m.search, **queries[0][1])[1]
-        engines = {"memory": lambda shape, kw: [h["id"] for h in m.search(**kw)],
+        engines = {"memory": lambda shape, kw: [h.id for h in m.search(**kw)],
                    "owlready2": Native(m.backend.world).search, "rdflib": Baseline(ds).search}
         for n, (shape, kw) in enumerate(warmup[: 2 * len(SHAPES)]):
             for name, run in engines.items():  # baselines: every shape they run, once for text (seconds each)

@@ -47,7 +47,7 @@ def searches(local: Memory, server: Memory, queries: list) -> dict:
         a.append((shape, ms))
         y, ms = timed(server.search, **kw)
         b.append((shape, ms))
-        same += [h["id"] for h in x] == [h["id"] for h in y]
+        same += [h.id for h in x] == [h.id for h in y]
     return {"embedded": by_shape(a), "server": by_shape(b), "same_results": f"{same}/{len(queries)}"}
 
 
@@ -78,7 +78,7 @@ def agent(location: str, n: int, ops: int, shared: str, queue) -> None:
 def agents(location: str, count: int, ops: int) -> dict:
     """`count` agent processes at once: throughput (operations per second) and lost writes."""
     with Memory(location) as m:
-        shared = m.search(k=1)[0]["id"]
+        shared = m.search(k=1)[0].id
         before = m.get(shared)["use_count"]
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()

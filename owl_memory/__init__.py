@@ -12,7 +12,8 @@ from importlib import import_module
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _EXPORTS = {
-    "BlobStore": ".store.blobs", "ReadBudget": ".store.blobs", "Ref": ".store.blobs", "ItemSpec": ".store.items",
+    "BlobStore": ".store.blobs", "ReadBudget": ".store.blobs", "Ref": ".model", "ItemSpec": ".model", "Item": ".model",
+    "Hit": ".model", "Window": ".model",
     "CapExceeded": ".errors", "ConfigError": ".errors", "InvalidItem": ".errors", "LoadError": ".errors",
     "OwlMemoryError": ".errors", "ToolError": ".errors", "UnknownItem": ".errors",
     "Memory": ".store.memory",

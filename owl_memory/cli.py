@@ -72,11 +72,19 @@ def fail(error: OwlMemoryError, as_json: bool) -> None:
 
 
 def emit(data, as_json: bool, render=None) -> None:
-    """Print `data` as JSON (one line on stdout) or through `render` for people."""
+    """Print `data` (typed values as their dict form) as JSON (one line on stdout) or through `render` for people."""
+    data = _plain(data)
     if as_json or render is None:
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
     else:
         render(data)
+
+
+def _plain(data):
+    """A typed value (anything with to_dict), or a list of them, as JSON-compatible data."""
+    if isinstance(data, list):
+        return [_plain(x) for x in data]
+    return data.to_dict() if hasattr(data, "to_dict") else data
 
 
 def _items_table(items: list[dict]) -> None:
@@ -136,8 +144,8 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     """
     if (content is None) == (content_file is None):
         raise click.UsageError("give exactly one of --content or --content-file")
+    from .model import ItemSpec
     from .rdfio import read_text
-    from .store.items import ItemSpec
 
     text = content if content is not None else read_text(content_file)
     spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
@@ -171,8 +179,8 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, mem
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
     with Memory(memory_path, create=False) as m:
-        out = m.search(text, ontology=ontology, task_type=task_type, failure_mode=failure_mode,
-                       kinds=kinds or None, k=k, explain=explain)
+        out = (m.explain if explain else m.search)(text, ontology=ontology, task_type=task_type,
+                                                    failure_mode=failure_mode, kinds=kinds or None, k=k)
     emit(out, as_json, _explained if explain else _items_table)
 
 
@@ -270,7 +278,7 @@ def validate_memory(memory_path, as_json):
     with Memory(memory_path, create=False) as m:
         result = m.validate()
     emit(result, as_json, _mapping)
-    sys.exit(EXIT_OK if result["conforms"] else EXIT_FAILED)
+    sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
 
 
 @main.command("demo")
@@ -563,9 +571,9 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
+    from .model import sha256
     from .rdfio import check_output, guess_format, load_graph, read_text, write_graph
     from .repair import repair
-    from .store.blobs import sha256
 
     if out:
         check_output(out, guess_format(out))  # before anything is compiled into memory

@@ -8,8 +8,8 @@ import owlready2
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
 
+from .model import ItemSpec
 from .rdfio import load_graph
-from .store.items import ItemSpec
 from .store.memory import Memory
 from .vocab import local_name
 
@@ -41,9 +41,10 @@ def run_demo(path: Path) -> dict:
             f"--task-type {TASK} --kind Principle": m.search(task_type=TASK, kinds=["Principle"]),
             "'license rights'": m.search("license rights", kinds=["Constraint"], k=3),
         }
-        top = searches["'creator agent'"][0]["id"]
+        top = searches["'creator agent'"][0].id
         return {"memory": str(path), "ontology": DCTERMS, "items": len(m), "added": len(ids) + 2,
-                "searches": searches, "window": {"id": top, **m.window(top, 0, 160)}}
+                "searches": {name: [h.to_dict() for h in hits] for name, hits in searches.items()},
+                "window": {"id": top, **m.window(top, 0, 160).to_dict()}}
 
 
 def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:

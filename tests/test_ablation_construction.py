@@ -143,7 +143,7 @@ def test_whatever_a_holdout_task_writes_is_thrown_away(tmp_path):
         job = Job(str(CURRICULUM), cond, 0, str(tmp_path), 3)
         assert run_job(job, writes_everywhere) == 7
         with Memory(tmp_path / "memories" / f"{cond}-r0") as m:
-            assert sorted(h["title"].split()[2] for h in m.search(k=50)) == kept
+            assert sorted(h.title.split()[2] for h in m.search(k=50)) == kept
         hold = [r for r in read_records(tmp_path / "parts" / f"{cond}-r0.jsonl") if r.phase == "holdout"]
         assert [r.memory_items for r in hold] == [0, 0, len(kept), len(kept)]
 

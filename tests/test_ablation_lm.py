@@ -131,7 +131,7 @@ def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
         with Memory(out / "memories" / f"{c}-r0") as m:
             runs = m.sparql("PREFIX om: <http://w3id.org/owl-memory#> SELECT ?t WHERE { ?r a om:Run ; om:taskId ?t }")
             items = len(m)
-        assert sorted(row[0] for row in runs["rows"]) == ["mini-train-1", "mini-train-2"]  # no holdout run stored
+        assert sorted(row[0] for row in runs.rows) == ["mini-train-1", "mini-train-2"]  # no holdout run stored
         assert items == train[-1].memory_items
         assert {r.memory_items for r in recs if r.condition == c and r.checkpoint == 2 and r.phase == "holdout"} == \
             {items}

@@ -30,16 +30,16 @@ def test_repr_and_str_never_show_payload(blobs):
 def test_reads_are_capped_and_windows_exact(blobs):
     ref = blobs.put(TEXT, "trace")
     w = blobs.read(ref, 15, 10 ** 6)
-    assert w == {"text": TEXT[15:79], "start": 15, "end": 79, "size": len(TEXT)}
-    assert blobs.read(ref.key, -5, 3)["text"] == TEXT[:3]
-    assert blobs.read(ref, len(TEXT) + 10, 5)["text"] == ""
+    assert w.to_dict() == {"text": TEXT[15:79], "start": 15, "end": 79, "size": len(TEXT)}
+    assert blobs.read(ref.key, -5, 3).text == TEXT[:3]
+    assert blobs.read(ref, len(TEXT) + 10, 5).text == ""
 
 
 def test_budget_limits_total_characters_and_reads_per_handle(blobs):
     ref = blobs.put(TEXT, "prompt")
     budget = ReadBudget(total_chars=100, reads_per_handle=3, max_read=64)
-    assert len(blobs.read(ref, 0, 64, budget=budget)["text"]) == 64
-    assert len(blobs.read(ref, 64, 64, budget=budget)["text"]) == 36  # only what is left
+    assert len(blobs.read(ref, 0, 64, budget=budget).text) == 64
+    assert len(blobs.read(ref, 64, 64, budget=budget).text) == 36  # only what is left
     with pytest.raises(CapExceeded, match="budget"):
         blobs.read(ref, 128, 10, budget=budget)
     per_handle = ReadBudget(total_chars=10 ** 6, reads_per_handle=2)

@@ -50,8 +50,8 @@ def _reader(path: Path, stop: Path, out: Path) -> None:
     with Memory(path, create=False) as m:
         while not stop.exists():
             for hit in m.search("lesson", task_type="drill", k=50):
-                seen.add(hit["id"])
-            m.window(hit["id"]) if seen else None
+                seen.add(hit.id)
+            m.window(hit.id) if seen else None
             searches += 1
             time.sleep(0.02)
         final = len(m)
@@ -81,9 +81,9 @@ def test_four_writers_and_four_readers_lose_nothing(tmp_path):
         assert searches > 0 and seen > 0 and final == WRITERS * ADDS  # each reader saw the others' commits
     with Memory(path, create=False) as m:
         assert len(m) == WRITERS * ADDS
-        assert all(m.get(i)["id"] == i for i in returned)
+        assert all(m.get(i).id == i for i in returned)
         assert len(m.search(task_type="drill", k=50)) == 50
-        assert m.validate()["conforms"]
+        assert m.validate().conforms
 
 
 def _hold_lock(path: Path, seconds: float, out: Path) -> None:
@@ -103,8 +103,8 @@ def test_a_writer_waits_then_names_the_holder_while_readers_go_on(tmp_path, monk
         time.sleep(0.01)
     monkeypatch.setenv("OWL_MEMORY_LOCK_WAIT", "0.3")
     with Memory(path, create=False) as m:
-        assert [h["id"] for h in m.search("bind")] == [first]  # reading while another process writes
-        assert m.get(first)["title"] == "Bind values"
+        assert [h.id for h in m.search("bind")] == [first]  # reading while another process writes
+        assert m.get(first).title == "Bind values"
         started = time.monotonic()
         with pytest.raises(MemoryLocked) as e:
             m.add(ItemSpec("Principle", "Other", "Use when other.", "other"))
@@ -177,8 +177,8 @@ def test_kill_9_at_any_moment_leaves_no_memory_or_one_that_opens_with_every_retu
             continue
         with m:
             outcomes["opens"] += 1
-            assert [m.get(i)["id"] for i in returned] == returned
+            assert [m.get(i).id for i in returned] == returned
             assert len(m) >= len(returned)
-            assert m.validate()["conforms"], m.validate()["messages"]
+            assert m.validate().conforms, m.validate().messages
             m.add(ItemSpec("Principle", "after the crash", "Use when checking a crash.", "still writable"))
     assert outcomes["none"] >= 5 and outcomes["opens"] >= 5, outcomes

@@ -44,10 +44,11 @@ def judged(course, answer):
 
 def test_lift_makes_task_constants_parameters():
     schema = lift(QUERY, {"http://w3id.org/owl-memory/examples/library#Work"})
-    assert schema["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
-    assert schema["parameters"] == [{"name": "$p1", "kind": "iri"}] and "Work" not in json.dumps(schema)
+    recipe = schema.to_json()
+    assert recipe["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
+    assert recipe["parameters"] == [{"name": "$p1", "kind": "iri"}] and "Work" not in json.dumps(recipe)
     filtered = lift("SELECT ?w WHERE { ?w <http://x/year> ?y FILTER(?y < 1900) }", set())
-    assert filtered["filters"] == 1 and filtered["where"] == [["?v0", "<http://x/year>", "?v1"]]
+    assert filtered.filters == 1 and filtered.to_json()["where"] == [["?v0", "<http://x/year>", "?v1"]]
     assert lift("not sparql", set()) is None
 
 
@@ -70,10 +71,10 @@ def test_contradiction_is_flagged_both_ways_and_search_shows_it(course, memory):
     good = extract(record(course, memory, "Book, Article, Thesis", "r2"), judged(course, "Book, Article, Thesis")).items
     first, second = consolidate(memory, bad), consolidate(memory, good)
     assert first.counts()["added"] == 1 and second.conflicts == [[good[0].id, bad[0].id]]
-    assert memory.get(bad[0].id)["conflicts_with"] == [good[0].id]
-    assert memory.get(good[0].id)["conflicts_with"] == [bad[0].id]
-    hits = {h["id"]: h for h in memory.search(task_type="hierarchy")}
-    assert hits[good[0].id]["conflicts_with"] == [bad[0].id]
+    assert memory.get(bad[0].id).conflicts_with == (good[0].id,)
+    assert memory.get(good[0].id).conflicts_with == (bad[0].id,)
+    hits = {h.id: h for h in memory.search(task_type="hierarchy")}
+    assert hits[good[0].id].conflicts_with == (bad[0].id,)
     assert consolidate(memory, good).duplicates == [good[0].id]  # the same item again is an exact duplicate
 
 
@@ -87,11 +88,11 @@ def test_narrower_contradiction_becomes_an_exception_that_refines_the_rule(memor
                       failure_modes=("missing-answer-terms",), action_schema=schema)
     report = consolidate(memory, [narrow])
     (exc, general), = report.exceptions
-    assert general == rule.id and memory.get(exc)["scope"] == "exception" and memory.get(exc)["refines"] == [rule.id]
-    assert memory.get(rule.id)["exceptions"] == [exc]
+    assert general == rule.id and memory.get(exc).scope == "exception" and memory.get(exc).refines == (rule.id,)
+    assert memory.get(rule.id).exceptions == (exc,)
     stated = memory.search(task_type="hierarchy", ontology=LIB, failure_mode="missing-answer-terms")
-    assert stated[0]["id"] == exc  # its narrower applicability holds: it comes first
-    assert [h["id"] for h in memory.search(task_type="hierarchy")][:2] == [rule.id, exc]  # not known to hold
+    assert stated[0].id == exc  # its narrower applicability holds: it comes first
+    assert [h.id for h in memory.search(task_type="hierarchy")][:2] == [rule.id, exc]  # not known to hold
 
 
 def test_near_duplicates_merge_with_counters_and_both_provenance_chains(memory):
@@ -106,10 +107,10 @@ def test_near_duplicates_merge_with_counters_and_both_provenance_chains(memory):
     report = consolidate(memory, [b])
     assert report.merged == [[a.id, b.id]] and report.added == []
     kept, gone = memory.get(a.id), memory.get(b.id)
-    assert kept["supersedes"] == [b.id] and gone["archived"] and kept["success_count"] == 1
-    assert [s.rsplit("/", 1)[-1] for s in kept["provenance"]["derived_from"]] == ["a" * 64]
-    assert [s.rsplit("/", 1)[-1] for s in gone["provenance"]["derived_from"]] == ["b" * 64]  # both chains kept
-    assert [h["id"] for h in memory.search("prefix")] == [a.id]
+    assert kept.supersedes == (b.id,) and gone.archived and kept.success_count == 1
+    assert [s.rsplit("/", 1)[-1] for s in kept.derived_from] == ["a" * 64]
+    assert [s.rsplit("/", 1)[-1] for s in gone.derived_from] == ["b" * 64]  # both chains kept
+    assert [h.id for h in memory.search("prefix")] == [a.id]
     assert similarity("declare prefixes", "count rows") == 0.0
 
 
@@ -120,13 +121,13 @@ def test_the_bound_archives_the_least_useful_on_every_write(tmp_path):
         m.record_use(ids[1], False)  # the least useful: one failure
         m.record_use(ids[2], True)
         report = consolidate(m, [ItemSpec("Principle", "Rule number 3", "Use when testing.", "c3")])
-        assert report.archived == [ids[1]] and m.get(ids[1])["archived"]
+        assert report.archived == [ids[1]] and m.get(ids[1]).archived
         m.add_many([ItemSpec("Principle", "Rule number 4", "Use when testing.", "c4")])
         assert len(m.search(k=50)) == 3 and len(m) == 5  # archived, never deleted
     with Memory(tmp_path / "m") as m:  # the bound is persisted
         assert m.max_items == 3
         m.restore(ids[1])  # restoring is a write too: the least useful other item makes room
-        assert not m.get(ids[1])["archived"] and len(m.search(k=50)) == 3 and len(m.forgotten) == 1
+        assert not m.get(ids[1]).archived and len(m.search(k=50)) == 3 and len(m.forgotten) == 1
     from owl_memory.store.copy import copy_memory
 
     with Memory(tmp_path / "m") as src, Memory(tmp_path / "small", max_items=2) as dst:  # a copy is a write too
@@ -138,7 +139,7 @@ def test_malformed_items_are_rejected_without_corrupting_memory(memory):
     good = ItemSpec("Procedure", "A fine title", "Use when fine.", "y")
     report = consolidate(memory, [bad, good])
     assert len(report.rejected) == 1 and "title" in report.rejected[0] and report.added == [good.id]
-    assert memory.validate()["conforms"] and len(memory) == 1
+    assert memory.validate().conforms and len(memory) == 1
 
 
 def test_provenance_answers_which_items_failed_runs_used_and_validates(course, memory, tmp_path):
@@ -155,7 +156,7 @@ def test_provenance_answers_which_items_failed_runs_used_and_validates(course, m
     rows = list(g.query(FAILED_RUN_ITEMS))
     assert [(str(r.item).rsplit("/", 1)[-1], str(r.run).rsplit("/", 1)[-1], int(r.rank)) for r in rows] == \
         [(item, "r2", 1)]
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
     traced = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?run ?trace WHERE { ?i prov:wasGeneratedBy "
                      "?run ; prov:wasDerivedFrom ?trace . ?trace prov:wasGeneratedBy ?run }", initBindings={
                          "i": __import__("rdflib").URIRef(f"http://w3id.org/owl-memory/item/{item}")})
@@ -188,5 +189,5 @@ def test_merge_sums_both_items_counters_into_the_survivor(memory):
         memory.record_use(i, outcome)
     merge(memory, keep, drop)
     kept, gone = memory.get(keep), memory.get(drop)
-    assert (kept["use_count"], kept["success_count"], kept["failure_count"]) == (4, 2, 1)
-    assert gone["archived"] and kept["supersedes"] == [drop]
+    assert (kept.use_count, kept.success_count, kept.failure_count) == (4, 2, 1)
+    assert gone.archived and kept.supersedes == (drop,)

@@ -112,8 +112,8 @@ def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
     _damage(path / "memory.sqlite3", size * (page - 1), 64)  # one index page: the memory still opens
     with Memory(path, create=False) as m:
         result = m.validate()
-    assert result["conforms"] is False
-    assert any(msg.startswith("memory.sqlite3: ") for msg in result["messages"]), result
+    assert result.conforms is False
+    assert any(msg.startswith("memory.sqlite3: ") for msg in result.messages), result
     r = CliRunner().invoke(main, ["validate", "--memory", str(path), "--json"])
     assert r.exit_code == 1 and json.loads(r.output)["conforms"] is False
 
@@ -185,4 +185,4 @@ def test_a_page_damaged_mid_read_is_memory_corrupt_naming_the_file(tmp_path, fil
     with Memory(path, create=False) as m:
         with pytest.raises(MemoryCorrupt, match=file):
             reads[command[0]](m)
-        assert any(msg.startswith(f"{file}: ") for msg in m.validate()["messages"])
+        assert any(msg.startswith(f"{file}: ") for msg in m.validate().messages)

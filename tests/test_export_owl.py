@@ -96,7 +96,7 @@ def test_one_header_and_a_version_iri_that_tracks_content(tmp_path):
     with full_memory(tmp_path / "m") as m:
         first = Graph().parse(m.export(tmp_path / "a.ttl"))
         again = Graph().parse(m.export(tmp_path / "b.ttl"))
-        m.record_use(m.search("binding", kinds=["Constraint"])[0]["id"], False)
+        m.record_use(m.search("binding", kinds=["Constraint"])[0].id, False)
         changed = Graph().parse(m.export(tmp_path / "c.ttl"))
     assert list(first.subjects(RDF.type, OWL.Ontology)) == [EXPORT_IRI]
     versions = [g.value(EXPORT_IRI, OWL.versionIRI) for g in (first, again, changed)]

@@ -155,4 +155,4 @@ def test_hostile_search_text_is_literal(scratch):
     with Memory(scratch["mem"]) as m:
         for text in ("SELECT * WHERE { ?s ?p ?o } ; DROP ALL", 'title:x OR NEAR(a b) "unbalanced * ^ -', "\x00"):
             assert isinstance(m.search(text), list)
-        assert [h["id"] for h in m.search("bind values")] == [scratch["id"]]
+        assert [h.id for h in m.search("bind values")] == [scratch["id"]]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from owl_memory import InvalidItem, ItemSpec, UnknownItem
-from owl_memory.store.items import item_id
+from owl_memory.model import item_id
 
 PROV_O = "http://www.w3.org/ns/prov#"
 
@@ -42,17 +42,17 @@ def test_add_many_stores_every_item_once_and_returns_ids_in_order(memory):
     specs = [spec(n) for n in range(25)]
     ids = memory.add_many(specs + specs[:5], batch=10)
     assert ids == [s.id for s in specs + specs[:5]] and len(memory) == 25
-    assert memory.get(ids[7])["task_types"] == ["bulk-load"] and memory.window(ids[7])["text"] == "body 7"
-    assert {h["id"] for h in memory.search(task_type="bulk load", k=50)} == set(ids)
-    assert memory.validate()["conforms"]
+    assert memory.get(ids[7]).task_types == ("bulk-load",) and memory.window(ids[7]).text == "body 7"
+    assert {h.id for h in memory.search(task_type="bulk load", k=50)} == set(ids)
+    assert memory.validate().conforms
 
 
 def test_add_many_links_to_items_of_the_same_batch(memory):
     rule = spec(1)
     exception = spec(2, scope="exception", refines=rule.id)
     memory.add_many([rule, exception])
-    assert memory.get(rule.id)["exceptions"] == [exception.id]
-    assert memory.validate(ids=[rule.id, exception.id])["conforms"]
+    assert memory.get(rule.id).exceptions == (exception.id,)
+    assert memory.validate(ids=[rule.id, exception.id]).conforms
 
 
 def test_a_bad_item_in_a_batch_is_named_and_nothing_of_the_batch_is_stored(memory):
@@ -62,6 +62,6 @@ def test_a_bad_item_in_a_batch_is_named_and_nothing_of_the_batch_is_stored(memor
         memory.add_many([spec(1), bad, spec(2)])
     with pytest.raises(UnknownItem):
         memory.add_many([spec(3, refines="0123456789abcdef")])
-    assert len(memory) == 1 and [h["id"] for h in memory.search(k=10)] == first
+    assert len(memory) == 1 and [h.id for h in memory.search(k=10)] == first
     with pytest.raises(InvalidItem, match="ItemSpec"):
         memory.add({"kind": "Principle"})

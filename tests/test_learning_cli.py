@@ -51,7 +51,7 @@ def test_run_learn_prints_the_subagent_json_with_judgment_and_extracted(tmp_path
     assert out["trajectory_id"].startswith("sha256:") and out["memories_used"] == []
     (item,) = out["extracted"]
     with Memory(tmp_path / "m") as m:
-        assert m.get(item)["kind"] == "Procedure" and m.get(item)["task_types"] == ["hierarchy"]
+        assert m.get(item).kind == "Procedure" and m.get(item).task_types == ("hierarchy",)
 
 
 def test_run_judged_wrong_exits_1_and_stores_an_antipattern(tmp_path, monkeypatch):
@@ -63,7 +63,7 @@ def test_run_judged_wrong_exits_1_and_stores_an_antipattern(tmp_path, monkeypatc
     out = json.loads(res.stdout)
     assert not out["judgment"]["success"] and out["judgment"]["failure_mode"] == "wrong-answer"
     with Memory(tmp_path / "m") as m:
-        assert m.get(out["extracted"][0])["kind"] == "AntiPattern"
+        assert m.get(out["extracted"][0]).kind == "AntiPattern"
 
 
 def test_train_streams_the_shipped_curriculum_through_the_loop(tmp_path, monkeypatch):
@@ -99,7 +99,7 @@ def test_packs_round_trip_and_reimport_is_a_no_op(tmp_path):
     assert sorted(copy["added"]) == sorted(x["memory_id"] for x in lines)  # stable ids survive the round trip
     with Memory(tmp_path / "b") as m:
         item = m.get(lines[0]["memory_id"])
-        assert item["failure_modes"] == lines[0]["failure_modes"] and m.validate()["conforms"]
+        assert list(item.failure_modes) == lines[0]["failure_modes"] and m.validate().conforms
     res = run.invoke(main, ["pack", "export", str(tmp_path / "none.jsonl"), "--source", "extracted", "--memory",
                             str(tmp_path / "a"), "--json"])
     assert json.loads(res.stdout)["items"] == 0

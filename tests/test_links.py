@@ -22,9 +22,9 @@ def two(memory):
 def test_conflicts_are_written_both_ways_and_shown_in_get_and_search(memory):
     a, b = two(memory)
     memory.link(a, "conflictsWith", b)
-    assert memory.get(a)["conflicts_with"] == [b] and memory.get(b)["conflicts_with"] == [a]
-    assert {h["id"]: h["conflicts_with"] for h in memory.search(ontology=PROV_O)} == {a: [b], b: [a]}
-    assert memory.validate()["conforms"]
+    assert memory.get(a).conflicts_with == (b,) and memory.get(b).conflicts_with == (a,)
+    assert {h.id: h.conflicts_with for h in memory.search(ontology=PROV_O)} == {a: (b,), b: (a,)}
+    assert memory.validate().conforms
 
 
 def test_an_exception_cannot_be_linked_to_a_second_rule(memory):
@@ -33,7 +33,7 @@ def test_an_exception_cannot_be_linked_to_a_second_rule(memory):
                               applies_to=[PROV_O], scope="exception", refines=b, priority=0))
     with pytest.raises(InvalidItem, match="refines: at most one"):
         memory.link(exc, "refines", a)
-    assert memory.get(exc)["refines"] == [b] and [h["id"] for h in memory.search(ontology=PROV_O)] == [a, exc, b]
+    assert memory.get(exc).refines == (b,) and [h.id for h in memory.search(ontology=PROV_O)] == [a, exc, b]
 
 
 def test_bad_links_are_refused_and_change_nothing(memory):
@@ -48,34 +48,34 @@ def test_bad_links_are_refused_and_change_nothing(memory):
     memory.link(a, "groundedByEpisode", ep)
     with pytest.raises(InvalidItem, match="groundedByEpisode"):
         memory.link(a, "groundedByEpisode", b)  # b is no Episode: the shapes refuse it, nothing is kept
-    assert memory.get(a)["grounded_by"] == [ep]
+    assert memory.get(a).grounded_by == (ep,)
 
 
 def test_archive_takes_an_item_out_of_retrieval_and_restore_brings_it_back(memory):
     a, b = two(memory)
     memory.archive(a)
-    assert [h["id"] for h in memory.search(ontology=PROV_O)] == [b]
-    assert memory.get(a)["archived"] is True and len(memory) == 2 and memory.validate()["conforms"]
+    assert [h.id for h in memory.search(ontology=PROV_O)] == [b]
+    assert memory.get(a).archived is True and len(memory) == 2 and memory.validate().conforms
     memory.restore(a)
-    assert [h["id"] for h in memory.search(ontology=PROV_O)] == [a, b] and memory.get(a)["archived"] is False
+    assert [h.id for h in memory.search(ontology=PROV_O)] == [a, b] and memory.get(a).archived is False
 
 
 def test_archived_operators_are_not_found_by_signature(memory):
     op = memory.add(ItemSpec("RepairOperator", "Add the type", "Use for sh:class.", "x", signature="Class|a|b",
                              action_schema={"operator": "add_type"}, verification_hook="ASK {}"))
-    assert [o["id"] for o in memory.by_signature("Class|a|b")] == [op]
+    assert [o.id for o in memory.by_signature("Class|a|b")] == [op]
     memory.archive(op)
     assert memory.by_signature("Class|a|b") == []
 
 
 def test_record_use_counts_typed_and_leaves_the_item_valid(memory):
     a, _ = two(memory)
-    assert memory.record_use(a, True) == {"use_count": 1, "success_count": 1, "failure_count": 0}
-    assert memory.record_use(a, False) == {"use_count": 2, "success_count": 1, "failure_count": 1}
-    assert memory.record_use(a) == {"use_count": 3, "success_count": 1, "failure_count": 1}
+    assert memory.record_use(a, True).to_dict() == {"use_count": 1, "success_count": 1, "failure_count": 0}
+    assert memory.record_use(a, False).to_dict() == {"use_count": 2, "success_count": 1, "failure_count": 1}
+    assert memory.record_use(a).to_dict() == {"use_count": 3, "success_count": 1, "failure_count": 1}
     g = memory.to_graph()
     assert g.value(ITEM[a], OM.useCount) == Literal(3, datatype=XSD.nonNegativeInteger)
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
     with pytest.raises(UnknownItem):
         memory.record_use("0123456789abcdef")
 
@@ -83,7 +83,7 @@ def test_record_use_counts_typed_and_leaves_the_item_valid(memory):
 def test_payloads_are_stored_and_read_in_windows(memory):
     ref = memory.put_payload("x" * 2000, "trace")
     w = memory.payload_window(ref, 100, 5000)
-    assert w["start"] == 100 and len(w["text"]) == memory.max_read and w["size"] == 2000
+    assert w.start == 100 and len(w.text) == memory.max_read and w.size == 2000
 
 
 def test_write_graph_adds_validated_provenance_and_refuses_item_edits(memory):
@@ -102,4 +102,4 @@ def test_write_graph_adds_validated_provenance_and_refuses_item_edits(memory):
     blank.add((URIRef("http://ex.org/j"), PROV.wasAssociatedWith, BNode()))
     with pytest.raises(InvalidItem, match="blank nodes"):
         memory.write_graph(blank)
-    assert memory.get(a)["priority"] == 2
+    assert memory.get(a).priority == 2

@@ -51,7 +51,7 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
                 DummyLM(query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names[:2])")), tmp_path)
     assert not bad.judgment.success and bad.judgment.failure_mode == "missing-answer-terms"
     (anti,) = bad.extracted
-    assert memory.get(anti)["kind"] == "AntiPattern" and memory.get(anti)["failure_modes"] == ["missing-answer-terms"]
+    assert memory.get(anti).kind == "AntiPattern" and memory.get(anti).failure_modes == ("missing-answer-terms",)
     assert bad.consolidation["added"] == [anti]
 
     good = learn(course, memory, "lib-hierarchy-02",
@@ -59,9 +59,9 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
     assert good.judgment.success
     (proc,) = good.extracted
     item = memory.get(proc)
-    assert item["kind"] == "Procedure" and item["action_schema"]["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
+    assert item.kind == "Procedure" and item.action_schema.to_json()["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
     assert good.consolidation["conflicts"] == [[proc, anti]]  # same pattern prescribed and forbidden
-    assert item["provenance"]["run"] == [f"http://w3id.org/owl-memory/run/{good.run_id}"]
+    assert item.runs == (f"http://w3id.org/owl-memory/run/{good.run_id}",)
 
     # the next task searches memory, reads the procedure, and uses it
     reuse = steps("hits = memory_search(task_type='hierarchy', kinds=['Procedure'])['items']\nprint(len(hits))",
@@ -71,10 +71,10 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
     assert third.judgment.success and third.memory_usage[0]["memory_id"] == proc
     assert third.memory_usage[0]["rank"] == 1 and third.memory_usage[0]["score"] == 0.0
     counters = memory.get(proc)
-    assert counters["use_count"] == 1 and counters["success_count"] == 1
+    assert counters.use_count == 1 and counters.success_count == 1
 
     g = Graph().parse(memory.export(tmp_path / "m.ttl"))
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
     used = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX om: <http://w3id.org/owl-memory#> "
                    "SELECT ?run ?rank WHERE { ?run prov:qualifiedUsage ?u . ?u prov:entity ?i ; om:rank ?rank }",
                    initBindings={"i": __import__("rdflib").URIRef(f"http://w3id.org/owl-memory/item/{proc}")})
@@ -93,7 +93,7 @@ def test_malformed_extractor_output_is_recorded_and_the_run_goes_on(course, memo
               tmp_path, extract_lm=extractor)
     assert r.judgment.success and r.extracted  # the rule-based item stands in
     assert any("extractor failed" in x for x in r.consolidation["rejected"])
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
 
 
 def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tmp_path):
@@ -108,12 +108,12 @@ def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tm
     r = learn(course, memory, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")),
               tmp_path, extract_lm=extractor)
     (i,) = r.extracted
-    assert memory.get(i)["title"] == "Read domains with one pattern" and "llm-extracted" in memory.get(i)["tags"]
+    assert memory.get(i).title == "Read domains with one pattern" and "llm-extracted" in memory.get(i).tags
     rejected = " ".join(r.consolidation["rejected"])
     assert "not AntiPattern" in rejected and "copies a task-specific string (author)" in rejected
     assert "draft 4" in rejected
     assert "title: exactly one, 1 to 10 words" in rejected  # the shapes refused it at commit; nothing half-written
-    assert memory.validate()["conforms"] and len(memory) == 1
+    assert memory.validate().conforms and len(memory) == 1
 
 
 def test_matts_parallel_self_contrast_and_sequential_refinement(course, memory, tmp_path):
@@ -122,16 +122,16 @@ def test_matts_parallel_self_contrast_and_sequential_refinement(course, memory, 
                  query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)"))
     r = learn(course, memory, "lib-hierarchy-01", lm, tmp_path, matts="parallel:3")
     assert r.judgment.success
-    items = {memory.get(i)["failure_modes"][0] if memory.get(i)["failure_modes"] else "ok": memory.get(i)
+    items = {memory.get(i).failure_modes[0] if memory.get(i).failure_modes else "ok": memory.get(i)
              for i in r.extracted}
     assert sorted(items) == ["extra-answer-terms", "missing-answer-terms", "ok"]  # + path: extra terms
-    assert items["ok"]["kind"] == "Procedure" and items["ok"]["action_schema"]["where"] == [
+    assert items["ok"].kind == "Procedure" and items["ok"].action_schema.to_json()["where"] == [
         ["?v0", "rdfs:subClassOf", "$p1"]]
     # self-contrast: the rollout that ran the succeeding pattern and still failed did not fail by its pattern
     same, other = items["missing-answer-terms"], items["extra-answer-terms"]
-    assert same["action_schema"] is None and "the same pattern succeeded" in memory.window(same["id"])["text"]
-    assert other["action_schema"]["where"] != items["ok"]["action_schema"]["where"]  # the + path is forbidden
-    assert "succeeded with" in memory.window(other["id"])["text"] and "subClassOf" in memory.window(other["id"])["text"]
+    assert same.action_schema is None and "the same pattern succeeded" in memory.window(same.id).text
+    assert other.action_schema.where != items["ok"].action_schema.where  # the + path is forbidden
+    assert "succeeded with" in memory.window(other.id).text and "subClassOf" in memory.window(other.id).text
     assert r.consolidation["conflicts"] == []  # nothing learned from one task contradicts itself
     seq = DummyLM(query_agent("?x rdfs:subClassOf lib:Organization", "names[0]") +
                   query_agent("?x rdfs:subClassOf lib:Organization", "', '.join(names)") +
@@ -166,7 +166,7 @@ def test_two_items_both_ranked_first_get_one_usage_each(course, memory, tmp_path
     r = learn(course, memory, "lib-hierarchy-01", DummyLM(agent), tmp_path, condition="A3")  # hint ranks a first
     assert {(u["memory_id"], u["rank"]) for u in r.memory_usage} >= {(a, 1), (b, 1)}
     g = Graph().parse(memory.export(tmp_path / "m.ttl"))
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
     rows = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX om: <http://w3id.org/owl-memory#> "
                    "SELECT ?i ?rank WHERE { ?run prov:qualifiedUsage ?u . ?u prov:entity ?i ; om:rank ?rank }")
     ranks = {str(row.i).rsplit("/", 1)[-1]: int(row.rank) for row in rows}
@@ -183,7 +183,7 @@ def test_at_most_three_items_per_run_and_the_cap_is_configurable(course, memory,
     assert len(r.extracted) == 3 and len(memory) == 3  # five valid drafts, three stored
     one = learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path, max_extract=1,
                 extract_lm=DummyLM([{"reasoning": "r", "drafts": json.dumps(drafts[::-1])}]))
-    assert len(one.extracted) == 1 and memory.get(one.extracted[0])["title"] == "Check blank nodes first"
+    assert len(one.extracted) == 1 and memory.get(one.extracted[0]).title == "Check blank nodes first"
     with pytest.raises(ConfigError, match="max_extract"):
         learn(course, memory, "lib-schema-01", DummyLM(agent), tmp_path, max_extract=-1)
 
@@ -204,4 +204,4 @@ def test_without_gold_the_llm_judge_and_the_extractor_see_bounded_evidence_never
     for prompt in (json.dumps(lm.history[-1]["messages"]), json.dumps(extractor.history[-1]["messages"])):
         assert "marker-0" in prompt and "marker-5" in prompt  # every step is outlined
         assert "x" * 200 not in prompt and len(prompt) < 12_000  # but clipped: never the whole trace
-    assert [memory.get(i)["title"] for i in r.extracted] == ["Read the schema axiom"]
+    assert [memory.get(i).title for i in r.extracted] == ["Read the schema axiom"]

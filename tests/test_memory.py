@@ -11,7 +11,7 @@ import pytest
 from rdflib import Graph
 
 from owl_memory import InvalidItem, ItemSpec, Memory, UnknownItem
-from owl_memory.store.items import item_id
+from owl_memory.model import RepairDecision, item_id
 from owl_memory.store.validation import check
 
 PROV_O = "http://www.w3.org/ns/prov#"
@@ -58,10 +58,10 @@ def test_get_returns_metadata_and_compiled_fields_never_content(memory):
                     signature="ClassConstraintComponent|ex:p|IRI", action_schema={"operator": "add_type"},
                     verification_hook="ASK { ?s a ?c }", grounded_by=[run]))
     got = memory.get(op)
-    assert got["kind"] == "RepairOperator" and got["action_schema"] == {"operator": "add_type"}
-    assert got["grounded_by"] == [run] and got["size"] == len(BIG)
+    assert got.kind == "RepairOperator" and got.action_schema == RepairDecision("add_type")
+    assert got.grounded_by == (run,) and got.size == len(BIG)
     assert "payload-" not in repr(got)
-    assert memory.get(run)["provenance"]["run"] == ["http://w3id.org/owl-memory/run/sprint-1"]
+    assert memory.get(run).runs == ("http://w3id.org/owl-memory/run/sprint-1",)
 
 
 @pytest.mark.parametrize("bad", ["0000000000000000", "nope", "'; DROP TABLE objs; --", "", "A" * 5000])
@@ -77,19 +77,19 @@ def test_window_is_capped(tmp_path):
     with Memory(tmp_path / "m", max_read=100) as m:
         a = add_rule(m)
         w = m.window(a, 10, 10_000)
-        assert len(w["text"]) == 100 and (w["start"], w["end"], w["size"]) == (10, 110, len(BIG))
-        assert m.window(a, len(BIG) - 5, 50)["text"] == BIG[-5:]
-        assert m.window(a, 10 ** 9, 50)["text"] == ""
+        assert len(w.text) == 100 and (w.start, w.end, w.size) == (10, 110, len(BIG))
+        assert m.window(a, len(BIG) - 5, 50).text == BIG[-5:]
+        assert m.window(a, 10 ** 9, 50).text == ""
 
 
 def test_record_use_counts_and_supersede_hides(memory):
     a = add_rule(memory)
     b = add_rule(memory, title="Bind values with initBindings")
-    assert memory.record_use(a, True) == {"use_count": 1, "success_count": 1, "failure_count": 0}
-    assert memory.record_use(a, False)["failure_count"] == 1
+    assert memory.record_use(a, True).to_dict() == {"use_count": 1, "success_count": 1, "failure_count": 0}
+    assert memory.record_use(a, False).failure_count == 1
     memory.supersede(a, b)
-    assert [h["id"] for h in memory.search(ontology=PROV_O)] == [b]
-    assert memory.get(b)["supersedes"] == [a]
+    assert [h.id for h in memory.search(ontology=PROV_O)] == [b]
+    assert memory.get(b).supersedes == (a,)
     with pytest.raises(UnknownItem):
         memory.supersede(a, "ffffffffffffffff")
 
@@ -99,15 +99,15 @@ def test_export_writes_rdf_that_validates_against_the_shapes(memory, tmp_path):
     add_rule(memory, title="Exception for constants", scope="exception", refines=a)
     out = memory.export(tmp_path / "memory.ttl")
     g = Graph().parse(out)
-    assert check(g)["conforms"]
-    assert memory.validate()["conforms"]
+    assert check(g).conforms
+    assert memory.validate().conforms
 
 
 def test_reopening_keeps_items(tmp_path):
     with Memory(tmp_path / "m") as m:
         a = add_rule(m)
     with Memory(tmp_path / "m") as m:
-        assert m.get(a)["title"] == "Bind values never paste" and len(m) == 1
+        assert m.get(a).title == "Bind values never paste" and len(m) == 1
 
 
 WRITER = textwrap.dedent("""
@@ -135,9 +135,9 @@ def test_sigkill_in_a_loop_of_adds_keeps_every_returned_id(tmp_path):
     assert len(returned) >= 40
     with Memory(path) as m:
         for i in returned:
-            assert m.get(i)["kind"] == "Procedure"
-            assert m.window(i, 0, 8)["text"] == "payload "
-        assert m.validate()["conforms"]
+            assert m.get(i).kind == "Procedure"
+            assert m.window(i, 0, 8).text == "payload "
+        assert m.validate().conforms
         assert len(m) >= len(returned)
         m.add(ItemSpec("Principle", "Still writable after a crash", "Use when checking recovery.", "ok"))
 
@@ -164,4 +164,4 @@ def test_an_add_checks_again_under_the_write_lock_only_when_another_writer_commi
         between.append(lambda: other.archive(rule))
         second = add_rule(memory, title="Second exception", scope="exception", refines=rule)
     assert calls[1:] == [["Second exception"]] * 2
-    assert memory.get(rule)["archived"] and {first, second} <= set(memory.backend.stored([first, second]))
+    assert memory.get(rule).archived and {first, second} <= set(memory.backend.stored([first, second]))

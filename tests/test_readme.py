@@ -93,7 +93,7 @@ def test_python_examples_run_as_written(tmp_path, monkeypatch, capsys):
     text = " ".join(ROOT.joinpath("README.md").read_text(encoding="utf-8").split())
     question = re.search(r"failed more often than they succeeded\? `([^`]+)`", text).group(1)
     with Memory(tmp_path / ".owl-memory") as m:
-        assert m.sparql(question)["columns"] == ["i"]
+        assert m.sparql(question).columns == ("i",)
     shapes = ROOT / "experiments" / "construction" / "library.shapes.ttl"
     example = next(b for b in blocks if "mutations(" in b).replace('"my-shapes.ttl"', repr(str(shapes)))
     capsys.readouterr()

@@ -12,6 +12,7 @@ from rdflib.namespace import RDF
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
+from owl_memory.model import RepairDecision
 from owl_memory.repair import repair, shape_triples
 from owl_memory.repair.patch import Patch
 from owl_memory.repair.plans import shape_key
@@ -66,17 +67,17 @@ def test_compile_then_reuse(memory):
                    keep_values=True)
     assert first.conforms and len(first.compiled_new) == 1
     op = memory.get(first.compiled_new[0])
-    assert op["kind"] == "RepairOperator" and op["signature"] == AGE_SIG
-    assert op["action_schema"]["operator"] == "datatype.cast"
-    assert op["verification_hook"] == "http://ex.org/PersonShape-age"
-    episode = memory.get(op["grounded_by"][0])
-    assert episode["kind"] == "Episode" and episode["provenance"]["run"]
+    assert op.kind == "RepairOperator" and op.signature == AGE_SIG
+    assert op.action_schema.operator == "datatype.cast"
+    assert op.verification_hook == "http://ex.org/PersonShape-age"
+    episode = memory.get(op.grounded_by[0])
+    assert episode.kind == "Episode" and episode.runs
     second = repair(_graph('ex:b a ex:Person ; ex:name "B" ; ex:age "7" .'), SHAPES, memory=memory, run_id="r2",
                     keep_values=True)
     summary = json.loads(json.dumps(second.to_dict()))
     assert second.conforms and summary["compiled_reused"] == 1 and summary["compiled_new"] == []
     assert summary["operators_applied"][0]["from_memory"] is True
-    assert memory.get(op["id"])["success_count"] == 1
+    assert memory.get(op.id).success_count == 1
 
 
 def _label_only(ctx, v):
@@ -90,13 +91,13 @@ def test_failing_compiled_operator_is_demoted(memory, monkeypatch):
     monkeypatch.setitem(STRATEGIES, "test.label_only", (comp, {}, _label_only))
     monkeypatch.setitem(REGISTRY, comp, REGISTRY[comp] + ["test.label_only"])
     bad = memory.add(ItemSpec("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
-                     signature=AGE_SIG, action_schema={"operator": "test.label_only", "choice": None},
+                     signature=AGE_SIG, action_schema=RepairDecision("test.label_only", str(comp)),
                      verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",)))
     res = repair(_graph('ex:a a ex:Person ; ex:name "A" ; ex:age "42" .'), SHAPES, memory=memory)
     assert res.conforms and res.verify_iterations == 4  # find, bad op fails, undo re-check, library op verifies
     assert (EX.a, EX.note, Literal("looked at")) not in res.graph, "a failed patch is undone"
-    assert memory.get(bad)["failure_count"] == 1
-    ranked = [c["id"] for c in memory.by_signature(AGE_SIG)]
+    assert memory.get(bad).failure_count == 1
+    ranked = [c.id for c in memory.by_signature(AGE_SIG)]
     assert ranked[-1] == bad and len(ranked) == 2
 
 
@@ -253,7 +254,7 @@ def test_a_batch_with_a_failing_trusted_fix_falls_back_and_still_repairs(memory)
     assert res.initial_violations == 2 and res.conforms
     assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == \
         [("datatype.cast", True), ("or.satisfy_branch", False)]
-    assert memory.get(bad)["failure_count"] == 1 and memory.get(first.compiled_new[0])["success_count"] == 1
+    assert memory.get(bad).failure_count == 1 and memory.get(first.compiled_new[0]).success_count == 1
     assert (EX.b, EX.age, Literal(7)) in res.graph and {t[1] for t in res.added} >= {EX.area}
     assert (EX.r, EX.width, None) not in res.graph, "the failed plan's value is undone"
 
@@ -346,7 +347,7 @@ def test_compiled_or_branch_replays_without_trial_checks(memory):
     first = repair(_graph("ex:r1 a ex:Rect ; ex:height 3 ."), RECT, memory=memory, run_id="r1")
     assert first.conforms and first.nested_checks > 0 and [(t[0], t[1]) for t in first.added] == [(EX.r1, EX.width)]
     assert first.validations == first.verify_iterations + first.nested_checks
-    choice = memory.get(first.compiled_new[0])["action_schema"]["choice"]
+    choice = memory.get(first.compiled_new[0]).action_schema.choice
     assert choice["branch"] == 0 and choice["plan"]["kind"] == "descend"
     assert "_:" not in json.dumps(choice) and "genid" not in json.dumps(choice), "no blank node ids in a plan"
     second = repair(_graph("ex:r2 a ex:Rect ; ex:height 5 ."), RECT, memory=memory, run_id="r2")
@@ -368,7 +369,7 @@ def test_failing_compiled_plan_is_demoted_then_the_library_repairs(memory):
     shapes = _graph(RECT.replace(HEAD, ""))
     bad = _width_only_plan(memory, shapes)
     res = repair(_graph("ex:r a ex:Rect ."), shapes, memory=memory)
-    assert res.conforms and memory.get(bad)["failure_count"] == 1
+    assert res.conforms and memory.get(bad).failure_count == 1
     assert {t[1] for t in res.added} == {EX.area}, "the failed patch is undone; the library picks the smallest branch"
     assert res.nested_checks > 0
 
@@ -384,10 +385,10 @@ def test_a_plan_learned_on_other_shapes_is_re_derived_for_these_not_replayed(mem
     second = _graph("ex:y ex:z 1 .\n" + shape.format(n="y", a="r", b="s"))
     res2 = repair(second, second, memory=memory)
     sig = res2.operators_applied[0]["signature"]
-    assert sig == memory.get(res1.compiled_new[0])["signature"] == "OrConstraintComponent|_|-|IRI"
+    assert sig == memory.get(res1.compiled_new[0]).signature == "OrConstraintComponent|_|-|IRI"
     assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0]["from_memory"]
     assert {t[1] for t in res2.added} == {EX.r}, "the first branch's required value, on these shapes"
-    assert memory.get(res1.compiled_new[0])["success_count"] == 1
+    assert memory.get(res1.compiled_new[0]).success_count == 1
 
 
 def test_a_plan_whose_steps_name_other_shapes_is_not_applied_to_new_ones(memory):
@@ -397,12 +398,12 @@ def test_a_plan_whose_steps_name_other_shapes_is_not_applied_to_new_ones(memory)
     first = _graph("ex:x ex:p 1, 2 .\n" + shape.format(n="x", a="p"))
     res1 = repair(first, first, memory=memory)
     assert res1.conforms and len(res1.compiled_new) == 1
-    steps = memory.get(res1.compiled_new[0])["action_schema"]["choice"]["steps"]
+    steps = memory.get(res1.compiled_new[0]).action_schema.choice["steps"]
     assert [s[1] for s in steps] == ["maxCount.drop_surplus"]
     second = _graph("ex:y ex:q 1, 2 .\n" + shape.format(n="y", a="q"))
     res2 = repair(second, second, memory=memory)
     assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0]["from_memory"]
-    assert memory.get(res1.compiled_new[0])["use_count"] == 0
+    assert memory.get(res1.compiled_new[0]).use_count == 0
 
 
 def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
@@ -415,7 +416,7 @@ def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
     assert res.conforms and res.compiled_reused == 1
     assert res.operators_applied[0]["from_memory"] and res.operators_applied[0]["operator"] == "datatype.cast"
     abstract = memory.by_signature("abstract:DatatypeConstraintComponent|predicate|Literal:plain|datatype")
-    assert abstract and abstract[0]["success_count"] == 1
+    assert abstract and abstract[0].success_count == 1
     assert res.compiled_new == [], "the abstract operator replays it as it is: no redundant item, no item check"
     assert memory.by_signature("abstract:DatatypeConstraintComponent|any|Literal:plain|datatype")
 
@@ -431,7 +432,7 @@ def test_learned_follow_up_prevents_a_round_on_another_ontology(tmp_path):
         repair(cur / "library.data.ttl", cur / "library.shapes.ttl", memory=m, keep_values=True)
         key = "follows:abstract:NodeKindConstraintComponent|predicate|Literal|class|nodeKind.convert"
         follows = m.by_signature(key)
-        assert [f["action_schema"]["operator"] for f in follows] == ["class.add_type"]
+        assert [f.action_schema.operator for f in follows] == ["class.add_type"]
         warm = repair(*clinic, memory=m, keep_values=True)
     assert cold.conforms and warm.conforms and warm.prevented == 1
     assert warm.verify_iterations == cold.verify_iterations - 1

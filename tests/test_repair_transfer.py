@@ -96,7 +96,7 @@ def test_a_failing_back_off_decision_is_demoted_and_the_library_repairs(memory):
                               action_schema={"operator": "or.satisfy_branch", "choice": {"branch": 0, "plan": plan}}))
     res = repair(data, shapes, memory=memory)
     assert res.conforms and res.verify_iterations == 4 and res.nested_checks > 0  # find, bad, undone, good
-    assert memory.get(bad)["failure_count"] == 1 and memory.get(bad)["success_count"] == 0
+    assert memory.get(bad).failure_count == 1 and memory.get(bad).success_count == 0
     assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == [("or.satisfy_branch", False)]
 
 
@@ -116,11 +116,11 @@ def test_recording_a_use_of_a_reused_operator_costs_no_pyshacl_run_and_the_memor
     res, runs = _runs(data, EQUALS_PROPERTY, memory)
     assert res.conforms and res.compiled_reused == 1 and res.compiled_new == []
     assert runs == res.verify_iterations == 2 and res.nested_checks == 0
-    op = next(o for o in memory.by_signature(res.operators_applied[0]["signature"]) if o.get("success_count"))
+    op = next(o for o in memory.by_signature(res.operators_applied[0]["signature"]) if o.success_count)
     before = shacl_runs.runs()
-    assert memory.record_use(op["id"], True)["success_count"] == 2
+    assert memory.record_use(op.id, True).success_count == 2
     assert shacl_runs.runs() == before
-    assert memory.validate()["conforms"]
+    assert memory.validate().conforms
 
 
 def test_a_descent_into_members_of_counts_uses_what_the_memory_learned_at_top_level_with_no_trial_check(tmp_path):

@@ -71,7 +71,7 @@ def test_defining_sparql_and_fts5_agree_on_every_shape_without_text(built):
     checked = 0
     with Memory(path) as m:
         for kw in shapes():
-            fast = [h["id"] for h in m.search(**kw)]
+            fast = [h.id for h in m.search(**kw)]
             q = retrieval.search_query(**kw)
             assert fast == retrieval.run_defining(exported, q), kw
             checked += bool(fast)
@@ -110,11 +110,11 @@ def test_a_memory_made_before_the_accelerator_tables_gets_them_on_open_and_read_
         def searches(memory_path):
             """Whether the memory walks the accelerator tables, and the ids of every shape's search."""
             with Memory(memory_path) as m:
-                return [m.backend.ordered, [[h["id"] for h in m.search(**kw)] for kw in [*shapes(), *texts]]]
+                return [m.backend.ordered, [[h.id for h in m.search(**kw)] for kw in [*shapes(), *texts]]]
 
         with Memory(path) as m:
             want = [*(retrieval.run_defining(exported, retrieval.search_query(**kw)) for kw in shapes()),
-                    *([h["id"] for h in m.search(**kw)] for kw in texts)]
+                    *([h.id for h in m.search(**kw)] for kw in texts)]
         assert _as_reader(searches, locked) == [False, want]
         assert searches(old) == [True, want]
         with sqlite3.connect(old / "memory.sqlite3") as db:
@@ -155,7 +155,7 @@ def test_a_format_4_memory_gets_the_delta_tables_on_open_and_searches_the_same(b
             with Memory(memory_path) as m:
                 m.add_many(more, validate=False)
                 version = m.backend.db.execute("PRAGMA user_version").fetchone()[0]
-                return version, [[h["id"] for h in m.search(**kw)] for kw in texts]
+                return version, [[h.id for h in m.search(**kw)] for kw in texts]
 
         old, new = after_adds(root / "old"), after_adds(root / "new")
         assert old == new and old[0] == FORMAT == 5 and all(old[1])
@@ -176,14 +176,14 @@ def test_exceptions_win_exactly_when_their_narrower_applicability_holds(built):
                            (("applies_to", "task_types"), {"ontology": ONTOLOGIES[1], "task_type": "mapping"}),
                            (APPLICABILITY, {"ontology": ONTOLOGIES[0], "task_type": "repair",
                                             "failure_mode": "wrong datatype"})):
-            ids = [h["id"] for h in m.search(k=50, **kw)]
+            ids = [h.id for h in m.search(k=50, **kw)]
             for pos, i in enumerate(ids):
                 item = m.get(i)
-                assert not item["archived"]
-                rule = item["refines"][0] if item["refines"] else None
-                if item["scope"] == "exception" and rule in ids:
+                assert not item.archived
+                rule = item.refines[0] if item.refines else None
+                if item.scope == "exception" and rule in ids:
                     base = m.get(rule)
-                    wins = all(f in stated or set(item[f]) <= set(base[f]) for f in APPLICABILITY)
+                    wins = all(f in stated or set(getattr(item, f)) <= set(getattr(base, f)) for f in APPLICABILITY)
                     assert (pos < ids.index(rule)) == wins, (i, rule, kw)
                     placed[wins] += 1
             superseded = {str(o).rsplit("/", 1)[-1] for o in exported.objects(None, retrieval.OM.supersedes)}
@@ -211,23 +211,23 @@ def test_exception_wins_only_when_its_failure_mode_is_stated(tmp_path, oxigraph)
             rule, exc = conflict(m)
             for text in (None, "literals"):
                 for mode, first in (("missing limit", exc), ("wrong datatype", rule), (None, rule)):
-                    ids = [h["id"] for h in m.search(text, ontology=ONTOLOGIES[0], task_type="mapping",
+                    ids = [h.id for h in m.search(text, ontology=ONTOLOGIES[0], task_type="mapping",
                                                      failure_mode=mode, k=5)]
                     assert ids[0] == first, (m, text, mode)
-                ids = [h["id"] for h in m.search(text, k=5)]
+                ids = [h.id for h in m.search(text, k=5)]
                 assert ids == [rule, exc], (m, text)  # unstated: the exception comes just after its rule
 
 
 def test_explain_shows_the_defining_query_and_its_bindings(built):
     path, exported = built
     with Memory(path) as m:
-        out = m.search(ontology=ONTOLOGIES[0], task_type="mapping", kinds=["Principle"], k=5, explain=True)
-        assert out["engine"] == "fts5" and "SELECT ?item" in out["sparql"]
-        assert out["bindings"] == {"ontology": ONTOLOGIES[0], "taskType": "http://w3id.org/owl-memory/task-type/mapping"}
-        assert ONTOLOGIES[0] not in out["sparql"]  # bound, never pasted into the text
-        rows = exported.query(out["sparql"], initBindings=retrieval.bindings(
+        out = m.explain(ontology=ONTOLOGIES[0], task_type="mapping", kinds=["Principle"], k=5)
+        assert out.engine == "fts5" and "SELECT ?item" in out.sparql
+        assert out.bindings == {"ontology": ONTOLOGIES[0], "taskType": "http://w3id.org/owl-memory/task-type/mapping"}
+        assert ONTOLOGIES[0] not in out.sparql  # bound, never pasted into the text
+        rows = exported.query(out.sparql, initBindings=retrieval.bindings(
             retrieval.search_query(ontology=ONTOLOGIES[0], task_type="mapping", kinds=["Principle"], k=5)))
-        assert [h["id"] for h in out["hits"]] == [str(r[0]).rsplit("/", 1)[-1] for r in rows]
+        assert [h.id for h in out.hits] == [str(r[0]).rsplit("/", 1)[-1] for r in rows]
 
 
 def test_cli_search_explain_prints_the_query(built):
@@ -256,10 +256,10 @@ def test_server_backend_runs_the_same_definition(tmp_path, oxigraph):
                            priority=9, scope="exception", refines=low))
         copy_memory(local, server)
         for kw in ({"k": 1}, {"k": 3}, {"ontology": ONTOLOGIES[0], "k": 2}, {"kinds": ["Principle"], "k": 3}):
-            want = [h["id"] for h in local.search(**kw)]
-            assert [h["id"] for h in server.search(**kw)] == want, kw
-        assert [h["title"] for h in local.search(k=3)] == ["Middle item", "High exception", "Low rule"]
-        assert server.search(k=1, explain=True)["engine"] == "sparql"
+            want = [h.id for h in local.search(**kw)]
+            assert [h.id for h in server.search(**kw)] == want, kw
+        assert [h.title for h in local.search(k=3)] == ["Middle item", "High exception", "Low rule"]
+        assert server.explain(k=1).engine == "sparql"
 
 
 VOCABULARY = ("class property domain range shape constraint violation mincount datatype literal iri node axiom label "

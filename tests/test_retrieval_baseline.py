@@ -25,7 +25,7 @@ def test_rdflib_baseline_ranks_every_shape_as_memory_search(tmp_path):
         queries = bench.query_set(12, "baseline-test")
         found = {shape: 0 for shape in bench.SHAPES}
         for shape, kw in queries:
-            mine = [h["id"] for h in m.search(**kw)]
+            mine = [h.id for h in m.search(**kw)]
             assert baseline.search(shape, kw) == mine, (shape, kw)
             found[shape] += bool(mine)
     assert all(found.values()), found  # every shape compared on queries that find something

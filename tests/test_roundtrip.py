@@ -40,7 +40,7 @@ def test_blob_windows_return_the_exact_text(blobs, text):
     ref = blobs.put(text)
     assert ref.size == len(text)
     for step in (1, 7, 64):
-        assert read_all(lambda s, n: blobs.read(ref, s, n), ref.size, step) == text
+        assert read_all(lambda s, n: blobs.read(ref, s, n).to_dict(), ref.size, step) == text
     assert blobs.load(ref) == text
     assert blobs.find(ref, "\x00", limit=5) == [i for i, c in enumerate(text) if c == "\x00"][:5]
 
@@ -52,8 +52,8 @@ def test_any_window_of_any_text_is_the_python_slice(blobs, text, start, length):
     ref = blobs.put(text)
     w = blobs.read(ref, start, length)
     begin = min(start, len(text))
-    assert w["text"] == text[begin:begin + min(length, 64)]
-    assert (w["start"], w["size"]) == (begin, len(text))
+    assert w.text == text[begin:begin + min(length, 64)]
+    assert (w.start, w.size) == (begin, len(text))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -62,7 +62,7 @@ def test_memory_content_windows_round_trip(tmp_path_factory, content):
     """An item's content, read back through Memory.window, is the content stored."""
     with Memory(tmp_path_factory.mktemp("m")) as m:
         i = m.add(ItemSpec("Principle", "Exact payloads", "Use when payloads hold odd characters.", content))
-        assert read_all(lambda s, n: m.window(i, s, n), m.get(i)["size"], 97) == content
+        assert read_all(lambda s, n: m.window(i, s, n).to_dict(), m.get(i).size, 97) == content
 
 
 @pytest.mark.parametrize("prompt", EDGES[1:])

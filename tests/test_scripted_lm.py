@@ -31,10 +31,10 @@ def test_train_with_the_scripted_lm_runs_the_whole_loop(tmp_path, monkeypatch):
     assert out["consolidation"]["added"] >= 1 and out["consolidation"]["duplicates"] >= 1  # repeated failure merges
     extracted = {i for t in out["tasks"] for i in t["extracted"]}
     with Memory(memory) as m:
-        assert {m.get(i)["kind"] for i in extracted} == {"AntiPattern"}
-        traced = {row[0].rsplit("/", 1)[-1] for row in m.sparql(TRACE)["rows"]}
+        assert {m.get(i).kind for i in extracted} == {"AntiPattern"}
+        traced = {row[0].rsplit("/", 1)[-1] for row in m.sparql(TRACE).rows}
         assert extracted <= traced  # every extracted item names the run and trajectory it came from
-        assert m.sparql(FAILED_RUN_ITEMS)["rows"]  # later runs found earlier items: usage is recorded
+        assert m.sparql(FAILED_RUN_ITEMS).rows  # later runs found earlier items: usage is recorded
 
 
 def test_ablate_with_the_scripted_lm(tmp_path):

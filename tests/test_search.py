@@ -30,19 +30,19 @@ def fill(m: Memory) -> dict:
 def test_results_carry_exactly_the_contract_keys_and_no_payload(memory):
     fill(memory)
     hits = memory.search("lineage")
-    assert hits and all(set(h) == KEYS for h in hits)
+    assert hits and all(set(h.to_dict()) == KEYS for h in hits)
     assert SECRET.strip() not in repr(hits)
-    assert len({h["id"] for h in hits}) == len(hits)
+    assert len({h.id for h in hits}) == len(hits)
 
 
 def test_applicability_filters(memory):
     ids = fill(memory)
-    assert {h["id"] for h in memory.search(ontology=PROV_O, k=10)} == {ids["prov_rule"], ids["prov_proc"],
+    assert {h.id for h in memory.search(ontology=PROV_O, k=10)} == {ids["prov_rule"], ids["prov_proc"],
                                                                        ids["prov_anti"]}
-    assert [h["id"] for h in memory.search(ontology=PROV_O, task_type="cq-answering", kinds=["Procedure"])] == [
+    assert [h.id for h in memory.search(ontology=PROV_O, task_type="cq-answering", kinds=["Procedure"])] == [
         ids["prov_proc"]]
-    assert [h["id"] for h in memory.search(failure_mode="missing-limit")] == [ids["prov_anti"]]
-    assert {h["kind"] for h in memory.search(kinds=["principle", "anti_pattern"], k=10)} == {"Principle",
+    assert [h.id for h in memory.search(failure_mode="missing-limit")] == [ids["prov_anti"]]
+    assert {h.kind for h in memory.search(kinds=["principle", "anti_pattern"], k=10)} == {"Principle",
                                                                                            "AntiPattern"}
 
 
@@ -56,9 +56,9 @@ def test_unknown_filters_return_nothing(memory):
 def test_ranking_text_then_priority_then_confidence_then_id(memory):
     ids = fill(memory)
     no_text = memory.search(ontology=PROV_O, k=10)
-    assert [h["id"] for h in no_text] == [ids["prov_rule"], ids["prov_anti"], ids["prov_proc"]]
+    assert [h.id for h in no_text] == [ids["prov_rule"], ids["prov_anti"], ids["prov_proc"]]
     hits = memory.search("skos narrower transitively", k=10)
-    assert hits[0]["id"] == ids["skos_proc"] and hits[0]["score"] > hits[-1]["score"]
+    assert hits[0].id == ids["skos_proc"] and hits[0].score > hits[-1].score
 
 
 def test_k_bounds(memory):
@@ -84,10 +84,10 @@ def test_exception_ranks_above_the_rule_it_refines(memory):
     exc = memory.add(ItemSpec("Principle", "Lineage of bundles uses prov:hadMember", "Use when the entity is a bundle.",
                      "x", applies_to=[PROV_O], task_types=["modelling"], scope="exception",
                      refines=ids["prov_rule"], priority=0, confidence=0.1))
-    order = [h["id"] for h in memory.search(ontology=PROV_O, k=10)]
+    order = [h.id for h in memory.search(ontology=PROV_O, k=10)]
     assert order.index(exc) == order.index(ids["prov_rule"]) - 1
-    assert [h["id"] for h in memory.search(ontology=PROV_O, k=1)] == [exc]
-    assert memory.get(ids["prov_rule"])["exceptions"] == [exc]
+    assert [h.id for h in memory.search(ontology=PROV_O, k=1)] == [exc]
+    assert memory.get(ids["prov_rule"]).exceptions == (exc,)
 
 
 def test_superseded_item_is_never_returned(memory):
@@ -97,7 +97,7 @@ def test_superseded_item_is_never_returned(memory):
                        "y", applies_to=[PROV_O], task_types=["modelling"], priority=5, confidence=0.9))
     memory.supersede(ids["prov_rule"], newer)
     for q in (dict(), dict(text="lineage wasDerivedFrom"), dict(ontology=PROV_O, k=50), dict(kinds=["Principle"])):
-        assert ids["prov_rule"] not in {h["id"] for h in memory.search(**q)}
+        assert ids["prov_rule"] not in {h.id for h in memory.search(**q)}
 
 
 HOSTILE = ['"', "'", '"; DROP TABLE objs; --', "} UNION { ?s ?p ?o }", "?x", "<http://evil.org/x>",
@@ -109,24 +109,24 @@ HOSTILE = ['"', "'", '"; DROP TABLE objs; --', "} UNION { ?s ?p ?o }", "?x", "<h
 def test_hostile_text_is_harmless(memory, text):
     ids = fill(memory)
     hits = memory.search(text, k=10)
-    assert all(set(h) == KEYS for h in hits)
+    assert all(set(h.to_dict()) == KEYS for h in hits)
     assert memory.search(ontology=text) == [] and memory.search(task_type=text) == []
     assert memory.search(failure_mode=text, kinds=["AntiPattern"]) == []
-    assert len(memory) == 5 and memory.get(ids["prov_rule"])["title"]
+    assert len(memory) == 5 and memory.get(ids["prov_rule"]).title
 
 
 def test_items_with_all_the_words_rank_first_then_items_with_some(memory):
     both = memory.add(ItemSpec("Principle", "Close the shape", "Use when a node shape must be closed.", "a"))
     one = memory.add(ItemSpec("Principle", "Shape shape shape", "Use when shape shape shape.", "b"))
     neither = memory.add(ItemSpec("Principle", "Unrelated advice", "Use when nothing else applies.", "c"))
-    ids = [h["id"] for h in memory.search("closed shape", k=10)]
+    ids = [h.id for h in memory.search("closed shape", k=10)]
     assert ids[:2] == [both, one] and neither not in ids
 
 
 def test_filters_combine_with_text(memory):
     ids = fill(memory)
     hits = memory.search("lineage", ontology=SKOS, kinds=["Principle"])
-    assert [h["id"] for h in hits] == [ids["skos_rule"]]
+    assert [h.id for h in hits] == [ids["skos_rule"]]
     assert memory.search("lineage", ontology=SKOS, kinds=["AntiPattern"]) == []
 
 
@@ -134,4 +134,4 @@ def test_coordination_levels_all_then_all_but_one_then_any(memory):
     three = memory.add(ItemSpec("Procedure", "Repair closed node shapes", "Use when repairing.", "a"))
     two = memory.add(ItemSpec("Procedure", "Node shapes overview", "Use when reading.", "b"))
     one = memory.add(ItemSpec("Procedure", "Closed world notes", "Use when reading.", "c"))
-    assert [h["id"] for h in memory.search("closed node shapes", k=10)] == [three, two, one]
+    assert [h.id for h in memory.search("closed node shapes", k=10)] == [three, two, one]

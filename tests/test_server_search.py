@@ -71,8 +71,8 @@ def pair(request, tmp_path_factory):
 @pytest.mark.parametrize("shape", shapes(), ids=lambda s: "-".join(str(v)[:12] for v in s.values() if v))
 def test_same_ids_order_and_scores(pair, shape):
     local, server = pair
-    want = [(h["id"], h["score"]) for h in local.search(**shape)]
-    got = [(h["id"], h["score"]) for h in server.search(**shape)]
+    want = [(h.id, h.score) for h in local.search(**shape)]
+    got = [(h.id, h.score) for h in server.search(**shape)]
     assert got == want
 
 
@@ -88,7 +88,7 @@ def test_four_words_rank_by_level_not_by_match_count(tmp_path, server_url):
         with Memory(location) as m:
             m.add_many([*fillers, two, rare])
             hits = m.search("alpha beta gamma delta", ontology=onto)
-            assert [h["id"] for h in hits] == [rare.id, two.id], location
+            assert [h.id for h in hits] == [rare.id, two.id], location
 
 
 def test_a_reader_ranks_with_the_statistics_of_another_writers_items(tmp_path, server_url):
@@ -102,9 +102,9 @@ def test_a_reader_ranks_with_the_statistics_of_another_writers_items(tmp_path, s
     with Memory(tmp_path / "m") as local, Memory(server_url) as reader, Memory(server_url) as writer:
         for m in (local, writer):
             m.add_many(first)
-        before = [h["id"] for h in reader.search("alpha delta", k=1)]
+        before = [h.id for h in reader.search("alpha delta", k=1)]
         for m in (local, writer):
             m.add_many(later)
-        after = [(h["id"], h["score"]) for h in reader.search("alpha delta", k=1)]
+        after = [(h.id, h.score) for h in reader.search("alpha delta", k=1)]
         assert before == [first[-2].id] and [i for i, _ in after] == [first[-1].id]
-        assert after == [(h["id"], h["score"]) for h in local.search("alpha delta", k=1)]
+        assert after == [(h.id, h.score) for h in local.search("alpha delta", k=1)]

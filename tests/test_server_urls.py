@@ -61,9 +61,9 @@ def test_repository_url_with_credentials_reaches_the_server(server_url):
         url = f"http://{USER}:{PASSWORD.replace('@', '%40').replace(':', '%3A')}@127.0.0.1:{port}/repositories/mem"
         with Memory(url) as m:
             i = m.add(ItemSpec("Principle", "Bind values", "Use when a query takes user text.", "never paste"))
-            assert [h["id"] for h in m.search("bind")] == [i]
+            assert [h.id for h in m.search("bind")] == [i]
         with Memory(server_url) as direct:  # the item is in the server behind the proxy
-            assert direct.get(i)["title"] == "Bind values"
+            assert direct.get(i).title == "Bind values"
         assert {p for p, _ in seen} == set(ROUTES) and all(ok for _, ok in seen)
         with pytest.raises(ServerError, match="401"), Memory(f"http://127.0.0.1:{port}/repositories/mem") as m:
             m.search("bind")

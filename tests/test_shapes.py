@@ -40,8 +40,8 @@ def operator():
 
 
 def test_a_good_item_and_a_good_operator_conform():
-    assert check(good())["conforms"]
-    assert check(operator())["conforms"]
+    assert check(good()).conforms
+    assert check(operator()).conforms
 
 
 CASES = {
@@ -80,13 +80,13 @@ CASES = {
 def test_shape_rejects_bad_item_with_readable_message(case):
     make, expected = CASES[case]
     result = check(make())
-    assert not result["conforms"]
-    assert any(expected in m for m in result["messages"]), result["messages"]
+    assert not result.conforms
+    assert any(expected in m for m in result.messages), result.messages
 
 
 def test_episode_with_a_run_conforms():
     g = with_(good(OM.Episode), (S, PROV.wasGeneratedBy, RUN.r1), (RUN.r1, RDF.type, OM.Run))
-    assert check(g)["conforms"]
+    assert check(g).conforms
 
 
 # ---- the focused check (each focus node against the shapes that target it) equals pySHACL's full run ----
@@ -178,7 +178,7 @@ def test_pyshacl_finds_constraint_parameters_by_set_lookup_with_its_own_list():
     import pyshacl.shape
     from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS
 
-    assert check(good())["conforms"] and not check(with_(good(), drop=[OM.title]))["conforms"]
+    assert check(good()).conforms and not check(with_(good(), drop=[OM.title])).conforms
     members = pyshacl.shape.CONSTRAINT_PARAMS[0]
     assert list(members) == ALL_CONSTRAINT_PARAMETERS and SH.minCount in members and OM.title not in members
     assert type(members.copy()) is list

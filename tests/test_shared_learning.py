@@ -99,7 +99,7 @@ def reference(tmp_path_factory):
     work = tmp_path_factory.mktemp("sequential")
     records = [r for who in AGENTS for r in learn(work / "mem", who, work)]
     with Memory(work / "mem") as m:
-        items = {h["id"]: (h["kind"], h["title"]) for h in m.search(k=50)}
+        items = {h.id: (h.kind, h.title) for h in m.search(k=50)}
     return {"records": records, "items": items}
 
 
@@ -109,14 +109,14 @@ def check_nothing_lost(location, records: list[dict], reference: dict) -> None:
     assert [r["success"] for r in records] == [r["success"] for r in reference["records"]]
     with Memory(location, create=False) as m:
         extracted = {i for r in records for i in r["extracted"]}
-        assert extracted and all(m.get(i)["id"] == i for i in extracted)
-        assert {h["id"]: (h["kind"], h["title"]) for h in m.search(k=50)} == reference["items"]
+        assert extracted and all(m.get(i).id == i for i in extracted)
+        assert {h.id: (h.kind, h.title) for h in m.search(k=50)} == reference["items"]
         assert len(m) == len(reference["items"])
         for r in records:  # each run's PROV-O record made it: the run generated the items it extracted
             # ?r is selected: Virtuoso 7.2 applies the trailing VALUES of the bindings after projection
-            rows = m.sparql(GENERATED, bindings={"r": URIRef(RUN + r["run"])})["rows"]
+            rows = m.sparql(GENERATED, bindings={"r": URIRef(RUN + r["run"])}).rows
             assert {row[0].rsplit("/", 1)[-1] for row in rows} >= set(r["extracted"]) - _older(records, r)
-        assert m.validate()["conforms"]
+        assert m.validate().conforms
 
 
 def _older(records: list[dict], record: dict) -> set[str]:
@@ -126,13 +126,13 @@ def _older(records: list[dict], record: dict) -> set[str]:
 
 def same_searches(x: Memory, y: Memory) -> int:
     """Both memories answer every search built from their items with the same hits (ids, order, scores)."""
-    items = [x.get(h["id"]) for h in x.search(k=50)]
+    items = [x.get(h.id) for h in x.search(k=50)]
     queries = [{}, {"kinds": ["antipattern"]}, {"kinds": ["procedure", "principle"]}]
     for it in items:
-        queries += [{"text": it["title"]}, {"text": it["title"].split()[0], "k": 3},
-                    {"task_type": it["task_types"][0]} if it["task_types"] else {},
-                    {"ontology": it["applies_to"][0], "text": it["summary"]} if it["applies_to"] else {},
-                    {"failure_mode": it["failure_modes"][0]} if it["failure_modes"] else {}]
+        queries += [{"text": it.title}, {"text": it.title.split()[0], "k": 3},
+                    {"task_type": it.task_types[0]} if it.task_types else {},
+                    {"ontology": it.applies_to[0], "text": it.summary} if it.applies_to else {},
+                    {"failure_mode": it.failure_modes[0]} if it.failure_modes else {}]
     for q in queries:
         hits = x.search(**q)
         assert hits == y.search(**q), q

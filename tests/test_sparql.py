@@ -29,23 +29,24 @@ def test_select_with_bound_values_answers_a_users_question(filled):
     memory, a, b = filled
     out = memory.sparql(OM + "SELECT ?i ?t WHERE { ?i om:appliesToOntology ?o ; om:title ?t ; om:failureCount ?f . "
                              "FILTER(?f > 0) }", {"o": URIRef(PROV_O)})
-    assert out == {"columns": ["i", "t"], "rows": [[f"http://w3id.org/owl-memory/item/{b}", "Page results with LIMIT"]],
-                   "truncated": False}
-    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "Bind values never paste"})["rows"] == [[True]]
-    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "} INSERT DATA { <a:b> <a:c> <a:d> } #"})["rows"] == [
-        [False]]  # a bound value is data, never query text
+    assert out.to_dict() == {"columns": ["i", "t"],
+                             "rows": [[f"http://w3id.org/owl-memory/item/{b}", "Page results with LIMIT"]],
+                             "truncated": False}
+    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "Bind values never paste"}).rows == ((True,),)
+    assert memory.sparql(OM + "ASK { ?i om:title ?t }", {"t": "} INSERT DATA { <a:b> <a:c> <a:d> } #"}).rows == (
+        (False,),)  # a bound value is data, never query text
 
 
 def test_payload_text_is_out_of_reach(filled):
     memory, _, _ = filled
-    rows = memory.sparql("SELECT ?o WHERE { ?s ?p ?o }")["rows"]
+    rows = memory.sparql("SELECT ?o WHERE { ?s ?p ?o }").rows
     assert rows and not any("SECRET" in str(r) for r in rows)
 
 
 def test_rows_are_capped_and_marked_truncated(filled):
     memory, _, _ = filled
     out = memory.sparql("SELECT ?s ?p ?o WHERE { ?s ?p ?o }", limit=7)
-    assert len(out["rows"]) == 7 and out["truncated"] is True
+    assert len(out.rows) == 7 and out.truncated is True
 
 
 @pytest.mark.parametrize(("query", "message"), [

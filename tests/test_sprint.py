@@ -1,6 +1,7 @@
 """Ontology construction sprints: sprint 1 offline, the fabric sprint on real data, reruns from memory, CLI."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,9 +58,9 @@ def test_sprint1_passes_offline_and_rerun_uses_compiled_answers(memory):
     assert second["compiled_cq_reused"] == 5 and second["proposals"] == 0
     assert first["verify_iterations"] >= 5 * second["verify_iterations"], (first, second)
     ops = memory.by_signature(cq_signature(load_sprint(SPRINT1).cqs[0]))
-    assert ops and ops[0]["kind"] == "RepairOperator" and ops[0]["success_count"] == 1
-    assert ops[0]["action_schema"]["operator"] == "apply_delta"
-    assert memory.blobs.ref(ops[0]["action_schema"]["delta"]).kind == "delta"
+    assert ops and ops[0].kind == "RepairOperator" and ops[0].success_count == 1
+    assert ops[0].action_schema.operator == "apply_delta"
+    assert memory.blobs.ref(ops[0].action_schema.delta).kind == "delta"
 
 
 def test_sprint1_summary_is_json_and_undo_is_exact(memory):
@@ -203,9 +204,9 @@ def test_new_cqs_on_the_same_shapes_reuse_compiled_repairs(memory, tmp_path):
 def test_a_compiled_answer_with_a_lost_delta_is_skipped_and_demoted(memory):
     run_sprint(SPRINT1, memory)
     op = memory.by_signature(cq_signature(load_sprint(SPRINT1).cqs[0]))[0]
-    lost = {**op, "action_schema": {**op["action_schema"], "delta": "sha256:" + "0" * 64}}
+    lost = replace(op, action_schema=replace(op.action_schema, delta="sha256:" + "0" * 64))
     assert SprintRun(SPRINT1, memory)._delta_of(lost) is None
-    assert memory.get(op["id"])["failure_count"] == 1
+    assert memory.get(op.id).failure_count == 1
 
 
 def test_a_cq_that_fights_the_shapes_stops_after_max_proposals(memory, tmp_path):

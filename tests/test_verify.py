@@ -57,7 +57,7 @@ def test_report_goes_to_blob_store(tmp_path):
     store = BlobStore(tmp_path / "blobs.sqlite3", max_read=64)
     r = verify(DATA, SHAPES, blobs=store)
     assert r.report_ref.kind == "report" and r.report_ref.size > 64
-    assert len(store.read(r.report_ref)["text"]) == 64
+    assert len(store.read(r.report_ref).text) == 64
     assert "ValidationReport" in store.load(r.report_ref)
     assert "ValidationReport" not in repr(r.report_ref)
     store.close()

@@ -53,6 +53,6 @@ def run_task(task: Task, memory, learn: bool, *, graph, lm, options: dict) -> di
 def _is_exception(memory, id: str) -> bool:
     """True when item `id` is a scoped exception (False when it is gone from this memory)."""
     try:
-        return memory.get(id)["scope"] == "exception"
+        return memory.get(id).scope == "exception"
     except OwlMemoryError:
         return False

@@ -306,7 +306,7 @@ def _memory_antipatterns(graph: Graph, memory, k: int = 3) -> list[str]:
     onto = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology))
     if memory is None or not onto:
         return []
-    return [_clip(h["title"], 120) for h in memory.search(ontology=onto[0], kinds=["AntiPattern"], k=k)]
+    return [_clip(h.title, 120) for h in memory.search(ontology=onto[0], kinds=["AntiPattern"], k=k)]
 
 
 def _clip(text: str, n: int) -> str:

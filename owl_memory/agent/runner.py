@@ -18,6 +18,7 @@ from pathlib import Path
 import dspy
 
 from ..errors import ConfigError
+from ..model import Hit, Item
 from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
@@ -179,7 +180,7 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
     inputs = {"task": task_text, "prompt": handle,
               "ontology": _ontology_info(graph), **context.inputs(packed)}
     traj.write("run_start", task=task, prompt=box.prompt.to_dict() if box.prompt else None,
-               ontology=inputs["ontology"] or None, memory_ids_injected=[i["id"] for i in injected],
+               ontology=inputs["ontology"] or None, memory_ids_injected=[i.id for i in injected],
                config={"condition": condition, "lm": str(getattr(lm, "model", type(lm).__name__)),
                        "max_iters": max_iters, "max_llm_calls": max_llm_calls, "interpreter": factory.__name__,
                        "max_read": box.budget.max_read, "read_budget": box.budget.total_chars,
@@ -212,16 +213,16 @@ def _run(task, box, lm, factory, traj, injected, condition, max_iters, max_llm_c
     iterations = len(pred.trajectory)
     metrics = _metrics(box, calls, stdout[0], inputs, time.monotonic() - t0, iterations)
     extracted = pred.final_reasoning == "Extract forced final output"
-    used = list(dict.fromkeys([i["id"] for i in injected] + box.memory_ids_used))
+    used = list(dict.fromkeys([i.id for i in injected] + box.memory_ids_used))
     traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
                **_counts(calls, iterations), metrics=metrics, memory_ids_used=used)
     trace_ref = memory.blobs.put(traj.path.read_text(encoding="utf-8"), "trace").key if memory is not None else None
     return RunResult(str(pred.answer), traj.path, used, metrics, traj.run_id, trace_ref, _usage(injected, box))
 
 
-def _usage(injected: list[dict], box: Toolbox) -> list[dict]:
+def _usage(injected: list[Hit], box: Toolbox) -> list[dict]:
     """Every used item with its rank and score: A1's injected ranks first, then what the tools met."""
-    seen = {i["id"]: (rank, float(i.get("score", 0.0))) for rank, i in enumerate(injected, 1)}
+    seen = {i.id: (rank, i.score) for rank, i in enumerate(injected, 1)}
     for i, rs in box.memory_usage.items():
         seen.setdefault(i, rs)
     return [{"memory_id": i, "rank": r, "score": sc} for i, (r, sc) in seen.items()]
@@ -258,7 +259,7 @@ def _counts(calls: list[dict], iterations: int) -> dict:
             "completion_tokens": tokens("completion_tokens")}
 
 
-def _inject(memory, task: str, graph, k: int) -> list[dict]:
+def _inject(memory, task: str, graph, k: int) -> list[Hit]:
     """The top-k applicable items for the task (A1's injection, A3's hint), ontology-scoped first."""
     if memory is None or k < 1:
         return []
@@ -267,26 +268,26 @@ def _inject(memory, task: str, graph, k: int) -> list[dict]:
     return hits or memory.search(text=task, k=k)
 
 
-def _memory_text(memory, injected: list[dict], condition: str) -> str:
+def _memory_text(memory, injected: list[Hit], condition: str) -> str:
     """What the task gets appended: A1 each item's title, summary and <= 3 bullets; A3 the packed hint."""
     if not injected:
         return ""
     if condition == "A3":
-        return "\n\nMemory hint: " + _hint(memory.get(injected[0]["id"]))
+        return "\n\nMemory hint: " + _hint(memory.get(injected[0].id))
     blocks = []
     for i in injected:
-        bullets = _bullets(memory.blobs.load(memory.get(i["id"])["content_ref"]))
-        blocks.append(f"- [{i['kind']}] {clip(i['title'], 80)}: {clip(i['summary'], 200)} (id {i['id']})" +
+        bullets = _bullets(memory.blobs.load(memory.get(i.id).content_ref))
+        blocks.append(f"- [{i.kind}] {clip(i.title, 80)}: {clip(i.summary, 200)} (id {i.id})" +
                       "".join(f"\n  * {b}" for b in bullets))
     return "\n\nRelevant memory:\n" + "\n".join(blocks)
 
 
-def _hint(item: dict) -> str:
+def _hint(item: Item) -> str:
     """A3's hint: the item's title and compiled action schema (compact JSON), at most HINT_CHARS characters."""
-    schema = item.get("action_schema")
-    text = f"{item['title']} (id {item['id']})"
+    schema = item.action_schema
+    text = f"{item.title} (id {item.id})"
     if schema:
-        text += " action: " + json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+        text += " action: " + json.dumps(schema.to_json(), separators=(",", ":"), ensure_ascii=False)
     return clip(text, HINT_CHARS)
 
 

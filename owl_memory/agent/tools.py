@@ -20,8 +20,9 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from ..errors import CapExceeded, OwlMemoryError, ToolError, UnknownItem
+from ..model import Ref
 from ..rdfio import load_graph
-from ..store.blobs import BlobStore, ReadBudget, Ref
+from ..store.blobs import BlobStore, ReadBudget
 from .dspy_compat import validate_tool_args, with_callbacks
 from .query_worker import QueryLimits, QueryResult, QueryWorker
 
@@ -156,7 +157,7 @@ class Toolbox:
     def prompt_window(self, start: int = 0, length: int = 512) -> dict | str:
         """Up to `length` characters of the prompt from offset `start` (capped per read and by the budget)."""
         ref = self._need_prompt()
-        return {**self.blobs.read(ref, _int(start, "start"), _int(length, "length"), budget=self.budget),
+        return {**self.blobs.read(ref, _int(start, "start"), _int(length, "length"), budget=self.budget).to_dict(),
                 "budget_left": self._left()}
 
     def prompt_find(self, pattern: str, limit: int = 20) -> dict | str:
@@ -173,8 +174,8 @@ class Toolbox:
         key = _text(ref, "ref").strip()
         self._store(key).ref(key)  # UnknownItem before anything is charged
         self._watch(key)
-        return {**self._store(key).read(key, _int(start, "start"), _int(length, "length"), budget=self.budget),
-                "budget_left": self._left()}
+        window = self._store(key).read(key, _int(start, "start"), _int(length, "length"), budget=self.budget)
+        return {**window.to_dict(), "budget_left": self._left()}
 
     # ---- memory ---------------------------------------------------------------------------------------------
 
@@ -185,27 +186,27 @@ class Toolbox:
                                   task_type=_text(task_type, "task_type") or None,
                                   kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(_int(k, "k"), 10)))
         for rank, h in enumerate(hits, 1):
-            self._used(h["id"], rank=rank, score=h["score"])
+            self._used(h.id, rank=rank, score=h.score)
         if self.uncapped:
-            return {"items": [{**h, "content": self._content(self.memory.get(h["id"])["content_ref"])} for h in hits],
-                    "count": len(hits)}
-        items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.items()} for h in hits]
+            return {"items": [{**h.to_dict(), "content": self._content(self.memory.get(h.id).content_ref)}
+                              for h in hits], "count": len(hits)}
+        items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.to_dict().items()} for h in hits]
         return {"items": items, "count": len(items)}
 
     def memory_get(self, id: str) -> dict | str:
         """Metadata and compiled fields (signature, action_schema, verification_hook) of one item; no payload."""
         item = self.memory.get(_text(id, "id").strip())
-        self._used(item["id"], item.get("content_ref"))
+        self._used(item.id, item.content_ref)
         if self.uncapped:
-            return {**item, "content": self._content(item["content_ref"])}
-        return {k: clip(v, 300) if isinstance(v, str) else v for k, v in item.items()}
+            return {**item.to_dict(), "content": self._content(item.content_ref)}
+        return {k: clip(v, 300) if isinstance(v, str) else v for k, v in item.to_dict().items()}
 
     def memory_window(self, id: str, start: int = 0, length: int = 512) -> dict | str:
         """Up to `length` characters of one memory item's content from offset `start` (capped, budgeted)."""
         item = self.memory.get(_text(id, "id").strip())
-        self._used(item["id"], item["content_ref"])
-        return {**self.blobs.read(item["content_ref"], _int(start, "start"), _int(length, "length"),
-                                  budget=self.budget), "id": item["id"], "budget_left": self._left()}
+        self._used(item.id, item.content_ref)
+        return {**self.blobs.read(item.content_ref, _int(start, "start"), _int(length, "length"),
+                                  budget=self.budget).to_dict(), "id": item.id, "budget_left": self._left()}
 
     def memory_query(self, sparql: str) -> dict | str:
         """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content), as it was
@@ -280,10 +281,10 @@ class Toolbox:
         if first >= total:
             return {"rows": [], "offset": first, "total": total, "next": None}
         window = self.scratch.read(key, starts[first], starts[last] - starts[first], budget=self.budget)
-        rows = _whole_rows(window["text"])
+        rows = _whole_rows(window.text)
         out = {"rows": rows or [], "offset": first, "total": total, "budget_left": self._left()}
         if not rows:  # one row longer than a read: show its start, flagged
-            out["partial_row"] = window["text"]
+            out["partial_row"] = window.text
         out["next"] = first + max(1, len(rows)) if first + max(1, len(rows)) < total else None
         return out
 

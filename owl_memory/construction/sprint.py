@@ -27,10 +27,10 @@ from rdflib.namespace import OWL, RDF
 from .. import compiled
 from ..datadir import data_dir
 from ..errors import ConfigError, LoadError, UnknownItem
+from ..model import CqAnswer, Item, sha256
 from ..rdfio import load_graph, read_text
 from ..repair.verify import VerifyResult, Violation, verify
 from ..resources import shipped
-from ..store.blobs import sha256
 from .cq import CompetencyQuestion, evaluate_all, load_cqs
 from .proposer import Proposal, SymbolicProposer
 from .workspace import Workspace, nt_lines, parse_lines
@@ -321,7 +321,7 @@ class SprintRun:
             if change is not None:
                 added |= set(change[0])
                 removed |= set(change[1])
-                self.state.used_ops.append((op["id"], cq.id))
+                self.state.used_ops.append((op.id, cq.id))
         if not self.state.used_ops:
             return None
         self.ws.apply(added, removed, note="compiled CQ answers")
@@ -333,14 +333,14 @@ class SprintRun:
             self.memory.record_use(op_id, _passed(results, cq_id) and not self._outside_baseline(v))
         return v
 
-    def _delta_of(self, op: dict) -> tuple[list, list] | None:
+    def _delta_of(self, op: Item) -> tuple[list, list] | None:
         """The triples a compiled answer adds and removes (from its delta handle); None, and a recorded
         failure, when the handle is missing or unreadable."""
         try:
-            payload = json.loads(self.memory.blobs.load(op["action_schema"]["delta"]))
+            payload = json.loads(self.memory.blobs.load(op.action_schema.delta))
             return list(parse_lines(payload["added"])), list(parse_lines(payload["removed"]))
         except (UnknownItem, KeyError, ValueError, TypeError):
-            self.memory.record_use(op["id"], False)
+            self.memory.record_use(op.id, False)
             return None
 
     def _compile(self, results) -> int:
@@ -368,7 +368,7 @@ class SprintRun:
             self.memory, signature=cq_signature(cq), title=f"Answer competency question {_slug(cq.id)}",
             summary=f"Use when competency question {cq.id} fails on a {self.sprint.name} graph: "
                     f"adds the {len(lines)} triples that made it pass and conform.",
-            payload=payload, delta_key=ref.key, triples=len(lines), applies_to=applies_to,
+            payload=payload, answer=CqAnswer(ref.key, len(lines)), applies_to=applies_to,
             tags=(self.sprint.name, cq.id), query=cq.query, run_id=self.run_id)
         return int(new)
 

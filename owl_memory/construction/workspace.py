@@ -10,8 +10,9 @@ from rdflib import Graph
 from rdflib.plugins.serializers.nt import _nt_row
 
 from ..errors import InvalidItem, UnknownItem
+from ..model import Ref
 from ..rdfio import load_graph
-from ..store.blobs import BlobStore, Ref
+from ..store.blobs import BlobStore
 
 SUMMARY_CHARS = 240
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidItem, UnknownItem
-from ..store.items import ItemSpec
+from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, QueryRecipe, ToolSequence
 
 SIMILARITY = 0.8
 CANDIDATES = 50
@@ -80,22 +80,22 @@ def _one(memory, spec: ItemSpec, report: Report) -> None:
     opposed = [c for c in candidates if _contradicts(spec, c)]
     general = next((c for c in opposed if _narrower(spec, c)), None)
     if general is not None and spec.scope == "general":
-        exc = memory.add(replace(spec, scope="exception", refines=general["id"]))
-        report.exceptions.append([exc, general["id"]])
+        exc = memory.add(replace(spec, scope="exception", refines=general.id))
+        report.exceptions.append([exc, general.id])
         return
     if opposed:
         new = memory.add(spec)
         for c in opposed:
-            memory.link(new, "conflictsWith", c["id"])
-            report.conflicts.append([new, c["id"]])
+            memory.link(new, "conflictsWith", c.id)
+            report.conflicts.append([new, c.id])
         return
     twin = next((c for c in candidates if _near_duplicate(spec, c)), None)
     new = memory.add(spec)
     if twin is None:
         report.added.append(new)
         return
-    merge(memory, twin["id"], new)
-    report.merged.append([twin["id"], new])
+    merge(memory, twin.id, new)
+    report.merged.append([twin.id, new])
 
 
 def merge(memory, keep: str, drop: str) -> None:
@@ -103,11 +103,11 @@ def merge(memory, keep: str, drop: str) -> None:
     gone = memory.get(drop)
     memory.supersede(drop, keep)
     memory.archive(drop)
-    for _ in range(gone["success_count"]):
+    for _ in range(gone.success_count):
         memory.record_use(keep, True)
-    for _ in range(gone["failure_count"]):
+    for _ in range(gone.failure_count):
         memory.record_use(keep, False)
-    for _ in range(gone["use_count"] - gone["success_count"] - gone["failure_count"]):
+    for _ in range(gone.use_count - gone.success_count - gone.failure_count):
         memory.record_use(keep, None)
 
 
@@ -120,44 +120,49 @@ def _stored(memory, id: str) -> bool:
     return True
 
 
-def _candidates(memory, spec: ItemSpec) -> list[dict]:
+def _candidates(memory, spec: ItemSpec) -> list[Item]:
     """Active items that could duplicate or contradict `spec`: same task type (when it has one), full records."""
     task_type = spec.task_types[0] if spec.task_types else None
     hits = memory.search(task_type=task_type, k=CANDIDATES)
-    return [memory.get(h["id"]) for h in hits if _overlaps(spec, h)]
+    return [memory.get(h.id) for h in hits if _overlaps(spec, h)]
 
 
-def _overlaps(spec: ItemSpec, item: dict) -> bool:
+def _overlaps(spec: ItemSpec, item: Card) -> bool:
     """Overlapping applicability: ontologies intersect, or either side applies to any ontology."""
-    return not spec.applies_to or not item["applies_to"] or bool(set(spec.applies_to) & set(item["applies_to"]))
+    return not spec.applies_to or not item.applies_to or bool(set(spec.applies_to) & set(item.applies_to))
 
 
-def _contradicts(spec: ItemSpec, item: dict) -> bool:
+def _contradicts(spec: ItemSpec, item: Item) -> bool:
     """An AntiPattern forbidding the very compiled action a Procedure/Principle prescribes (either way round)."""
-    kinds = {spec.kind, item["kind"]}
+    kinds = {spec.kind, item.kind}
     if not ("AntiPattern" in kinds and kinds & set(_ADVICE_KINDS)):
         return False
-    return spec.action_schema is not None and action_key(spec.action_schema) == action_key(item["action_schema"])
+    return spec.action_schema is not None and action_key(spec.action_schema) == action_key(item.action_schema)
 
 
-def action_key(schema: dict | None):
-    """The comparable part of an action schema: operator, form and patterns (no prose, no parameter names)."""
-    if not schema:
-        return None
-    return schema.get("operator"), schema.get("form"), repr(schema.get("where") or schema.get("tools"))
+def action_key(op: CompiledOperator | None):
+    """The comparable part of a compiled action: operator, form and patterns (no prose, no parameter names)."""
+    if isinstance(op, QueryRecipe):
+        return op.operator, op.form, op.where
+    if isinstance(op, ToolSequence):
+        return op.operator, None, op.tools
+    if isinstance(op, CustomAction):
+        d = op.data
+        return (d.get("operator"), d.get("form"), repr(d.get("where") or d.get("tools"))) if d else None
+    return None if op is None else (op.operator, None, None)
 
 
-def _narrower(spec: ItemSpec, item: dict) -> bool:
+def _narrower(spec: ItemSpec, item: Item) -> bool:
     """The new item constrains applicability where the stored one does not (ontology or task type)."""
-    return (bool(spec.applies_to) and not item["applies_to"]) or (bool(spec.task_types) and not item["task_types"])
+    return (bool(spec.applies_to) and not item.applies_to) or (bool(spec.task_types) and not item.task_types)
 
 
-def _near_duplicate(spec: ItemSpec, item: dict) -> bool:
+def _near_duplicate(spec: ItemSpec, item: Item) -> bool:
     """Same kind, similar title + summary, and the same compiled action (or none on one side)."""
-    if spec.kind != item["kind"] or item.get("scope") != spec.scope:
+    if spec.kind != item.kind or item.scope != spec.scope:
         return False
-    schema, stored = spec.action_schema, item["action_schema"]
+    schema, stored = spec.action_schema, item.action_schema
     if schema and stored and action_key(schema) != action_key(stored):
         return False
-    return similarity(f"{spec.title} {spec.summary}", f"{item['title']} {item['summary']}") >= SIMILARITY
+    return similarity(f"{spec.title} {spec.summary}", f"{item.title} {item.summary}") >= SIMILARITY
 

@@ -20,7 +20,7 @@ from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 
 from ..errors import InvalidItem
-from ..store.items import ItemSpec
+from ..model import CompiledOperator, ItemSpec, Parameter, QueryRecipe, ToolSequence
 from ..vocab import local_name
 from .consolidate import action_key
 from .judge import Judgment, _canonical_names, _walk, answer_terms
@@ -98,8 +98,8 @@ def tools_used(events) -> list[str]:
     return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
 
 
-def lift(query: str, constants: set[str]) -> dict | None:
-    """The query's pattern as an action schema, with `constants` and every literal lifted to parameters."""
+def lift(query: str, constants: set[str]) -> QueryRecipe | None:
+    """The query's pattern as a recipe, with `constants` and every literal lifted to parameters."""
     try:
         algebra = translateQuery(parseQuery(query)).algebra
     except Exception:  # noqa: BLE001 - an unparseable query compiles to nothing
@@ -110,9 +110,9 @@ def lift(query: str, constants: set[str]) -> dict | None:
         return None
     names, params = _canonical_names(triples, filters), {}
     where = [[_term(t, names, constants, params) for t in tp] for tp in triples]
-    return {"operator": "ontology_query", "form": "select" if "SelectQuery" in str(algebra.name) else "ask",
-            "where": sorted(where), "filters": len(filters),
-            "parameters": [{"name": p, "kind": k} for p, k in params.values()]}
+    return QueryRecipe("select" if "SelectQuery" in str(algebra.name) else "ask",
+                       tuple(tuple(tp) for tp in sorted(where)), len(filters),
+                       tuple(Parameter(p, k) for p, k in params.values()))
 
 
 def _term(t, names: dict, constants: set[str], params: dict) -> str:
@@ -145,7 +145,7 @@ def forbidden_strings(record: RunRecord) -> set[str]:
 
 def copies_task(spec: ItemSpec, forbidden: set[str], task: str) -> str | None:
     """The first task-specific string a general item copies, or None."""
-    text = " ".join([spec.title, spec.summary, spec.content, json.dumps(spec.action_schema or {}),
+    text = " ".join([spec.title, spec.summary, spec.content, _json(spec.action_schema),
                      spec.verification_hook or ""]).casefold()
     if len(task.strip()) >= 20 and task.strip().casefold() in text:
         return "the task text"
@@ -191,16 +191,17 @@ def _checked(items: list[ItemSpec], record: RunRecord, max_items: int) -> Extrac
     return Extraction(tuple(kept[:max(0, int(max_items))]), tuple(rejected))
 
 
-def compiled_action(record: RunRecord) -> dict | None:
+def compiled_action(record: RunRecord) -> QueryRecipe | ToolSequence | None:
     """The compiled action of the run: its last query's lifted pattern, else the tool sequence it followed."""
     queries = agent_queries(record.events)
     schema = lift(queries[-1], task_constants(record)) if queries else None
     if schema is None and tools_used(record.events):
-        schema = {"operator": "tool_sequence", "tools": tools_used(record.events)[:12]}
+        schema = ToolSequence(tuple(tools_used(record.events)[:12]))
     return schema
 
 
-def contrasted(schema: dict | None, judgment: Judgment, wins: tuple) -> tuple[dict | None, str]:
+def contrasted(schema: CompiledOperator | None, judgment: Judgment,
+               wins: tuple) -> tuple[CompiledOperator | None, str]:
     """A failed rollout against the rollouts of the same task that succeeded (MaTTS self-contrast): the action to
     compile into its AntiPattern and a contrast note. When a success ran the same action, the action is not at fault
     (the answer was), so none is compiled (an AntiPattern would forbid what just worked); otherwise the note names
@@ -212,10 +213,11 @@ def contrasted(schema: dict | None, judgment: Judgment, wins: tuple) -> tuple[di
                       "the answer, not the pattern.")
     shown = next((w for w in wins if w), None)
     return schema, "Contrast: a parallel rollout of this task succeeded" + \
-        (f" with: {json.dumps(shown, sort_keys=True)}" if shown else ".")
+        (f" with: {_json(shown)}" if shown else ".")
 
 
-def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None, compiled: dict | None,
+def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator | None,
+               compiled: CompiledOperator | None,
                note: str = "") -> ItemSpec:
     """One Procedure (success) or AntiPattern (failure) written from the run's action (`compiled`: the part kept
     as its actionSchema; `note`: the self-contrast line, if any)."""
@@ -228,13 +230,13 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: dict | None, compi
         content = "\n".join(["1. Run the pattern below with the question's terms bound to its parameters.",
                              "2. Read every result row through the results handle.",
                              "3. Answer with exactly the IRIs the rows hold, as CURIEs.",
-                             f"Pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}"])
+                             f"Pattern: {_json(schema) if schema else 'none recorded'}"])
         return _spec("Procedure", title, summary, content, record, judgment, compiled, ())
     mode = judgment.failure_mode or "wrong-answer"
     title = f"Avoid {_readable(mode)} on {kind_of} questions"
     summary = f"Use before answering {kind_of} questions with one query over {over}: this failed before ({mode})."
     content = "\n".join([f"Failure: {_ADVICE.get(mode, 'the run was judged wrong; recheck the query')}.",
-                         f"Failed pattern: {json.dumps(schema, sort_keys=True) if schema else 'none recorded'}",
+                         f"Failed pattern: {_json(schema) if schema else 'none recorded'}",
                          *([note] if note else [])])
     return _spec("AntiPattern", title, summary, content, record, judgment, compiled, (mode,))
 
@@ -264,14 +266,19 @@ def _readable(slug: str) -> str:
     return " ".join(str(slug).replace("_", "-").split("-")) or "general"
 
 
-def _predicates(schema: dict | None) -> str:
+def _predicates(schema: CompiledOperator | None) -> str:
     """Local names of the kept predicates of a pattern, or its tools, for a summary line."""
-    if not schema:
+    if isinstance(schema, ToolSequence):
+        return ", ".join(schema.tools[:4])
+    if not isinstance(schema, QueryRecipe):
         return "the ontology tools"
-    if schema["operator"] == "tool_sequence":
-        return ", ".join(schema["tools"][:4])
-    preds = sorted({local_name(tp[1].strip("<>")) for tp in schema["where"] if not tp[1].startswith(("?", "$"))})
+    preds = sorted({local_name(tp[1].strip("<>")) for tp in schema.where if not tp[1].startswith(("?", "$"))})
     return ", ".join(preds[:4]) or "parameters only"
+
+
+def _json(op: CompiledOperator | None) -> str:
+    """An operator's JSON as items quote it (sorted keys; {} for none)."""
+    return json.dumps(op.to_json() if op is not None else {}, sort_keys=True)
 
 
 # ---- LLM extractor --------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidItem, LoadError, UnknownItem
-from ..store.items import ItemSpec
+from ..model import Item, ItemSpec
 
 PACKS = Path(__file__).parent / "packs"
 SOURCES = ("pack", "extracted", "human")
@@ -108,7 +108,7 @@ def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str
     lines = []
     for i in _active_ids(memory):
         item = memory.get(i)
-        if (kind and item["kind"].lower() != kind.lower()) or item["confidence"] < min_confidence:
+        if (kind and item.kind.lower() != kind.lower()) or item.confidence < min_confidence:
             continue
         line = _export_line(memory, item)
         if source is None or line["provenance"]["source"] == source:
@@ -121,37 +121,37 @@ def _active_ids(memory) -> list[str]:
     """Ids of every active item, paged through SPARQL."""
     ids: list[str] = []
     while True:
-        rows = memory.sparql(_ITEMS % len(ids), limit=PAGE)["rows"]
+        rows = memory.sparql(_ITEMS % len(ids), limit=PAGE).rows
         ids += [row[0].rsplit("/", 1)[-1] for row in rows]
         if len(rows) < PAGE:
             return ids
 
 
-def _export_line(memory, item: dict) -> dict:
+def _export_line(memory, item: Item) -> dict:
     """One pack line for a stored item (its whole content read window by window)."""
     content = _content(memory, item)
-    tags = [t for t in item["tags"] if t != "source:pack" and not t.startswith("pack:")]
-    pack = next((t[5:] for t in item["tags"] if t.startswith("pack:")), None)
-    source = "pack" if pack else "extracted" if item["provenance"]["run"] else "human"
-    return {"memory_id": item["id"], "kind": item["kind"], "title": item["title"], "summary": item["summary"],
-            "content": content, "tags": tags, "scope": item["scope"], "refines": (item["refines"] or [None])[0],
-            "applies_to": item["applies_to"], "task_types": item["task_types"],
-            "failure_modes": item["failure_modes"], "priority": item["priority"], "confidence": item["confidence"],
-            "signature": item["signature"], "action_schema": item["action_schema"],
-            "verification_hook": item["verification_hook"],
+    tags = [t for t in item.tags if t != "source:pack" and not t.startswith("pack:")]
+    pack = next((t[5:] for t in item.tags if t.startswith("pack:")), None)
+    source = "pack" if pack else "extracted" if item.runs else "human"
+    return {"memory_id": item.id, "kind": item.kind, "title": item.title, "summary": item.summary,
+            "content": content, "tags": tags, "scope": item.scope, "refines": (item.refines or [None])[0],
+            "applies_to": item.applies_to, "task_types": item.task_types,
+            "failure_modes": item.failure_modes, "priority": item.priority, "confidence": item.confidence,
+            "signature": item.signature,
+            "action_schema": item.action_schema.to_json() if item.action_schema is not None else None,
+            "verification_hook": item.verification_hook,
             "provenance": {"source": source, **({"pack": pack} if pack else {}),
-                           **({"run": item["provenance"]["run"][0]} if item["provenance"]["run"] else {}),
-                           **({"derived_from": item["provenance"]["derived_from"][0]}
-                              if item["provenance"]["derived_from"] else {})}}
+                           **({"run": item.runs[0]} if item.runs else {}),
+                           **({"derived_from": item.derived_from[0]} if item.derived_from else {})}}
 
 
-def _content(memory, item: dict) -> str:
+def _content(memory, item: Item) -> str:
     """An item's whole content, read through capped windows."""
     parts, start = [], 0
-    while start < item["size"]:
-        w = memory.window(item["id"], start, memory.max_read)
-        parts.append(w["text"])
-        start = w["end"]
-        if not w["text"]:
+    while start < item.size:
+        w = memory.window(item.id, start, memory.max_read)
+        parts.append(w.text)
+        start = w.end
+        if not w.text:
             break
     return "".join(parts)

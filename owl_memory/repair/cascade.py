@@ -9,11 +9,10 @@ on the patched graph before verifying, so B never appears and a verification rou
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 
-from ..compiled import REPAIR_TASK, demoted, repair_decisions
-from ..store.items import ItemSpec
+from ..compiled import follow_up_spec, follow_ups
+from ..model import FollowUp
 from .patch import Context, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
 from .verify import Violation, abstract_signature
@@ -62,31 +61,26 @@ def cascades(chosen: list[tuple], before: set, after: list[Violation]) -> list[C
 
 def store_follow_up(memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_id: str) -> str:
     """Compile a cascade and the strategy that fixed its second violation into memory; returns the operator id."""
-    key = follows_key(c.first, c.patch, shapes)
-    comp = c.second.signature.split("|", 1)[0]
     choice = None if isinstance(fixed_by.choice, dict) else fixed_by.choice
-    schema = {"operator": fixed_by.operator, "component": comp, "value": c.rule, "choice": choice, "bindings": {}}
-    return memory.add(ItemSpec("RepairOperator", f"After {c.patch.operator}, also {fixed_by.operator}",
-                               f"Apply before verifying when {key[:140]} is patched.",
-                               json.dumps(schema, sort_keys=True),
-                               task_types=(REPAIR_TASK,), failure_modes=(comp,), signature=key,
-                               action_schema=schema, verification_hook=hook, provenance={"run": run_id}))
+    follow_up = FollowUp(fixed_by.operator, c.second.signature.split("|", 1)[0], c.rule, choice)
+    return memory.add(follow_up_spec(key=follows_key(c.first, c.patch, shapes), first_operator=c.patch.operator,
+                                     follow_up=follow_up, hook=hook, run_id=run_id))
 
 
 def with_follow_ups(memory, ctx: Context, v: Violation, p: Patch) -> tuple[Patch, list[str]]:
     """The patch extended by every learned, undemoted follow-up that applies (and the operator ids used)."""
     total, used = p, []
-    for c in repair_decisions(memory, follows_key(v, p, ctx.shapes)):
-        schema = c["action_schema"]
-        op = schema.get("operator")
-        if demoted(c) or op not in STRATEGIES:
+    for c in follow_ups(memory, follows_key(v, p, ctx.shapes)):
+        follow_up = c.action_schema
+        op = follow_up.operator
+        if op not in STRATEGIES:
             continue
-        values = _written(v, p) if schema.get("value") == "added" else [None]
+        values = _written(v, p) if follow_up.value == "added" else [None]
         for value in values:
             second = replace(v, component=STRATEGIES[op][0], value=value)
-            here = Context(applied(ctx.graph, total), ctx.shapes, ctx.depth, ctx.checks, schema.get("choice"))
+            here = Context(applied(ctx.graph, total), ctx.shapes, ctx.depth, ctx.checks, follow_up.choice)
             got = run_strategy(op, here, second)
             if got:
                 total = merge(p.operator, total, got[0])
-                used.append(c["id"])
+                used.append(c.id)
     return Patch(p.operator, total.added, total.removed, total.touches, p.choice), used

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..compiled import abstract_decision_spec, demoted, repair_decision_specs, repair_decisions, store_decisions
+from ..compiled import abstract_decision_spec, repair_decision_specs, repair_decisions, store_decisions
 from ..errors import OwlMemoryError
+from ..model import Item, RepairDecision
+from ..model.operators import canonical
 from ..rdfio import load_graph
 from ..vocab import RDF, RDFS, SH
 from .cascade import cascades, store_follow_up, with_follow_ups
@@ -234,32 +235,32 @@ class _Loop:
                 yield longer, item
             yield p, item
 
-    def _ordered(self, v: Violation, compiled: list[dict]):
+    def _ordered(self, v: Violation, compiled: list[Item]):
         """(patch, compiled item id or None) lazily: compiled decisions with a recorded choice replayed (undemoted,
         smallest first; the abstract signatures' only when the concrete one's give nothing, the component-and-role
         back-off only when those give nothing either), then the library with the strategies of compiled decisions
         without a choice first (run once: a replay without a hint is the library strategy itself)."""
         seen: set = set()
-        hinted = [c for c in compiled if c["action_schema"].get("choice") is not None]
+        hinted = [c for c in compiled if c.action_schema.choice is not None]
         for tier in (0, 1, 2):
             found = []
-            for rank, c in enumerate(x for x in hinted if self.found[x["id"]][0] == tier):
+            for rank, c in enumerate(x for x in hinted if self.found[x.id][0] == tier):
                 checks = self.ctx.checks[0]
-                replayed = self._replayed(v, c["action_schema"])
+                replayed = self._replayed(v, c.action_schema)
                 if self.ctx.checks[0] > checks:
                     self.searched.add(v.key)
                 for i, p in enumerate(replayed):
                     if _fingerprint(p) not in seen:
                         seen.add(_fingerprint(p))
-                        recorded = _dumps(p.choice) == _dumps(c["action_schema"].get("choice"))
-                        found.append(((not recorded, demoted(c), p.size, rank, i), p, c["id"]))
+                        recorded = canonical(p.choice) == canonical(c.action_schema.choice)
+                        found.append(((not recorded, c.demoted, p.size, rank, i), p, c.id))
             for _, p, item in sorted(found, key=lambda x: x[0]):
                 yield p, item
             if found:
                 break
         plain: dict = {}
-        for c in sorted((c for c in compiled if c not in hinted), key=demoted):
-            plain.setdefault(c["action_schema"].get("operator"), c["id"])
+        for c in sorted((c for c in compiled if c not in hinted), key=lambda c: c.demoted):
+            plain.setdefault(c.action_schema.operator, c.id)
         prefer = [op for op in plain if op in strategies_for(v.component)]
         for p in iter_candidates(self.ctx, v, prefer):
             if _fingerprint(p) not in seen:
@@ -278,23 +279,19 @@ class _Loop:
         self.res.proposed += p is not None
         return [p] if p is not None else []
 
-    def _replayed(self, v: Violation, schema: dict) -> list[Patch]:
+    def _replayed(self, v: Violation, decision: RepairDecision) -> list[Patch]:
         """Patches of a compiled strategy with its recorded choice as the hint (a compiled plan runs no checks)."""
-        if schema.get("operator") not in strategies_for(v.component):
+        if decision.operator not in strategies_for(v.component):
             return []
-        self.ctx.hint = schema.get("choice")
-        try:
-            return run_strategy(schema.get("operator"), self.ctx, v)
-        finally:
-            self.ctx.hint = None
+        return run_strategy(decision.operator, replace(self.ctx, hint=decision.choice), v)
 
-    def _compiled(self, v: Violation) -> list[dict]:
+    def _compiled(self, v: Violation) -> list[Item]:
         """Compiled decisions for a violation, best first: its concrete signature's, then its abstract ones' (each
         id's tier noted: the last abstract key, component and role alone, is the back-off read last)."""
         keys, out = [v.signature, *abstract_signatures(v, self.shapes)], []
         for i, key in enumerate(keys):
             found, tier = repair_decisions(self.memory, key), 0 if i == 0 else 2 if i == len(keys) - 1 else 1
-            self.found.update({c["id"]: (tier, key) for c in found})
+            self.found.update({c.id: (tier, key) for c in found})
             out += found
         return out
 
@@ -303,7 +300,7 @@ class _Loop:
         its value kind (not the back-off): what a descent may then use without a trial check (read once per run)."""
         keys = tuple(abstract_signatures(v, self.shapes)[:-1])
         if (keys, operator) not in self.known:
-            self.known[keys, operator] = any(c["action_schema"].get("operator") == operator and not demoted(c)
+            self.known[keys, operator] = any(c.action_schema.operator == operator and not c.demoted
                                              for k in keys for c in repair_decisions(self.memory, k))
         return self.known[keys, operator]
 
@@ -410,7 +407,7 @@ class _Loop:
         for sig, worked in sorted(self.worked.items()):
             done = set()
             for v, p, item in worked:
-                key = (p.operator, _dumps(_stored_choice(p)))
+                key = (p.operator, canonical(_stored_choice(p)))
                 # a patch a stored operator made is known already (concrete or abstract: both keep the whole
                 # choice), unless its replay had to try candidates: what the trial checks found is new
                 if (item is not None and v.key not in self.searched) or sig in still or key in done:
@@ -436,12 +433,13 @@ class _Loop:
 
     def _specs(self, sig: str, v: Violation, p: Patch) -> list:
         """One verified patch as items: its Episode, its RepairOperator and the abstract-signature operator."""
-        common = {"operator": p.operator, "choice": _stored_choice(p), "bindings": _bindings(p.operator),
-                  "hook": _hook(v, self.shapes), "run_id": self.run_id, "report_key": self.report_ref.key}
+        decision = RepairDecision(p.operator, sig.split("|", 1)[0], _stored_choice(p), _bindings(p.operator))
+        common = {"hook": _hook(v, self.shapes), "run_id": self.run_id, "report_key": self.report_ref.key}
         return [*repair_decision_specs(
             signature=sig, focus=v.focus.n3(), added=sorted(" ".join(x.n3() for x in t) for t in p.added),
-            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), **common),
-            *[abstract_decision_spec(abstract=key, **common) for key in abstract_signatures(v, self.shapes)]]
+            removed=sorted(" ".join(x.n3() for x in t) for t in p.removed), decision=decision, **common),
+            *[abstract_decision_spec(abstract=key, decision=replace(decision, component=_component(key)), **common)
+              for key in abstract_signatures(v, self.shapes)]]
 
 
 def _touched(node, delta: set) -> bool:
@@ -454,9 +452,9 @@ def _stored_choice(p: Patch):
     return None if p.operator in _PER_INSTANCE and not isinstance(p.choice, dict) else p.choice
 
 
-def _dumps(x) -> str:
-    """Canonical JSON of a choice (choices may be dicts, which do not hash)."""
-    return json.dumps(x, sort_keys=True, default=str)
+def _component(abstract: str) -> str:
+    """The component an abstract signature names ("abstract:<Component>|...")."""
+    return abstract.removeprefix("abstract:").split("|", 1)[0]
 
 
 def _bindings(operator: str) -> dict:

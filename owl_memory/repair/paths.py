@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..store.blobs import sha256
+from ..model import sha256
 from ..vocab import RDF, RDFS, SH
 from .verify import Violation
 

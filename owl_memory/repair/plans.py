@@ -7,7 +7,7 @@ from dataclasses import replace
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..store.blobs import sha256
+from ..model import sha256
 from ..vocab import RDF, RDFS, SH
 from .patch import Context, Patch, applied, merge, replace_value
 from .paths import instances, values

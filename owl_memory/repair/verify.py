@@ -16,8 +16,9 @@ from rdflib.util import from_n3
 
 from .. import shacl_runs
 from ..errors import ConfigError, LoadError
+from ..model import Ref
 from ..rdfio import load_graph
-from ..store.blobs import BlobStore, Ref
+from ..store.blobs import BlobStore
 from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")

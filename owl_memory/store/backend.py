@@ -7,7 +7,7 @@ defining SPARQL (retrieval.py), the read-only guard for user queries (sparql_gua
 finds and counts; it never validates.
 
 Items cross this interface as (ItemSpec, rdflib Graph of its triples); search requests as `retrieval.SearchQuery`
-(IRIs, words, k); search results as (id, score) pairs; item cards as dicts (see `cards`).
+(IRIs, words, k); search results as (id, score) pairs; item cards as `model.Card`s.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from rdflib import Graph, URIRef
 
+from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
-from .items import ItemSpec
 
 
 class Backend(ABC):
@@ -44,9 +44,8 @@ class Backend(ABC):
         nodes (the context SHACL needs for sh:class)."""
 
     @abstractmethod
-    def cards(self, ids: Sequence[str]) -> list[dict]:
-        """Search cards of stored items, in the order given: {id, kind, title, summary, applies_to (sorted IRIs),
-        priority, confidence, conflicts_with (sorted ids)}."""
+    def cards(self, ids: Sequence[str]) -> list[Card]:
+        """Search cards of stored items, in the order given (applies_to: sorted IRIs; conflicts_with: sorted ids)."""
 
     @abstractmethod
     def search(self, query) -> list[tuple[str, float]]:
@@ -63,9 +62,9 @@ class Backend(ABC):
 
     # ---- updates (call inside `transaction()`) ----
     @abstractmethod
-    def count_use(self, id: str, success: bool | None) -> dict:
+    def count_use(self, id: str, success: bool | None) -> UseCounts:
         """Add 1 to useCount (and to successCount / failureCount when success is True / False) as typed
-        xsd:nonNegativeInteger literals; returns {use_count, success_count, failure_count}."""
+        xsd:nonNegativeInteger literals; returns the new counters."""
 
     @abstractmethod
     def add_triples(self, g: Graph) -> None:

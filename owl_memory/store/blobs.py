@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 from abc import ABC, abstractmethod
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CapExceeded, UnknownItem
+from ..model.handles import Ref, Window, sha256
 from .locking import lock_wait
 from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
@@ -21,11 +21,6 @@ REF_KINDS = ("prompt", "ontology", "trace", "window", "report", "delta", "result
 # A window: characters of a text row, 4-byte units of a wide (UTF-32) row.
 _WINDOW = ("SELECT CASE typeof(data) WHEN 'text' THEN substr(data, ?, ?) ELSE substr(data, ?, ?) END "
            "FROM blobs WHERE key = ?")
-
-
-def sha256(text: str) -> str:
-    """Hex sha256 of a text's UTF-8 bytes (lone surrogates encoded as themselves, so every str has one)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _stored(text: str) -> str | bytes:
@@ -40,32 +35,6 @@ def _stored(text: str) -> str | bytes:
 def _text(value: str | bytes) -> str:
     """A stored payload (or a window of it) back as the exact str that was put."""
     return value if isinstance(value, str) else value.decode(_WIDE, "surrogatepass")
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A handle on a payload: key, kind, size in characters and sha; its repr never shows the payload.
-
-    Args:
-        key: "sha256:<hex>", the blob store key.
-        kind: one of REF_KINDS.
-        size: payload length in characters.
-        sha: hex sha256 of the payload.
-    """
-
-    key: str
-    kind: str
-    size: int
-    sha: str
-
-    def __repr__(self):
-        return f"Ref(kind={self.kind!r}, size={self.size}, key={self.key[:19]}…)"
-
-    __str__ = __repr__
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form: the handle's metadata, no payload."""
-        return {"ref": self.key, "kind": self.kind, "size": self.size, "sha": self.sha}
 
 
 @dataclass
@@ -120,8 +89,8 @@ class PayloadStore(ABC):
 
     @abstractmethod
     def read(self, key: str | Ref, start: int = 0, length: int | None = None,
-             budget: ReadBudget | None = None) -> dict:
-        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+             budget: ReadBudget | None = None) -> Window:
+        """A window of at most max_read characters; charges `budget` when given."""
 
     @abstractmethod
     def load(self, key: str | Ref) -> str:
@@ -179,8 +148,8 @@ class BlobStore(PayloadStore):
         return Ref(key, row[0], row[1], key.removeprefix("sha256:"))
 
     def read(self, key: str | Ref, start: int = 0, length: int | None = None,
-             budget: ReadBudget | None = None) -> dict:
-        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+             budget: ReadBudget | None = None) -> Window:
+        """A window of at most max_read characters; charges `budget` when given."""
         ref = self.ref(key)
         start = min(max(0, int(start)), ref.size)
         wanted = self.max_read if length is None else max(0, int(length))
@@ -189,7 +158,7 @@ class BlobStore(PayloadStore):
         text = _text(text)
         if budget is not None:
             budget.charge(ref.key, len(text))
-        return {"text": text, "start": start, "end": start + len(text), "size": ref.size}
+        return Window(text, start, start + len(text), ref.size)
 
     def load(self, key: str | Ref) -> str:
         """The whole payload, for library code (graph versions, undo); never hand it to a model."""

@@ -6,9 +6,9 @@ from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF
 
 from ..errors import InvalidItem
+from ..model import ItemSpec
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
-from .items import ItemSpec
 from .memory import Memory
 
 
@@ -31,8 +31,8 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
         dst.backend.add_triples(rest)
     payloads = _copy_payloads(src, dst, g)
     report = dst.validate()
-    if not report["conforms"]:
-        raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report["messages"][:5]))
+    if not report.conforms:
+        raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report.messages[:5]))
     return {"items": len(items), "triples": len(g), "payloads": payloads, "archived": dst.enforce_bound()}
 
 

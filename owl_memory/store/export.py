@@ -5,7 +5,7 @@ from __future__ import annotations
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS
 
-from .blobs import sha256
+from ..model import sha256
 
 EXPORT_IRI = URIRef("http://w3id.org/owl-memory/memory")
 TBOX_IRI = URIRef("http://w3id.org/owl-memory")

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..model import UseCounts
 
 CONFIG = "config.json"
 MAX_SCAN = 1_000_000
@@ -23,6 +25,15 @@ SELECT ?i ?u ?s ?f ?c WHERE {
   ?i om:useCount ?u ; om:successCount ?s ; om:failureCount ?f ; om:createdAt ?c .
   FILTER NOT EXISTS { ?i om:archived true } FILTER NOT EXISTS { ?x om:supersedes ?i }
 }"""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An active item the bound may archive: its id, counters and creation time."""
+
+    id: str
+    counts: UseCounts
+    created_at: str
 
 
 def usefulness(use_count: int, success_count: int, failure_count: int, age_days: float) -> float:
@@ -41,13 +52,13 @@ def age_days(created_at: str, now: datetime | None = None) -> float:
     return ((now or datetime.now(timezone.utc)) - when).total_seconds() / 86_400
 
 
-def least_useful(cards: list[dict], n: int) -> list[str]:
-    """Ids of the `n` least useful items among `cards` (dicts with id, counters and created_at)."""
-    def key(c):
-        return (usefulness(c["use_count"], c["success_count"], c["failure_count"], age_days(c["created_at"])),
-                str(c["created_at"]), c["id"])
+def least_useful(candidates: list[Candidate], n: int) -> list[str]:
+    """Ids of the `n` least useful items among `candidates`."""
+    def key(c: Candidate):
+        u = c.counts
+        return usefulness(u.use_count, u.success_count, u.failure_count, age_days(c.created_at)), c.created_at, c.id
 
-    return [c["id"] for c in sorted(cards, key=key)[: max(0, n)]]
+    return [c.id for c in sorted(candidates, key=key)[: max(0, n)]]
 
 
 def read_bound(folder: Path) -> int | None:

@@ -1,113 +1,22 @@
-"""Memory items as typed values: `ItemSpec` (what a caller wants stored), its stable id and its RDF."""
+"""Memory items as RDF: the triples an `ItemSpec` adds, and the IRIs of task types, failure modes, runs and sources."""
 
 from __future__ import annotations
 
-import json
 import re
-import unicodedata
-from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from functools import cached_property
 from urllib.parse import quote
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from ..errors import InvalidItem
-from ..vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
-from .blobs import sha256
+from ..model import ItemSpec, sha256
+from ..model.operators import stored_json
+from ..vocab import BLOB, FAILURE_MODE, ITEM, OM, PROV, RUN, TASK_TYPE
 
 IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
 ID = re.compile(r"^[0-9a-f]{16}$")
 COUNTERS = {"use_count": OM.useCount, "success_count": OM.successCount, "failure_count": OM.failureCount}
-_TUPLES = ("applies_to", "task_types", "failure_modes", "tags", "grounded_by")
-
-
-def item_id(title: str, content: str, scope: str = "general") -> str:
-    """Stable id: first 16 hex of sha256 over normalized title, content and scope."""
-    norm_title = " ".join(unicodedata.normalize("NFC", title).split()).casefold()
-    norm_content = "\n".join(ln.rstrip() for ln in unicodedata.normalize("NFC", content).strip().splitlines())
-    raw = "\x1f".join((norm_title, norm_content, scope.strip().lower()))
-    return sha256(raw)[:16]
-
-
-@dataclass(frozen=True)
-class ItemSpec:
-    """What a caller wants stored as one memory item; normalized on construction (InvalidItem on bad fields).
-
-    Args:
-        kind: one of vocab.KINDS, any case ("antipattern" -> "AntiPattern").
-        title, summary, content: the item's title (1-10 words), its "use when" line and its payload text.
-        applies_to: ontology IRIs; task_types / failure_modes: names (slugged into IRIs); tags: free words.
-        priority, confidence, scope: ranking fields; scope "exception" needs `refines`.
-        refines: id of the general item this one narrows.
-        provenance: {"run": run id, "derived_from": "sha256:..." key or IRI}.
-        signature, action_schema, verification_hook: compiled-operator fields.
-        grounded_by: ids of the Episodes this item was learned from.
-    """
-
-    kind: str
-    title: str
-    summary: str
-    content: str
-    applies_to: tuple[str, ...] = ()
-    task_types: tuple[str, ...] = ()
-    failure_modes: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    priority: int = 0
-    confidence: float = 0.5
-    scope: str = "general"
-    refines: str | None = None
-    provenance: dict | None = field(default=None, hash=False)
-    signature: str | None = None
-    action_schema: dict | None = field(default=None, hash=False)
-    verification_hook: str | None = None
-    grounded_by: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        """Coerce fields to their types: kind name, strings, tuples of strings, int priority, float confidence."""
-        put = object.__setattr__
-        put(self, "kind", normalize_kind(self.kind))
-        for name in ("title", "summary", "content", "scope"):
-            put(self, name, str(getattr(self, name)))
-        for name in _TUPLES:
-            put(self, name, tuple(_strings(getattr(self, name))))
-        try:
-            put(self, "priority", int(self.priority))
-            put(self, "confidence", float(self.confidence))
-        except (TypeError, ValueError) as e:
-            raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
-
-    @cached_property
-    def id(self) -> str:
-        """The stable id this item gets: item_id(title, content, scope), computed once per spec (its fields are
-        frozen)."""
-        return item_id(self.title, self.content, self.scope)
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form (tuples as lists); from_dict(to_dict()) == self."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ItemSpec:
-        """An ItemSpec from its dict form; InvalidItem names unknown or missing fields."""
-        known = {f.name for f in fields(cls)}
-        extra = sorted(set(d) - known)
-        if extra:
-            raise InvalidItem(f"unknown item fields {extra}; use {sorted(known)}")
-        try:
-            return cls(**d)
-        except TypeError as e:
-            raise InvalidItem(f"an item needs kind, title, summary and content ({e})") from e
-
-
-def normalize_kind(name: str) -> str:
-    """The ontology class name of a kind given in any case ('antipattern' -> 'AntiPattern')."""
-    by_lower = {k.lower(): k for k in KINDS}
-    key = str(name).replace("_", "").replace("-", "").replace(" ", "").lower()
-    if key not in by_lower:
-        raise InvalidItem(f"unknown kind {str(name)[:40]!r}; use one of {', '.join(KINDS)}")
-    return by_lower[key]
 
 
 def item_graph(spec: ItemSpec, created_at: datetime | None = None) -> Graph:
@@ -151,9 +60,8 @@ def _applicability(g: Graph, s: URIRef, spec: ItemSpec) -> None:
 
 def _compiled(g: Graph, s: URIRef, spec: ItemSpec) -> None:
     """Signature, action schema (canonical JSON) and verification hook, when given."""
-    schema = None if spec.action_schema is None else _json(spec.action_schema)
     for prop, value in ((OM.violationSignature, spec.signature), (OM.verificationHook, spec.verification_hook),
-                        (OM.actionSchema, schema)):
+                        (OM.actionSchema, stored_json(spec.action_schema))):
         if value is not None:
             g.add((s, prop, Literal(str(value))))
 
@@ -213,16 +121,3 @@ def source_iri(ref: str) -> URIRef:
 def slugify(text: str) -> str:
     """An IRI-safe slug of a task type or failure mode name (case-folded, spaces as dashes)."""
     return quote("-".join(str(text).strip().casefold().split()), safe="-._~")
-
-
-def _json(schema) -> str:
-    """Canonical JSON of an action schema; InvalidItem when it is not JSON-compatible."""
-    try:
-        return json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as e:
-        raise InvalidItem(f"action_schema must be a JSON-compatible dict ({e})") from e
-
-
-def _strings(values) -> list[str]:
-    """A str or an iterable of str as a list of non-empty strings."""
-    return [str(v) for v in ([values] if isinstance(values, str) else list(values or ())) if str(v).strip()]

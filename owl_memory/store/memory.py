@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,15 +11,17 @@ from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
 
 from ..errors import InvalidItem, QueryRefused, UnknownItem
+from ..model import Hit, Item, ItemSpec, Ref, SearchExplanation, SparqlResult, UseCounts, ValidationReport, Window
+from ..model.operators import operator_from_json
 from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
 from ..sparql_guard import check_read_only
 from ..vocab import ITEM, OM, PROV
 from . import forgetting, retrieval
 from .backend import Backend
-from .blobs import MAX_READ, Ref
+from .blobs import MAX_READ
 from .export import with_header
-from .items import COUNTERS, ID, ItemSpec, item_graph, linked_ids
+from .items import COUNTERS, ID, item_graph, linked_ids
 from .quadstore import QuadstoreBackend
 from .validation import check, require_valid
 
@@ -99,10 +100,10 @@ class Memory:
         if self.max_items is None or self.backend.count() <= self.max_items:
             return []
         _, rows, _ = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN)
-        cards = [{"id": str(i)[len(str(ITEM)):], "use_count": int(u), "success_count": int(ok),
-                  "failure_count": int(bad), "created_at": str(c)} for i, u, ok, bad, c in rows]
+        active = [forgetting.Candidate(str(i)[len(str(ITEM)):], UseCounts(int(u), int(ok), int(bad)), str(c))
+                  for i, u, ok, bad, c in rows]
         kept = set(keep)
-        victims = forgetting.least_useful([c for c in cards if c["id"] not in kept], len(cards) - self.max_items)
+        victims = forgetting.least_useful([c for c in active if c.id not in kept], len(active) - self.max_items)
         for i in victims:
             self.archive(i)
         self.forgotten += victims
@@ -139,7 +140,7 @@ class Memory:
             self.backend.remove_triples(ITEM[id], OM.archived)
         self.enforce_bound(keep=(id,))
 
-    def record_use(self, id: str, success: bool | None = None) -> dict:
+    def record_use(self, id: str, success: bool | None = None) -> UseCounts:
         """Count one use of an item (and its success or failure when known); returns the new counters."""
         self._require(id)
         with self.backend.transaction():
@@ -149,8 +150,8 @@ class Memory:
         """Store a payload (run report, trajectory, ...) content-addressed; returns its handle."""
         return self.blobs.put(text, kind)
 
-    def payload_window(self, ref: str | Ref, start: int = 0, length: int = MAX_READ) -> dict:
-        """At most max_read characters of a payload: {text, start, end, size}."""
+    def payload_window(self, ref: str | Ref, start: int = 0, length: int = MAX_READ) -> Window:
+        """At most max_read characters of a payload."""
         return self.blobs.read(ref, start, length)
 
     def write_graph(self, g: Graph) -> None:
@@ -165,57 +166,62 @@ class Memory:
         self._update(g, sorted({s for s in g.subjects()}))
 
     # ---- reads ----
-    def get(self, id: str) -> dict:
+    def get(self, id: str) -> Item:
         """Metadata, links, counters and compiled fields of an item; never its content text."""
         self._require(id)
         g, s = self.backend.describe([ITEM[id]]), ITEM[id]
         one = {p: o for p, o in g.predicate_objects(s)}
 
-        def objs(p):
-            return sorted(str(o) for o in g.objects(s, p))
+        def objs(p) -> tuple[str, ...]:
+            return tuple(sorted(str(o) for o in g.objects(s, p)))
 
         schema = one.get(OM.actionSchema)
-        return {
-            **self.backend.cards([id])[0], "scope": str(one[OM.scope]),
-            "task_types": [_slug(t) for t in objs(OM.appliesToTaskType)],
-            "failure_modes": [_slug(t) for t in objs(OM.preventsFailureMode)], "tags": objs(OM.tag),
-            "refines": _ids(objs(OM.refines)), "supersedes": _ids(objs(OM.supersedes)),
-            "exceptions": _ids(objs(OM.hasException)), "grounded_by": _ids(objs(OM.groundedByEpisode)),
-            "content_ref": str(one[OM.contentRef]), "content_hash": str(one[OM.contentHash]),
-            "size": self.blobs.ref(str(one[OM.contentRef])).size, "created_at": str(one.get(OM.createdAt, "")),
-            **{k: int(one.get(p, 0)) for k, p in COUNTERS.items()},
-            "signature": _text(one.get(OM.violationSignature)),
-            "action_schema": json.loads(str(schema)) if schema is not None else None,
-            "verification_hook": _text(one.get(OM.verificationHook)),
-            "provenance": {"run": objs(PROV.wasGeneratedBy), "derived_from": objs(PROV.wasDerivedFrom)},
-            "archived": bool(one.get(OM.archived, Literal(False)).toPython()),
-        }
+        card = self.backend.cards([id])[0]
+        return Item(
+            **card.card(), scope=str(one[OM.scope]),
+            task_types=tuple(_slug(t) for t in objs(OM.appliesToTaskType)),
+            failure_modes=tuple(_slug(t) for t in objs(OM.preventsFailureMode)), tags=objs(OM.tag),
+            refines=_ids(objs(OM.refines)), supersedes=_ids(objs(OM.supersedes)),
+            exceptions=_ids(objs(OM.hasException)), grounded_by=_ids(objs(OM.groundedByEpisode)),
+            content_ref=str(one[OM.contentRef]), content_hash=str(one[OM.contentHash]),
+            size=self.blobs.ref(str(one[OM.contentRef])).size, created_at=str(one.get(OM.createdAt, "")),
+            counts=UseCounts(**{k: int(one.get(p, 0)) for k, p in COUNTERS.items()}),
+            signature=_text(one.get(OM.violationSignature)),
+            action_schema=operator_from_json(str(schema)) if schema is not None else None,
+            verification_hook=_text(one.get(OM.verificationHook)),
+            runs=objs(PROV.wasGeneratedBy), derived_from=objs(PROV.wasDerivedFrom),
+            archived=bool(one.get(OM.archived, Literal(False)).toPython()))
 
-    def window(self, id: str, start: int = 0, length: int = MAX_READ) -> dict:
-        """At most max_read characters of an item's content: {text, start, end, size}."""
+    def window(self, id: str, start: int = 0, length: int = MAX_READ) -> Window:
+        """At most max_read characters of an item's content."""
         self._require(id)
         return self.blobs.read(str(self.backend.describe([ITEM[id]]).value(ITEM[id], OM.contentRef)), start, length)
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-               failure_mode: str | None = None, kinds=None, k: int = 5, explain: bool = False) -> list[dict] | dict:
-        """Applicable items, best first: [{id, kind, title, summary, applies_to, priority, confidence, score,
-        conflicts_with}]; superseded and archived items are never returned. With `explain`:
-        {hits, sparql (the SELECT that defines the result, see retrieval.py), bindings, engine}."""
+               failure_mode: str | None = None, kinds=None, k: int = 5) -> list[Hit]:
+        """Applicable items, best first; superseded and archived items are never returned (`explain` says why)."""
+        return self._hits(retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k))
+
+    def explain(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
+                failure_mode: str | None = None, kinds=None, k: int = 5) -> SearchExplanation:
+        """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine."""
         q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k)
+        hits, q = self._hits(q), q or retrieval.SearchQuery(k=0)
+        return SearchExplanation(tuple(hits), retrieval.defining_sparql(q),
+                                 {k: str(v) for k, v in retrieval.bindings(q).items()}, self.backend.engine)
+
+    def _hits(self, q: retrieval.SearchQuery | None) -> list[Hit]:
+        """The ranked hits of a normalized search (none when a filter can match nothing)."""
         ranked = self.backend.search(q) if q is not None and q.k else []
         cards = self.backend.cards([i for i, _ in ranked])
-        hits = [{**c, "score": float(score)} for c, (_, score) in zip(cards, ranked, strict=True)]
-        if not explain:
-            return hits
-        q = q or retrieval.SearchQuery(k=0)
-        return {"hits": hits, "sparql": retrieval.defining_sparql(q),
-                "bindings": {k: str(v) for k, v in retrieval.bindings(q).items()}, "engine": self.backend.engine}
+        return [Hit(**c.card(), score=float(score))
+                for c, (_, score) in zip(cards, ranked, strict=True)]
 
-    def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> dict:
+    def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> SparqlResult:
         """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
-        {columns, rows (strings or None; ASK: [[bool]]), truncated}. Bindings map variable names to rdflib terms
-        or Python values (str becomes a literal; pass URIRef for an IRI). QueryRefused for updates, SERVICE, FROM,
-        CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
+        columns, rows (strings or None; ASK: one row holding a bool) and whether rows were cut. Bindings map
+        variable names to rdflib terms or Python values (str becomes a literal; pass URIRef for an IRI).
+        QueryRefused for updates, SERVICE, FROM, CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
         limit = max(1, min(int(limit), MAX_ROWS))
         parsed = check_read_only(str(query))
         kind = parsed.algebra.name
@@ -226,25 +232,29 @@ class Memory:
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
         columns, rows, truncated = self.backend.sparql(str(query), _bound(bindings or {}), limit)
-        cells = [[c if isinstance(c, bool) else None if c is None else str(c) for c in row] for row in rows]
-        return {"columns": columns, "rows": cells, "truncated": truncated}
+        cells = tuple(tuple(c if isinstance(c, bool) else None if c is None else str(c) for c in row) for row in rows)
+        return SparqlResult(tuple(columns), cells, truncated)
 
-    def by_signature(self, signature: str) -> list[dict]:
+    def by_signature(self, signature: str) -> list[Item]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
         items = [self.get(i) for i in self.backend.with_signature(signature)]
-        return sorted(items, key=lambda it: (-(it["success_count"] + 1) / (it["use_count"] + 2), it["id"]))
+        return sorted(items, key=lambda it: (-(it.success_count + 1) / (it.use_count + 2), it.id))
+
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that name stored items."""
+        return self.backend.stored(ids)
 
     def __len__(self) -> int:
         """Number of stored items (superseded and archived ones included)."""
         return self.backend.count()
 
     # ---- whole memory ----
-    def validate(self, ids: Iterable[str] | None = None) -> dict:
+    def validate(self, ids: Iterable[str] | None = None) -> ValidationReport:
         """The store's own integrity check (SQLite's, on both files of an embedded memory), then every item (or only
-        the items `ids`) against the memory shapes: {conforms, violation_count, messages}."""
+        the items `ids`) against the memory shapes."""
         damage = self.backend.integrity()
         if damage:
-            return {"conforms": False, "violation_count": len(damage), "messages": damage}
+            return ValidationReport(False, len(damage), tuple(damage))
         if ids is None:
             return check(self.to_graph())
         nodes = [ITEM[i] for i in ids]
@@ -327,7 +337,7 @@ class Memory:
         it was validated against (a write under the lock validates again if that changed meanwhile)."""
         union, context = self._batch_context(items)
         focus = sorted({node for s, _ in items for node in _changed(s)})
-        if not check(union, context, focus=focus)["conforms"]:
+        if not check(union, context, focus=focus).conforms:
             graphs = {s.id: g for s, g in items}
             for spec, g in items:
                 linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
@@ -398,7 +408,7 @@ def _slug(iri: str) -> str:
     return unquote(iri.rsplit("/", 1)[-1])
 
 
-def _ids(iris: list[str]) -> list[str]:
+def _ids(iris: tuple[str, ...]) -> tuple[str, ...]:
     """Item ids of item IRIs."""
-    return [i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM))]
+    return tuple(i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM)))
 

@@ -21,12 +21,13 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, PROV, RDF, XSD
 
 from ..errors import MemoryCorrupt, MemoryNotFound, MemoryReadOnly, VersionMismatch
+from ..model import Card, ItemSpec, UseCounts
 from ..resources import memory_ontology
 from ..vocab import ITEM, KINDS, OM
 from . import postings, retrieval, topk
 from .backend import Backend
 from .blobs import MAX_READ, BlobStore
-from .items import COUNTERS, ItemSpec
+from .items import COUNTERS
 from .locking import WriteLock
 from .sqlite_files import connect, integrity_check, typed_error, typed_reads
 
@@ -139,7 +140,7 @@ class QuadstoreBackend(Backend):
                 g += self._triples(s, None if str(node).startswith(str(ITEM)) else RDF.type)
         return g
 
-    def cards(self, ids: Sequence[str]) -> list[dict]:
+    def cards(self, ids: Sequence[str]) -> list[Card]:
         """Search cards, in the order of `ids`, read straight from the quadstore tables (three queries for all)."""
         if not ids:
             return []
@@ -160,11 +161,9 @@ class QuadstoreBackend(Backend):
         out = []
         for i, n in zip(ids, nodes, strict=True):
             values, kinds = one[n], [o.rsplit("#", 1)[-1] for o in links.get((n, kind), ())]
-            out.append({"id": i, "kind": next((k for k in sorted(kinds) if k in KINDS), None),
-                        "title": values[title], "summary": values[summary],
-                        "applies_to": sorted(links.get((n, ontology), ())), "priority": int(values.get(priority, 0)),
-                        "confidence": float(values[confidence]),
-                        "conflicts_with": sorted(_item_ids(links.get((n, conflicts), ())))})
+            out.append(Card(i, next((k for k in sorted(kinds) if k in KINDS), None), values[title], values[summary],
+                            tuple(sorted(links.get((n, ontology), ()))), int(values.get(priority, 0)),
+                            float(values[confidence]), tuple(sorted(_item_ids(links.get((n, conflicts), ()))))))
         return out
 
     def search(self, query: retrieval.SearchQuery) -> list[tuple[str, float]]:
@@ -201,7 +200,7 @@ class QuadstoreBackend(Backend):
         return self.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- Backend: updates ----
-    def count_use(self, id: str, success: bool | None) -> dict:
+    def count_use(self, id: str, success: bool | None) -> UseCounts:
         """Increment the counters in place (typed xsd:nonNegativeInteger values stay typed)."""
         s = self.storid(ITEM[id])
         bumps = {"use_count": 1, "success_count": int(success is True), "failure_count": int(success is False)}
@@ -214,7 +213,7 @@ class QuadstoreBackend(Backend):
                 self._insert([(ITEM[id], prop, Literal(out[key], datatype=XSD.nonNegativeInteger))])
             elif bumps[key]:
                 self.db.execute("UPDATE datas SET o = ? WHERE s = ? AND p = ?", (out[key], s, p))
-        return out
+        return UseCounts(**out)
 
     def add_triples(self, g: Graph) -> None:
         """Insert the triples of `g`."""

@@ -47,8 +47,9 @@ from itertools import combinations, product
 from rdflib import URIRef
 from rdflib.namespace import RDF
 
+from ..model import normalize_kind
 from ..vocab import ITEM, KINDS, OM
-from .items import IRI, failure_mode_iri, normalize_kind, task_type_iri
+from .items import IRI, failure_mode_iri, task_type_iri
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50

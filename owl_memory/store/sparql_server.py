@@ -27,11 +27,12 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.algebra import translateAlgebra
 
 from ..errors import MemoryNotFound, UnknownItem
+from ..model import Card, ItemSpec, Ref, UseCounts, Window, sha256
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
 from . import retrieval, text_index
-from .blobs import MAX_READ, REF_KINDS, ReadBudget, Ref, find_offsets, sha256
-from .items import COUNTERS, ID, ItemSpec
+from .blobs import MAX_READ, REF_KINDS, ReadBudget, find_offsets
+from .items import COUNTERS, ID
 from .sparql_client import SparqlClient, iri, string, term
 from .text_index import IDX
 
@@ -96,15 +97,15 @@ class ServerPayloads:
         return self._window(key, 0, 0)[0]
 
     def read(self, key: str | Ref, start: int = 0, length: int | None = None,
-             budget: ReadBudget | None = None) -> dict:
-        """A window of at most max_read characters: {text, start, end, size}; charges `budget` when given."""
+             budget: ReadBudget | None = None) -> Window:
+        """A window of at most max_read characters; charges `budget` when given."""
         k = key.key if isinstance(key, Ref) else str(key)
         wanted = self.max_read if length is None else max(0, int(length))
         n = min(wanted, self.max_read) if budget is None else min(budget.allow(k, wanted), self.max_read)
         ref, start, text = self._window(key, max(0, int(start)), n)
         if budget is not None:
             budget.charge(ref.key, len(text))
-        return {"text": text, "start": start, "end": start + len(text), "size": ref.size}
+        return Window(text, start, start + len(text), ref.size)
 
     def load(self, key: str | Ref) -> str:
         """The whole payload, for library code only (graph versions, deltas); never hand it to a model."""
@@ -222,7 +223,7 @@ class SparqlServerBackend:
         self._overlay(g, set(items), set(others))
         return self._with_uses(_declared_types(g), items)
 
-    def cards(self, ids: Sequence[str]) -> list[dict]:
+    def cards(self, ids: Sequence[str]) -> list[Card]:
         """Search cards of stored items, in the order given."""
         if not ids:
             return []
@@ -336,7 +337,7 @@ class SparqlServerBackend:
         return int(rows[0]["n"])
 
     # ---- updates ----
-    def count_use(self, id: str, success: bool | None) -> dict:
+    def count_use(self, id: str, success: bool | None) -> UseCounts:
         """Record one use as its own event node (never lost under concurrent writers); returns the counters."""
         event = URIRef(f"urn:uuid:{uuid.uuid4()}")
         g = [(event, SRV.usesItem, ITEM[id])]
@@ -345,10 +346,10 @@ class SparqlServerBackend:
         self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_USES)} {{ {_triples(g)} }} }}")
         return self.counters(id)
 
-    def counters(self, id: str) -> dict:
-        """{use_count, success_count, failure_count} of an item: stored literal plus recorded events."""
+    def counters(self, id: str) -> UseCounts:
+        """The counters of an item: stored literal plus recorded events."""
         g = self.describe([ITEM[id]])
-        return {k: int(g.value(ITEM[id], p) or 0) for k, p in COUNTERS.items()}
+        return UseCounts(**{k: int(g.value(ITEM[id], p) or 0) for k, p in COUNTERS.items()})
 
     def add_triples(self, g: Graph) -> None:
         """Insert the triples of `g`; present ones are left as they are (buffered inside a transaction)."""
@@ -624,11 +625,10 @@ def _operation(kind: str, arg) -> str:
     return f"DELETE WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {term(s)} {term(p)} {obj} }} }}"
 
 
-def _card(i: str, v: dict) -> dict:
+def _card(i: str, v: dict) -> Card:
     """The search card of one item from its values by predicate."""
     kinds = [str(t).rsplit("#", 1)[-1] for t in v.get(RDF.type, [])]
-    return {"id": i, "kind": next((k for k in kinds if k in KINDS), None), "title": str(v[OM.title][0]),
-            "summary": str(v[OM.summary][0]), "applies_to": sorted(str(o) for o in v.get(OM.appliesToOntology, [])),
-            "priority": int(v[OM.priority][0]) if OM.priority in v else 0,
-            "confidence": float(v[OM.confidence][0]),
-            "conflicts_with": sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))}
+    return Card(i, next((k for k in kinds if k in KINDS), None), str(v[OM.title][0]), str(v[OM.summary][0]),
+                tuple(sorted(str(o) for o in v.get(OM.appliesToOntology, []))),
+                int(v[OM.priority][0]) if OM.priority in v else 0, float(v[OM.confidence][0]),
+                tuple(sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))))

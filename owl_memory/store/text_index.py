@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 
 from rdflib import Graph, Literal, Namespace
 
+from ..model import ItemSpec
 from ..vocab import ITEM
-from .items import ItemSpec
 from .retrieval import KEYED
 
 IDX = Namespace("http://w3id.org/owl-memory/index#")

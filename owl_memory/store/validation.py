@@ -9,6 +9,7 @@ from rdflib.namespace import RDFS, SH
 
 from .. import shacl_runs
 from ..errors import InvalidItem
+from ..model import ValidationReport
 from ..resources import memory_ontology, memory_shapes
 
 
@@ -27,7 +28,7 @@ def _shapes():
     return shacl_runs.prepare(memory_shapes())
 
 
-def check(*graphs: Graph, focus: list | None = None) -> dict:
+def check(*graphs: Graph, focus: list | None = None) -> ValidationReport:
     """Validate the union of `graphs` (only the `focus` nodes when given) against the memory shapes."""
     data = Graph(bind_namespaces="none")
     for g in (*graphs, _class_tree()):
@@ -35,14 +36,14 @@ def check(*graphs: Graph, focus: list | None = None) -> dict:
             data.add(t)
     conforms, report, _ = shacl_runs.validate_prepared(data, _shapes(), focus_nodes=focus)
     msgs = sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
-    return {"conforms": bool(conforms), "violation_count": len(msgs), "messages": msgs}
+    return ValidationReport(bool(conforms), len(msgs), tuple(msgs))
 
 
 def require_valid(*graphs: Graph, what: str, focus: list | None = None) -> None:
     """Raise InvalidItem with every SHACL message when the union of `graphs` (or its `focus` nodes) fails."""
     result = check(*graphs, focus=focus)
-    if not result["conforms"]:
-        raise InvalidItem(f"{what} fails the memory shapes: " + "; ".join(result["messages"]))
+    if not result.conforms:
+        raise InvalidItem(f"{what} fails the memory shapes: " + "; ".join(result.messages))
 
 
 def _message(report: Graph, result) -> str:

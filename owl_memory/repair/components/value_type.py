@@ -6,7 +6,7 @@ import re
 
 from rdflib import BNode, Literal, URIRef
 
-from ...store.blobs import sha256
+from ...model import sha256
 from ...vocab import RDF, SH
 from ..patch import Context, Patch, replace_value
 from ..paths import fresh, instances, is_instance

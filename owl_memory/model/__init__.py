@@ -1,0 +1,22 @@
+"""Typed values every package speaks: items, search hits, payload handles, compiled operators, query results."""
+
+from .handles import Ref, Window, sha256
+from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
+from .operators import (
+    CompiledOperator,
+    CqAnswer,
+    CustomAction,
+    FollowUp,
+    Parameter,
+    QueryRecipe,
+    RepairDecision,
+    ToolSequence,
+    operator_from_json,
+)
+from .results import SearchExplanation, SparqlResult, ValidationReport
+
+__all__ = [
+    "Card", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec", "Parameter",
+    "QueryRecipe", "Ref", "RepairDecision", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
+    "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
+]
