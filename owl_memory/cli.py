@@ -116,7 +116,10 @@ def _mapping(data: dict) -> None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="owl-memory")
 def main():
-    """Symbolic, procedural memory for LLM agents (OWL items, capped payload handles, SHACL repair)."""
+    """Symbolic, procedural memory for LLM agents (OWL items, capped payload handles, SHACL repair).
+
+    Example: owl-memory sprint experiments/sprint1/sprint.yaml
+    """
 
 
 @main.command("add")

@@ -1,0 +1,353 @@
+"""README.md and docs/ work as written, and the CLI is documented.
+
+Every command line of a ```bash block that starts with `owl-memory` or `python` is run by a test:
+- README's Quick start blocks by tests/test_readme.py (and CI's .ci/run), README's "Check the loop from a fresh
+  clone" block by tests/test_learning_cli.py;
+- the block that starts an Oxigraph server (`oxigraph serve`) by test_server_commands_run_as_written, which starts
+  the server itself on a free port;
+- `python benchmarks/...` lines take minutes and the benchmark scripts have no smoke flag yet, so for those the test
+  runs the script's `--help` and checks that every option the documented line uses appears in it;
+- every other block runs whole (`bash -e`) in a temp folder holding copies of a clone's experiments/, ontology/ and
+  shapes/, with no API key: commands that need an LM use `--lm scripted`, the stand-in the project ships.
+Every ```python block compiles and runs as a script in such a folder (none needs a model: they use `scripted`).
+Every CLI command, subgroups' commands included, has help with an "Example:", a row in README's CLI table and a
+mention in docs/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from owl_memory.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+PAGES = [README, *DOCS]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+HEADING = re.compile(r"^(#{1,6}) (.+)$", re.M)
+RUN_ELSEWHERE = {"## Quick start": "tests/test_readme.py",
+                 "### Check the loop from a fresh clone": "tests/test_learning_cli.py"}
+CLONE_FOLDERS = ("experiments", "ontology", "shapes")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a page, with the heading it sits under."""
+
+    page: Path
+    lang: str
+    text: str
+    heading: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        """A readable test id: page, heading, position on the page."""
+        return f"{self.page.name}:{self.heading.lstrip('# ')}:{self.index}"
+
+
+def text_of(page: Path) -> str:
+    """A page's text."""
+    return page.read_text(encoding="utf-8")
+
+
+@cache
+def all_blocks() -> tuple[Block, ...]:
+    """Every fenced block of README.md and docs/*.md, in page order."""
+    found = []
+    for page in PAGES:
+        text = text_of(page)
+        headings = [(m.start(), m.group(0)) for m in HEADING.finditer(without_fences(text))]
+        for i, m in enumerate(FENCE.finditer(text)):
+            heading = next((h for at, h in reversed(headings) if at < m.start()), "")
+            found.append(Block(page, m.group(1), m.group(2), heading, i))
+    return tuple(found)
+
+
+def without_fences(text: str) -> str:
+    """The page with every fenced block blanked out (same length), so '#' comments are not taken for headings."""
+    return FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def command_lines(text: str) -> list[str]:
+    """A bash block's command lines: continuations joined, blank and comment lines dropped."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    return [ln.strip() for ln in joined.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+
+
+def runnable(block: Block) -> bool:
+    """A bash block with at least one line that starts with `owl-memory` or `python`."""
+    return block.lang == "bash" and any(ln.startswith(("owl-memory", "python")) for ln in command_lines(block.text))
+
+
+def kind(block: Block) -> str:
+    """Which test runs a runnable bash block: elsewhere, server, benchmark or here."""
+    lines = command_lines(block.text)
+    if block.page == README and block.heading in RUN_ELSEWHERE:
+        return "elsewhere"
+    if any(ln.startswith("oxigraph serve") for ln in lines):
+        return "server"
+    if any(ln.startswith("python benchmarks/") for ln in lines):
+        return "benchmark"
+    return "here"
+
+
+def bash_blocks(of_kind: str) -> list[Block]:
+    """The runnable bash blocks of one kind."""
+    return [b for b in all_blocks() if runnable(b) and kind(b) == of_kind]
+
+
+def python_blocks() -> list[Block]:
+    """Every ```python block of docs/ (README's own example is run by tests/test_readme.py)."""
+    return [b for b in all_blocks() if b.lang == "python" and b.page != README]
+
+
+def clone_folder(tmp_path: Path) -> Path:
+    """A temp folder holding the files of a clone the docs use (experiments/, ontology/, shapes/)."""
+    for name in CLONE_FOLDERS:
+        shutil.copytree(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def environment(data: Path | None = None) -> dict:
+    """The environment of a docs command: this venv first on PATH, no API keys, no default LM."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OWL_MEMORY_LM"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    if data is not None:
+        env["OWL_MEMORY_DATA"] = str(data)
+    return env
+
+
+def needs_data(block: Block) -> bool:
+    """A block that reads ../shared/data (the real Knowledge Fabric sprint)."""
+    return "sprint-fabric" in block.text or "OWL_MEMORY_DATA" in block.text
+
+
+# ---- every bash block is run by some test ----
+
+def test_every_runnable_bash_block_has_one_test_that_runs_it():
+    blocks = [b for b in all_blocks() if runnable(b)]
+    assert len(blocks) >= 10
+    for b in blocks:
+        lines = [ln for ln in command_lines(b.text) if ln.startswith(("owl-memory", "python"))]
+        if kind(b) == "benchmark":  # a benchmark block holds benchmark lines only: the rest would go untested
+            assert all(ln.startswith("python benchmarks/") for ln in lines), b.name
+    assert [b.page.name for b in bash_blocks("server")] == ["server.md"]
+    assert sorted(b.heading for b in bash_blocks("elsewhere")) == sorted(RUN_ELSEWHERE)
+
+
+@pytest.mark.parametrize("block", bash_blocks("here"), ids=lambda b: b.name)
+def test_bash_block_runs_as_written(block, tmp_path, request):
+    data = request.getfixturevalue("shared_data") if needs_data(block) else None
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.text], cwd=clone_folder(tmp_path),
+                          env=environment(data), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, (block.text, done.stdout[-2000:], done.stderr[-3000:])
+
+
+@cache
+def script_help(script: str) -> str:
+    """The `--help` text of a benchmark script."""
+    done = subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=environment())
+    assert done.returncode == 0, (script, done.stderr[-2000:])
+    return done.stdout
+
+
+def benchmark_lines() -> list[str]:
+    """Every documented `python benchmarks/...` command line."""
+    return [ln for b in bash_blocks("benchmark") for ln in command_lines(b.text) if ln.startswith("python benchmarks/")]
+
+
+@pytest.mark.parametrize("line", benchmark_lines())
+def test_benchmark_command_lines_name_only_options_the_script_has(line):
+    """A benchmark run takes minutes, and the scripts have no smoke flag yet: check the line against `--help`."""
+    argv = shlex.split(line, comments=True)
+    script = argv[1]
+    assert (ROOT / script).is_file(), script
+    options = [a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")]
+    for option in options:
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", script_help(script)), (line, option)
+
+
+def test_every_measurement_has_the_command_that_measures_it():
+    """Each section of docs/measurements.md that holds a table holds a command block that a test runs or checks."""
+    text = without_fences(text_of(ROOT / "docs" / "measurements.md"))
+    titles = [s.splitlines()[0] for s in re.split(r"^## ", text, flags=re.M)[1:] if "|---" in s]
+    assert len(titles) >= 6
+    headings = {b.heading for b in all_blocks() if b.page.name == "measurements.md" and runnable(b)}
+    for title in titles:
+        assert f"## {title}" in headings, title
+
+
+# ---- the server block ----
+
+def server_block() -> list[str]:
+    """The command lines of the bash block under '# Memory on a SPARQL server' (docs/server.md)."""
+    text = text_of(ROOT / "docs" / "server.md")
+    section = text.split("# Memory on a SPARQL server", 1)[1].split("\n## ", 1)[0]
+    return [ln.strip() for ln in re.search(r"```bash\n(.*?)```", section, re.S).group(1).splitlines() if ln.strip()]
+
+
+def test_server_commands_run_as_written(tmp_path):
+    from servers import free_port, oxigraph_cli, wait_ready
+
+    from owl_memory import ItemSpec, Memory
+
+    serve, *commands = server_block()
+    with Memory(tmp_path / ".owl-memory") as m:
+        item = m.add(ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", "bind"))
+    port = str(free_port())  # the docs' port 7878, moved to a free one
+    argv = [a.replace("7878", port) for a in shlex.split(serve, comments=True)]
+    assert argv[:2] == ["oxigraph", "serve"]
+    server = subprocess.Popen([oxigraph_cli(), *argv[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/query", server)
+        outputs = []
+        for line in commands:
+            cmd = [shutil.which("owl-memory"), *[a.replace("7878", port) for a in shlex.split(line, comments=True)[1:]]]
+            done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
+            outputs.append(done.stdout)
+        assert item in outputs[-1]  # the search on the server finds the item copied from the directory
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+# ---- python blocks ----
+
+CHECKED_APART = "mutations("  # the repair example: test_repair_example_repairs_every_mutation checks its output
+
+
+def run_python(block: Block, folder: Path) -> str:
+    """Run a Python block as a script in `folder`; its stdout."""
+    script = folder / "example.py"
+    script.write_text(block.text, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], cwd=folder, env=environment(), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (block.text, done.stdout[-2000:], done.stderr[-3000:])
+    return done.stdout
+
+
+def test_every_python_block_compiles():
+    blocks = python_blocks()
+    assert len(blocks) >= 5
+    for b in blocks:
+        compile(b.text, b.name, "exec")
+
+
+@pytest.mark.parametrize("block", [b for b in python_blocks() if CHECKED_APART not in b.text], ids=lambda b: b.name)
+def test_python_block_runs_as_written(block, tmp_path):
+    run_python(block, clone_folder(tmp_path))
+
+
+def test_repair_example_repairs_every_mutation(tmp_path):
+    block = next(b for b in python_blocks() if CHECKED_APART in b.text)
+    lines = run_python(block, clone_folder(tmp_path)).splitlines()
+    assert len(lines) >= 5 and all(line.endswith(" True") for line in lines)  # every mutation repaired
+
+
+def test_sparql_question_in_the_memory_docs_runs(tmp_path, monkeypatch):
+    """The question quoted in docs/memory.md, asked of the memory README's example builds."""
+    from owl_memory import Memory
+
+    example = next(b for b in re.findall(r"```python\n(.*?)```", text_of(README), re.S) if "ItemSpec(" in b)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "README.md", "exec"), {})
+    text = " ".join(text_of(ROOT / "docs" / "memory.md").split())
+    question = re.search(r"failed more often than they succeeded\? `([^`]+)`", text).group(1)
+    with Memory(tmp_path / ".owl-memory") as m:
+        assert m.sparql(question).columns == ("i",)
+
+
+# ---- the CLI is documented ----
+
+def cli_commands(group: click.Group = main, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command path of the CLI, subgroups and their commands included: ('add',), ('pack',), ('pack', 'export')."""
+    paths = []
+    for name, command in sorted(group.commands.items()):
+        paths.append((*prefix, name))
+        if isinstance(command, click.Group):
+            paths += cli_commands(command, (*prefix, name))
+    return paths
+
+
+def cli_table() -> str:
+    """The table under README's '## Command line'."""
+    section = text_of(README).split("\n## Command line", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(ln for ln in section.splitlines() if ln.startswith("|"))
+
+
+def mentions(text: str, name: str) -> bool:
+    """`text` names the command `name` (not a longer command that starts with it)."""
+    return re.search(rf"{re.escape(name)}(?![\w-])", text) is not None
+
+
+def test_the_program_help_has_an_example():
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0 and "Example:" in result.output
+
+
+@pytest.mark.parametrize("path", cli_commands(), ids=" ".join)
+def test_every_command_has_help_with_an_example_a_table_row_and_docs(path):
+    result = CliRunner().invoke(main, [*path, "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output, result.output
+    name = "owl-memory " + " ".join(path)
+    assert f"| `{name}` |" in cli_table(), f"README's CLI table has no row for {name}"
+    assert any(mentions(text_of(page), name) for page in DOCS), f"docs/ never mention {name}"
+
+
+def test_the_cli_table_names_only_real_commands():
+    named = re.findall(r"^\| `owl-memory ([^`]+)` \|", cli_table(), re.M)
+    assert sorted(tuple(n.split()) for n in named) == sorted(cli_commands())
+
+
+def test_inline_commands_are_bare_names_or_run_by_a_test():
+    """An inline `owl-memory ...` span is a command name, or a line of a bash block that a test runs."""
+    commands = {"owl-memory " + " ".join(p) for p in cli_commands()} | {"owl-memory"}
+    lines = {ln for b in all_blocks() if runnable(b) for ln in command_lines(b.text)}
+    for page in PAGES:
+        for span in re.findall(r"`(owl-memory(?: [^`]*)?)`", without_fences(text_of(page))):
+            assert span in commands or any(span in ln for ln in lines), (page.name, span)
+
+
+# ---- the front door stays a front door ----
+
+def test_readme_is_short_and_keeps_no_lab_notes():
+    text = text_of(README)
+    assert len(text.encode("utf-8")) <= 15_000
+    assert not re.search(r"\d{1,2}:\d{2}(-\d{1,2}:\d{2})? UTC|load (average )?\d|\bon [0-9a-f]{7}\b", text)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "benchmarks" / "README.md"], ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_point_to_files_and_headings_that_exist(page):
+    for target in re.findall(r"\]\(([^)\s]+)\)", without_fences(text_of(page))):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        assert file.exists(), (page.name, target)
+        if anchor:
+            anchors = {slug(h) for _, h in HEADING.findall(without_fences(text_of(file)))}
+            assert anchor in anchors, (page.name, target)
