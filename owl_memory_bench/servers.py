@@ -41,7 +41,23 @@ def oxigraph_cli() -> str:
     return str(local) if local.exists() else (shutil.which("oxigraph") or "oxigraph")
 
 
-class Oxigraph:
+class Server:
+    """A server process (`proc`) on loopback; `url` is the memory URL."""
+
+    proc: subprocess.Popen
+    stop_seconds = 10  # how long stop() waits after SIGTERM before it kills
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(self.stop_seconds)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Oxigraph(Server):
     """An Oxigraph server on 127.0.0.1 with its data in `location`; `url` is the memory URL."""
 
     def __init__(self, location: Path):
@@ -56,15 +72,6 @@ class Oxigraph:
         except BaseException:
             self.stop()
             raise
-
-    def stop(self) -> None:
-        """Stop the server and wait for it."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 VIRTUOSO_INI = """[Database]
@@ -90,8 +97,10 @@ MaxQueryExecutionTime = 60
 """
 
 
-class Virtuoso:
+class Virtuoso(Server):
     """Virtuoso open source on 127.0.0.1 with a temp database; SPARQL updates granted to the anonymous user."""
+
+    stop_seconds = 30
 
     def __init__(self, location: Path):
         """Write an ini for a database in `location`, start virtuoso-t, wait until it answers, grant updates."""
@@ -115,15 +124,6 @@ class Virtuoso:
         exe = shutil.which("isql-vt") or "/usr/bin/isql-vt"
         subprocess.run([exe, f"127.0.0.1:{self.sql}", "dba", "dba", f"exec={statement}"], check=True,
                        capture_output=True, timeout=60)
-
-    def stop(self) -> None:
-        """Stop the server and wait for it."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def clear(url: str) -> None:
