@@ -110,6 +110,7 @@ def ablation(tmp_path_factory):
     return out, before, summary
 
 
+@pytest.mark.slow
 def test_every_record_present_and_well_formed(ablation):
     out, _, summary = ablation
     recs = read_records(out / "results.jsonl")
@@ -130,6 +131,7 @@ def test_every_record_present_and_well_formed(ablation):
     assert tools["A0"] == tools["A1"] == 0 and min(tools["A2"], tools["A3"], tools["A4"]) > 0
 
 
+@pytest.mark.slow
 def test_budgets_reach_every_run_including_those_the_command_line_started(ablation):
     out, before, summary = ablation
     assert (summary["max_iters"], summary["max_llm_calls"]) == (4, 7)
@@ -139,6 +141,7 @@ def test_budgets_reach_every_run_including_those_the_command_line_started(ablati
         assert len(configs) >= 8 and {(c["max_iters"], c["max_llm_calls"]) for c in configs} == {(4, 7)}, stem
 
 
+@pytest.mark.slow
 def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
     out, _, summary = ablation
     recs = read_records(out / "results.jsonl")
@@ -159,6 +162,7 @@ def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
             {items}
 
 
+@pytest.mark.slow
 def test_a4_leaks_payload_a2_and_a3_do_not(ablation):
     out, _, summary = ablation
     leak = {c: summary["conditions"][c]["leakage"]["payload_chars_in_history_max"] for c in CONDITIONS}
@@ -168,6 +172,7 @@ def test_a4_leaks_payload_a2_and_a3_do_not(ablation):
     assert all(r.payload_chars_in_history > 0 and r.large_returns > 0 for r in a4)
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_keeps_finished_tasks(ablation):
     out, before, _ = ablation
     assert len(before) >= 3

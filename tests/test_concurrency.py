@@ -69,6 +69,7 @@ def _wait(pid: int) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
+@pytest.mark.slow
 def test_four_writers_and_four_readers_lose_nothing(tmp_path):
     path = tmp_path / "mem"
     Memory(path).close()
@@ -212,6 +213,7 @@ def _kill_points(path: Path) -> tuple[list[int], int]:
     return sorted(durable + spread), points.index("rename")
 
 
+@pytest.mark.slow
 def test_kill_9_at_any_moment_leaves_no_memory_or_one_that_opens_with_every_returned_write(tmp_path):
     """The child stops itself (SIGKILL) at chosen points of its own run: SQL statements, fsyncs and the rename of
     creation, opening, and its first writes; up to the rename there is no memory (the next writer finishes one),

@@ -159,6 +159,7 @@ def test_fabric_mutations_repaired_per_kind(shared_data):
     assert all(r["delta"] <= c.witness for r, c in zip(rows, cases, strict=True)), rows
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_dcat_ap_mutations_repaired_per_kind(shared_data):
     """DCAT-AP: the built data conforms, and two cases of every applicable edit kind are all repaired."""
