@@ -1,12 +1,12 @@
-"""Shared fixtures: a temp memory, the shared data directory, clean DSPy settings."""
+"""Shared fixtures: a temp memory, the shared data directory, real SPARQL servers on loopback, clean DSPy settings."""
 
 import os
 
 import dspy
 import pytest
-from servers import oxigraph, server_url, virtuoso, virtuoso_url  # noqa: F401  (real SPARQL servers on loopback)
 
 from owl_memory.datadir import data_dir
+from owl_memory_bench.servers import Oxigraph, Virtuoso, clear, drop_memory_graphs
 
 
 @pytest.fixture
@@ -35,3 +35,35 @@ def _clean_dspy_settings():
     dspy.settings.configure(lm=None)
     yield
     dspy.settings.configure(lm=None)
+
+
+@pytest.fixture(scope="session")
+def oxigraph(tmp_path_factory):
+    """One Oxigraph server for the session (tests use fresh datasets by clearing it; see `server_url`)."""
+    server = Oxigraph(tmp_path_factory.mktemp("oxigraph"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server_url(oxigraph):
+    """The URL of an emptied Oxigraph dataset for one test."""
+    clear(oxigraph.url)
+    return oxigraph.url
+
+
+@pytest.fixture(scope="session")
+def virtuoso(tmp_path_factory):
+    """A Virtuoso server for the session; only with OWL_MEMORY_VIRTUOSO=1 (needs the virtuoso-opensource package)."""
+    if os.environ.get("OWL_MEMORY_VIRTUOSO") != "1":
+        pytest.skip("Virtuoso tests are opt-in: apt-get install -y virtuoso-opensource, then OWL_MEMORY_VIRTUOSO=1")
+    server = Virtuoso(tmp_path_factory.mktemp("virtuoso"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def virtuoso_url(virtuoso):
+    """The URL of the Virtuoso server with no memory in it, for one test."""
+    drop_memory_graphs(virtuoso.url)
+    return virtuoso.url

@@ -45,6 +45,7 @@ def construction_run(tmp_path_factory):
     return out, ablate(CURRICULUM, "A0,A2", out=out, holdout_every=3, parallel=True)
 
 
+@pytest.mark.slow
 def test_memory_helps_on_unseen_ontologies(construction_run):
     """After training, A2 needs fewer verify iterations (and validations) per holdout task than A0; before, the same.
 
@@ -62,6 +63,7 @@ def test_memory_helps_on_unseen_ontologies(construction_run):
     assert all(r.compiled_reused == 0 for r in hold if r.condition == "A0")
 
 
+@pytest.mark.slow
 def test_records_and_frozen_holdout(construction_run):
     """Every (condition, phase, checkpoint, task) has one record; holdout runs never grow the memory."""
     out, s = construction_run
@@ -78,6 +80,7 @@ def test_records_and_frozen_holdout(construction_run):
     assert (out / "report.html").is_file() and json.loads((out / "summary.json").read_text())["records"] == 14
 
 
+@pytest.mark.slow
 def test_resume_skips_finished(construction_run):
     """A rerun over the same folder runs nothing; a torn part file reruns only the missing tasks."""
     out, _ = construction_run
@@ -103,6 +106,7 @@ def test_bad_curricula(tmp_path):
     assert r.exit_code == 2 and "nope.ttl" in r.output
 
 
+@pytest.mark.slow
 def test_a_kill_after_a_train_task_wrote_memory_does_not_learn_it_twice(construction_run, tmp_path):
     """A train task cut after its memory write but before its record: the resume puts the memory back first."""
     from owl_memory import ItemSpec, Memory

@@ -10,6 +10,7 @@ import re  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -58,12 +59,27 @@ def _start_killable(out: Path, base: str) -> subprocess.Popen:
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
 
+def _records(part: Path) -> int:
+    """Complete records in a part file (0 before it exists)."""
+    return part.read_text().count("\n") if part.exists() else 0
+
+
+def _held_after(part: Path, lines: int, release: threading.Event):
+    """`respond`, except that once `part` holds `lines` records every request waits for `release`: the process asking
+    cannot finish another record before it is killed (no race with it)."""
+    def reply(body: dict) -> str:
+        """The scripted reply, held back while the part file holds `lines` records or more."""
+        if _records(part) >= lines:
+            release.wait()
+        return respond(body)
+    return reply
+
+
 def _kill_after(proc: subprocess.Popen, part: Path, lines: int) -> list[str]:
-    """Kill the process group once `part` holds `lines` records; the records written before the kill."""
+    """Kill the process group once `part` holds `lines` records (polled: the LM server holds the process's next
+    request from then on); the records written before the kill."""
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if part.exists() and part.read_text().count("\n") >= lines:
-            break
+    while time.monotonic() < deadline and proc.poll() is None and _records(part) < lines:
         time.sleep(0.05)
     assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
     os.killpg(proc.pid, signal.SIGKILL)
@@ -73,21 +89,28 @@ def _kill_after(proc: subprocess.Popen, part: Path, lines: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ablation(tmp_path_factory):
-    """A2 (`owl-memory ablate`) killed after its third record while A0, A1 and A3 run in this process over the same
-    DIR (the command's start-up overlaps real work), then all five over that DIR: A2 resumes, A4 runs, the rest are
-    done. In this process, so the suite stays fast."""
+    """A2 (`owl-memory ablate`, on an LM server that holds its requests once it wrote its third record) killed after
+    that record while A0, A1 and A3 run in this process over the same DIR (the command's start-up overlaps real
+    work), then all five over that DIR: A2 resumes, A4 runs, the rest are done. In this process, so the suite stays
+    fast."""
     out = tmp_path_factory.mktemp("ablation")
     os.environ.setdefault("OPENAI_API_KEY", "local-server")
     run = functools.partial(ablate, CURRICULUM, out=out, lm="openai/replay", holdout_every=1, parallel=False,
                             max_iters=4, max_llm_calls=7)
-    with ScriptedServer([], respond=respond) as server, ThreadPoolExecutor(1) as killer:
-        kill = killer.submit(_kill_after, _start_killable(out, server.base), out / "parts" / "A2-r0.jsonl", 3)
-        run("A0,A1,A3", api_base=server.base)
-        before = kill.result()
+    part, release = out / "parts" / "A2-r0.jsonl", threading.Event()
+    with ScriptedServer([], respond=respond) as server, ScriptedServer([], respond=_held_after(part, 3, release)) \
+            as held, ThreadPoolExecutor(1) as killer:
+        try:
+            kill = killer.submit(_kill_after, _start_killable(out, held.base), part, 3)
+            run("A0,A1,A3", api_base=server.base)
+            before = kill.result()
+        finally:
+            release.set()
         summary = run(",".join(CONDITIONS), api_base=server.base)
     return out, before, summary
 
 
+@pytest.mark.slow
 def test_every_record_present_and_well_formed(ablation):
     out, _, summary = ablation
     recs = read_records(out / "results.jsonl")
@@ -108,6 +131,7 @@ def test_every_record_present_and_well_formed(ablation):
     assert tools["A0"] == tools["A1"] == 0 and min(tools["A2"], tools["A3"], tools["A4"]) > 0
 
 
+@pytest.mark.slow
 def test_budgets_reach_every_run_including_those_the_command_line_started(ablation):
     out, before, summary = ablation
     assert (summary["max_iters"], summary["max_llm_calls"]) == (4, 7)
@@ -117,6 +141,7 @@ def test_budgets_reach_every_run_including_those_the_command_line_started(ablati
         assert len(configs) >= 8 and {(c["max_iters"], c["max_llm_calls"]) for c in configs} == {(4, 7)}, stem
 
 
+@pytest.mark.slow
 def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
     out, _, summary = ablation
     recs = read_records(out / "results.jsonl")
@@ -137,6 +162,7 @@ def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
             {items}
 
 
+@pytest.mark.slow
 def test_a4_leaks_payload_a2_and_a3_do_not(ablation):
     out, _, summary = ablation
     leak = {c: summary["conditions"][c]["leakage"]["payload_chars_in_history_max"] for c in CONDITIONS}
@@ -146,6 +172,7 @@ def test_a4_leaks_payload_a2_and_a3_do_not(ablation):
     assert all(r.payload_chars_in_history > 0 and r.large_returns > 0 for r in a4)
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_keeps_finished_tasks(ablation):
     out, before, _ = ablation
     assert len(before) >= 3

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from click.testing import CliRunner
 
 from owl_memory.cli import main
@@ -51,6 +52,7 @@ def test_commands_without_an_lm_never_import_dspy_or_litellm(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "[]"  # nor pyshacl, nor rdflib's SPARQL parser: no query ran
 
 
+@pytest.mark.slow
 def test_litellm_never_looks_up_its_price_list_host():
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     done = subprocess.run([sys.executable, "-c", NETWORK_WATCH], capture_output=True, text=True, timeout=180, env=env)

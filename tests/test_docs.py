@@ -204,9 +204,8 @@ def server_block() -> list[str]:
 
 
 def test_server_commands_run_as_written(tmp_path):
-    from servers import free_port, oxigraph_cli, wait_ready
-
     from owl_memory import ItemSpec, Memory
+    from owl_memory_bench.servers import free_port, oxigraph_cli, wait_ready
 
     serve, *commands = server_block()
     with Memory(tmp_path / ".owl-memory") as m:

@@ -1,7 +1,6 @@
 """Instance data built from shapes, the mutation catalogue that breaks it, and the repair loop on the result."""
 
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -9,10 +8,13 @@ from rdflib import Graph, Literal, URIRef
 
 from owl_memory.errors import InstanceError
 from owl_memory.repair import repair, target_nodes
-from owl_memory.repair.instances import NAMESPACE, build_instances
-from owl_memory.repair.mutations import KINDS, MULTI, combined, mutations
 from owl_memory.repair.verify import verify
 from owl_memory.vocab import RDF
+from owl_memory_bench.repair.instances import NAMESPACE, build_instances
+from owl_memory_bench.repair.mutation_sets import REALWORLD, mutation_cases
+from owl_memory_bench.repair.mutations import KINDS, MULTI, combined, mutations
+from owl_memory_bench.repair.scoring import by_kind, run_all
+from owl_memory_bench.repair.suites import load_set
 
 EX = "http://example.org/library#"
 SHAPES = Path(__file__).parent / "data" / "library_shapes.ttl"
@@ -149,27 +151,22 @@ def test_fabric_mutations_repaired_per_kind(shared_data):
     """Knowledge Fabric core shapes (not a shapes file the repairer was built against): the node shape whose SPARQL
     target selects no ?this is left out and named; two cases of each of the 7 edit kinds (wrong_class: the two
     sh:class properties) are repaired, none larger than the inverse edit, no target lost."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import benchmarks.repair as bench
-
-    cases = bench.mutation_cases("fabric", shared_data / bench.REALWORLD["fabric"], per_kind=2)
-    assert cases[0]["shapes_left_out"] == [":GraphDIDShape (its SPARQL target selects ?resource but not ?this)"]
-    rows = bench.run_all(cases)["rows"]
-    assert {k: (v["cases"], v["repaired"], v["target_deletions"]) for k, v in bench.by_kind(rows).items()} == \
+    cases = mutation_cases("fabric", shared_data / REALWORLD["fabric"], per_kind=2)
+    assert cases[0].shapes_left_out == (":GraphDIDShape (its SPARQL target selects ?resource but not ?this)",)
+    rows = run_all(cases)["rows"]
+    assert {k: (v["cases"], v["repaired"], v["target_deletions"]) for k, v in by_kind(rows).items()} == \
         {k: (2, 2, 0) for k in KINDS}
-    assert all(r["delta"] <= c["witness"] for r, c in zip(rows, cases, strict=True)), rows
+    assert all(r["delta"] <= c.witness for r, c in zip(rows, cases, strict=True)), rows
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_dcat_ap_mutations_repaired_per_kind(shared_data):
     """DCAT-AP: the built data conforms, and two cases of every applicable edit kind are all repaired."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import benchmarks.repair as bench
-
-    cases = bench.mutation_cases("dcat", shared_data / bench.REALWORLD["dcat"], per_kind=2)
-    assert {c["kind"] for c in cases} >= {"remove_required", "retype_literal", "add_surplus", "wrong_class",
+    cases = mutation_cases("dcat", shared_data / REALWORLD["dcat"], per_kind=2)
+    assert {c.kind for c in cases} >= {"remove_required", "retype_literal", "add_surplus", "wrong_class",
                                           "wrong_node_kind"}
-    rates = bench.by_kind(bench.run_all(cases)["rows"])
+    rates = by_kind(run_all(cases)["rows"])
     assert all(k["rate"] == 1.0 and k["target_deletions"] == 0 for k in rates.values()), rates
 
 
@@ -229,32 +226,29 @@ def test_the_same_file_parsed_twice_gives_the_same_cases():
 
 
 def test_any_shapes_file_is_a_mutation_set_of_the_benchmark(tmp_path):
-    """benchmarks/repair.py's "shapes:PATH" set: a shapes file it never saw gives broken cases (single edits, and 3
+    """The repair benchmark's "shapes:PATH" set: a shapes file it never saw gives broken cases (single edits, and 3
     edits each with ":multi"); a missing file, a file holding no shapes, or shapes no edit applies to (a subject root
     chosen from the shape's sh:in, no property shape) stop with a message naming the file."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import benchmarks.repair as bench
-
     path = tmp_path / "mine.ttl"
     path.write_text(PREDICATE_TARGETS, encoding="utf-8")
-    cases = bench.load_set(f"shapes:{path}", tmp_path, per_kind=1)
-    assert {c["kind"] for c in cases} == {"remove_required", "retype_literal", "add_surplus", "outside_in"}
-    assert all(c["name"].startswith("shapes:mine.ttl/") and not verify(c["data"], c["shapes"]).conforms
+    cases = load_set(f"shapes:{path}", tmp_path, per_kind=1)
+    assert {c.kind for c in cases} == {"remove_required", "retype_literal", "add_surplus", "outside_in"}
+    assert all(c.name.startswith("shapes:mine.ttl/") and not verify(c.data, c.shapes).conforms
                for c in cases)
-    multi = bench.load_set(f"shapes:{path}:multi", tmp_path, per_kind=1)
-    assert len(multi) == 2 and all(c["kind"] == MULTI and c["name"].count("+") == 2 for c in multi)
+    multi = load_set(f"shapes:{path}:multi", tmp_path, per_kind=1)
+    assert len(multi) == 2 and all(c.kind == MULTI and c.name.count("+") == 2 for c in multi)
     with pytest.raises(SystemExit, match="not found"):
-        bench.load_set(f"shapes:{tmp_path / 'absent.ttl'}", tmp_path)
+        load_set(f"shapes:{tmp_path / 'absent.ttl'}", tmp_path)
     (tmp_path / "data.ttl").write_text("<urn:a> <urn:p> <urn:b> .", encoding="utf-8")
     with pytest.raises(SystemExit, match="holds no SHACL shapes"):
-        bench.load_set(f"shapes:{tmp_path / 'data.ttl'}", tmp_path)
+        load_set(f"shapes:{tmp_path / 'data.ttl'}", tmp_path)
     listed = tmp_path / "listed.ttl"  # W3C targets/multipleTargets-001's shape: a subject root must be a listed IRI
     listed.write_text("@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/l#> .\n"
                       "ex:S a sh:NodeShape ; sh:targetSubjectsOf ex:p, ex:q ; sh:in ( ex:a ex:b ) .", encoding="utf-8")
     built = build_instances(Graph().parse(listed))
     assert built.roots == ("http://example.org/l#S",) and set(built.graph.subjects()) == {URIRef("http://example.org/l#a")}
     with pytest.raises(SystemExit, match="no edit of the mutation catalogue breaks"):  # it has no property shape
-        bench.load_set(f"shapes:{listed}", tmp_path)
+        load_set(f"shapes:{listed}", tmp_path)
 
 
 def test_implicit_class_and_target_node_shapes_get_edits_too():

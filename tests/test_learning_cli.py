@@ -10,6 +10,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its price list (no network)
 
+import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from test_provider import ScriptedServer, action  # noqa: E402
 
@@ -116,6 +117,7 @@ def test_a_tampered_pack_line_is_refused_and_nothing_is_written(tmp_path):
         assert len(m) == 0
 
 
+@pytest.mark.slow
 def test_done_when_from_the_readme_train_figures_export_provenance(tmp_path):
     """The issue's closing check, run as the README gives it: train, per-run figures, export, SPARQL provenance."""
     import pyshacl

@@ -1,21 +1,15 @@
 """The memory-specific case suite (benchmarks/memory_cases.py) at small sizes: each family yields its figure."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SPEC = importlib.util.spec_from_file_location(
-    "memory_cases", Path(__file__).resolve().parents[1] / "benchmarks" / "memory_cases.py")
-cases = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(cases)
+from owl_memory_bench import memory_cases as cases
 
 
 @pytest.fixture(scope="module")
 def rows():
     """One small run of every case family."""
     return {r["case"] + str(r.get("near_misses", r.get("distractor_writes", ""))): r
-            for r in cases.main(["--sizes", "10", "--delays", "200", "--traps", ""])}
+            for r in cases.run_cases(sizes=[10], delays=[200], traps=[])}
 
 
 def test_over_retrieval_and_delayed_recall(rows):

@@ -3,7 +3,7 @@
 from rdflib import Graph
 
 from owl_memory.repair import repair
-from owl_memory.repair.oracle import oracle
+from owl_memory_bench.repair.oracle import oracle
 
 HEAD = """@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
 @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .

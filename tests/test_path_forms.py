@@ -9,7 +9,7 @@ from rdflib import Graph
 
 from owl_memory.repair import repair, target_nodes
 from owl_memory.repair.loop import FIXED_TERM
-from owl_memory.repair.oracle import oracle
+from owl_memory_bench.repair.oracle import oracle
 
 PREFIX = """@prefix ex: <http://example.org/> .
 @prefix sh: <http://www.w3.org/ns/shacl#> .

@@ -1,6 +1,6 @@
-"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, the CLI and the W3C Core set."""
+"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, the CLI, and transfer between shape
+sets (the W3C and SHACL-SPARQL suites case by case: test_repair_suites.py)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -18,6 +18,8 @@ from owl_memory.repair.patch import Patch
 from owl_memory.repair.plans import shape_key
 from owl_memory.repair.registry import REGISTRY, STRATEGIES
 from owl_memory.vocab import SH
+from owl_memory_bench.repair.suites import load_set
+from owl_memory_bench.repair.transfer import transfer
 
 EX = Namespace("http://ex.org/")
 HEAD = """@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
@@ -29,8 +31,6 @@ ex:PersonShape-age sh:path ex:age ; sh:datatype xsd:integer .
 ex:PersonShape-name sh:path ex:name ; sh:minCount 1 ; sh:datatype xsd:string .
 """
 AGE_SIG = "DatatypeConstraintComponent|http://ex.org/PersonShape-age|<http://ex.org/age>|Literal:plain"
-W3C_ORACLE_REPAIRABLE, SPARQL_ORACLE_REPAIRABLE = 37, 5  # tests/data/oracle_verdicts.json, made by the oracle
-W3C_MINIMAL = 36  # of the 37, repairs no larger than the oracle's minimal size (23 before the smallest-first order)
 
 
 def _graph(text: str) -> Graph:
@@ -178,21 +178,11 @@ def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
     assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
 
 
-def _benchmark():
-    """The benchmark module (benchmarks/ is not a package)."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "repair.py"
-    spec = importlib.util.spec_from_file_location("repair_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
     """Library mutations train a memory that cuts pySHACL runs per repaired clinic case (never below 2 each: the
     ceiling the benchmark prints), with as many cases repaired; counts, not seconds."""
-    bench = _benchmark()
-    train, test = bench.load_set("construction:library", None, 1), bench.load_set("construction:clinic", None, 1)
-    r = bench.transfer(train, test)
+    train, test = load_set("construction:library", None, 1), load_set("construction:clinic", None, 1)
+    r = transfer(train, test)
     assert r["no_fewer_repaired"] and r["trained"]["repaired"] == len(test) == 7
     assert 1.2 < r["validation_ratio"] <= r["ratio_ceiling"], r
 
@@ -206,8 +196,7 @@ def test_w3c_property_to_node_transfer_counts_and_its_ceiling(shared_data):
     pays its floor plus the item checks of the 6 decisions the property folder did not hold: and-002 and or-001
     descend into members of counts by what it learned at top level (the empty memory checks: 8 trial checks each),
     and xone-001 reads its members' counts off the data (no trial check in either arm)."""
-    bench = _benchmark()
-    r = bench.transfer(bench.load_set("w3c:property", shared_data), bench.load_set("w3c:node", shared_data))
+    r = transfer(load_set("w3c:property", shared_data), load_set("w3c:node", shared_data))
     assert r["left_out"] == ["node/qualified-001", "node/xone-duplicate"] and r["cases"] == 20
     assert (r["empty"]["validations"], r["trained"]["validations"]) == (59, 41)
     assert r["empty"]["repaired"] == r["trained"]["repaired"] == 9 and r["no_fewer_repaired"]
@@ -225,15 +214,14 @@ def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_bat
     empty memory, which must store what it learned (an item check); both results conform."""
     from owl_memory import Memory, shacl_runs
 
-    bench = _benchmark()
-    case = bench.load_set("construction:clinic:multi", None, 1)[0]
+    case = load_set("construction:clinic:multi", None, 1)[0]
     with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
-        for c in bench.load_set("construction:library:multi", None, 1):
-            assert repair(c["data"], c["shapes"], memory=trained).conforms
+        for c in load_set("construction:library:multi", None, 1):
+            assert repair(c.data, c.shapes, memory=trained).conforms
         runs, results = [], []
         for m in (empty, trained):
             before = shacl_runs.runs()
-            results.append(repair(case["data"], case["shapes"], memory=m))
+            results.append(repair(case.data, case.shapes, memory=m))
             runs.append(shacl_runs.runs() - before)
     cold, warm = results
     assert cold.initial_violations >= 3 and cold.conforms and warm.conforms
@@ -257,62 +245,6 @@ def test_a_batch_with_a_failing_trusted_fix_falls_back_and_still_repairs(memory)
     assert memory.get(bad).failure_count == 1 and memory.get(first.compiled_new[0]).success_count == 1
     assert (EX.b, EX.age, Literal(7)) in res.graph and {t[1] for t in res.added} >= {EX.area}
     assert (EX.r, EX.width, None) not in res.graph, "the failed plan's value is undone"
-
-
-ORACLE = json.loads((Path(__file__).parent / "data" / "oracle_verdicts.json").read_text(encoding="utf-8"))
-
-
-@pytest.mark.shared_data
-def test_w3c_core_cases(shared_data, memory):
-    bench = _benchmark()
-    cases = bench.load_set("w3c", shared_data)
-    cold = bench.run_all(cases, memory, ORACLE["w3c"])
-    s = cold["summary"]
-    assert s["cases"] == 65 and s["oracle_repairable"] == W3C_ORACLE_REPAIRABLE
-    assert s["repaired_share"] >= 0.95 and s["target_deletions"] == 0
-    # minimal per the oracle: 36 of 37 (property/node-001 is reported by its nested sh:node details, so the nested
-    # node is completed with 2 additions where dropping the link to it is 1)
-    assert s["minimal"] >= W3C_MINIMAL, [r["case"] for r in cold["rows"] if r["oracle"]["status"] == "repairable"
-                                         and r["delta"] > r["oracle"]["minimal_size"]]
-    for row in cold["rows"]:
-        assert row["conforms"] or row["oracle"]["status"] != "repairable", row
-    warm = bench.run_all(cases, memory, ORACLE["w3c"])["summary"]
-    assert warm["repaired"] == s["repaired"] and warm["reused_operators"] > s["reused_operators"]
-    assert warm["compiled"] == 0 and warm["verify_iterations"] <= s["verify_iterations"]
-    assert warm["mean_delta"] <= s["mean_delta"] and warm["target_deletions"] == 0
-    assert warm["validations"] < s["validations"], "compiled decisions must cut pySHACL runs on reuse"
-    assert s["validations"] == s["verify_iterations"] + s["nested_validations"] + s["item_checks"]
-    # a run stores what it compiled in one checked batch: a pySHACL run per group of its nodes the same shapes target
-    assert 0 < s["item_checks"] <= 2 * s["repaired"]
-
-
-@pytest.mark.shared_data
-def test_shacl_sparql_cases(shared_data, memory):
-    """Every oracle-repairable SHACL-SPARQL case repaired minimally; rerun with what that compiled, each repair takes
-    the fewest runs there are (2 a repaired case, 1 the others): the SPARQL decisions apply with no trial check."""
-    bench = _benchmark()
-    cases = bench.load_set("sparql", shared_data)
-    s = bench.run_all(cases, memory, ORACLE["sparql"])["summary"]
-    assert s["cases"] == 8 and s["oracle_repairable"] == SPARQL_ORACLE_REPAIRABLE
-    assert s["repaired_of_oracle"] == s["oracle_repairable"] and s["target_deletions"] == 0
-    assert s["minimal"] == s["repaired_of_oracle"]
-    again = bench.run_all(cases, memory)["summary"]
-    assert again["repaired"] == s["repaired"] == 6 and again["nested_validations"] == 0
-    assert again["validations"] == 2 * 6 + 2 < s["validations"]
-
-
-@pytest.mark.shared_data
-def test_pinned_oracle_verdicts_reproduce(shared_data):
-    """The cheap half of the pinned verdicts (the rest is recomputed by the benchmark) come out the same."""
-    from owl_memory.repair.oracle import oracle
-
-    bench = _benchmark()
-    cases = {c["name"]: c for s in ("w3c", "sparql") for c in bench.load_set(s, shared_data)}
-    pinned = {name: v for suite in ORACLE.values() for name, v in suite.items() if v["validations"] <= 40}
-    assert len(pinned) >= 40
-    for name, want in pinned.items():
-        got = oracle(cases[name]["data"], cases[name]["shapes"], max_size=2, budget=600).to_dict()
-        assert got == want, name
 
 
 def test_deleting_the_data_a_shape_targets_is_not_a_repair():

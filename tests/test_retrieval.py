@@ -203,7 +203,7 @@ def conflict(m) -> tuple[str, str]:
 
 def test_exception_wins_only_when_its_failure_mode_is_stated(tmp_path, oxigraph):
     """Both backends, with and without text: the rule leads unless the query states the exception's failure mode."""
-    from servers import clear
+    from owl_memory_bench.servers import clear
 
     clear(oxigraph.url)
     with Memory(tmp_path / "m") as local, Memory(oxigraph.url) as server:
@@ -243,9 +243,8 @@ def test_cli_search_explain_prints_the_query(built):
 
 def test_server_backend_runs_the_same_definition(tmp_path, oxigraph):
     """A high-priority exception of a low-priority rule: it shows just above its rule, on both backends."""
-    from servers import clear
-
     from owl_memory.store.copy import copy_memory
+    from owl_memory_bench.servers import clear
 
     clear(oxigraph.url)
     with Memory(tmp_path / "m") as local, Memory(oxigraph.url) as server:

@@ -1,29 +1,24 @@
 """The retrieval benchmark's rdflib baseline does the work it is compared with: the same ids in the same order as
-Memory.search on every query shape, text included (benchmarks/retrieval.py)."""
-
-import importlib.util
-from pathlib import Path
+Memory.search on every query shape, text included (benchmarks/retrieval.py, owl_memory_bench.retrieval)."""
 
 import pytest
 
-SPEC = importlib.util.spec_from_file_location(
-    "retrieval_bench", Path(__file__).resolve().parents[1] / "benchmarks" / "retrieval.py")
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+from owl_memory import Memory
+from owl_memory_bench.retrieval import baselines, generator
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # rdflib's Dataset, on each triple pattern
 def test_rdflib_baseline_ranks_every_shape_as_memory_search(tmp_path):
     """On a generated memory with superseded items, the baseline (the defining SELECT without text, the SPARQL
     server backend's text search on rdflib with text) returns Memory.search's ids, in order, for every shape."""
-    specs = bench.item_specs(240)
-    with bench.Memory(tmp_path / "m") as m:
+    specs = generator.item_specs(240)
+    with Memory(tmp_path / "m") as m:
         m.add_many(specs, validate=False)
-        bench.supersede_some(m, specs, 12)
+        generator.supersede_some(m, specs, 12)
         m.to_graph().serialize(destination=str(tmp_path / "items.nt"), format="nt", encoding="utf-8")
-        baseline = bench.Baseline(bench.rdflib_dataset(tmp_path / "items.nt", specs))
-        queries = bench.query_set(12, "baseline-test")
-        found = {shape: 0 for shape in bench.SHAPES}
+        baseline = baselines.Baseline(baselines.rdflib_dataset(tmp_path / "items.nt", specs))
+        queries = generator.query_set(12, "baseline-test")
+        found = {shape: 0 for shape in generator.SHAPES}
         for shape, kw in queries:
             mine = [h.id for h in m.search(**kw)]
             assert baseline.search(shape, kw) == mine, (shape, kw)

@@ -58,7 +58,7 @@ def shapes() -> list[dict]:
 @pytest.fixture(scope="module", params=["oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
 def pair(request, tmp_path_factory):
     """The same generated memory embedded and on a server (Oxigraph; Virtuoso when opted in)."""
-    from servers import drop_memory_graphs
+    from owl_memory_bench.servers import drop_memory_graphs
 
     url = request.getfixturevalue(request.param).url
     drop_memory_graphs(url)

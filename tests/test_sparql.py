@@ -108,10 +108,9 @@ def test_agent_tool_memory_query_returns_a_results_handle_never_content(filled):
 
 
 def test_the_same_question_gets_the_same_answer_on_a_server(filled, oxigraph):
-    from servers import clear
-
     from owl_memory import Memory
     from owl_memory.store.copy import copy_memory
+    from owl_memory_bench.servers import clear
 
     memory, a, b = filled
     clear(oxigraph.url)

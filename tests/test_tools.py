@@ -301,6 +301,9 @@ def _deno_stub_source(name: str, parameters: list[dict]) -> str:
 def test_deno_sandbox_stubs_bind_both_call_styles_and_reach_owl_tools(rlm_class, monkeypatch):
     tb, _ = box()
     rlm = rlm_class("task -> answer", tools=tb.functions())  # the default interpreter is Deno's PythonInterpreter
+    # TODO(lead): dspy privates; needs owl_memory.agent.dspy_compat.execution_tools(rlm) -> dict (wrapping
+    # dspy.RLM._prepare_execution_tools) and dspy_compat.stub_parameters(interpreter, name) -> list[dict] (wrapping
+    # PythonInterpreter._extract_parameters), then call those here
     host = PythonInterpreter(tools=rlm._prepare_execution_tools())  # not started: Deno is not needed here
     params = host._extract_parameters(host.tools["prompt_window"])
     assert [(p["name"], p["default"]) for p in params] == [("start", 0), ("length", 512)]

@@ -1,8 +1,8 @@
-"""Real SPARQL servers for tests: Oxigraph (PyPI `oxigraph` CLI) and, opt-in, Virtuoso open source (OS package)."""
+"""Real SPARQL servers on loopback for tests and benchmarks: Oxigraph (PyPI `oxigraph` CLI) and Virtuoso open source
+(OS package)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -10,8 +10,6 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-
-import pytest
 
 
 def free_port() -> int:
@@ -43,10 +41,27 @@ def oxigraph_cli() -> str:
     return str(local) if local.exists() else (shutil.which("oxigraph") or "oxigraph")
 
 
-class Oxigraph:
+class Server:
+    """A server process (`proc`) on loopback; `url` is the memory URL."""
+
+    proc: subprocess.Popen
+    stop_seconds = 10  # how long stop() waits after SIGTERM before it kills
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(self.stop_seconds)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Oxigraph(Server):
     """An Oxigraph server on 127.0.0.1 with its data in `location`; `url` is the memory URL."""
 
     def __init__(self, location: Path):
+        """Start `oxigraph serve` on a free port and wait until it answers."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen([oxigraph_cli(), "serve", "--location", str(location),
@@ -57,15 +72,6 @@ class Oxigraph:
         except BaseException:
             self.stop()
             raise
-
-    def stop(self) -> None:
-        """Stop the server and wait for it."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 VIRTUOSO_INI = """[Database]
@@ -91,10 +97,13 @@ MaxQueryExecutionTime = 60
 """
 
 
-class Virtuoso:
+class Virtuoso(Server):
     """Virtuoso open source on 127.0.0.1 with a temp database; SPARQL updates granted to the anonymous user."""
 
+    stop_seconds = 30
+
     def __init__(self, location: Path):
+        """Write an ini for a database in `location`, start virtuoso-t, wait until it answers, grant updates."""
         exe = shutil.which("virtuoso-t") or "/usr/bin/virtuoso-t"
         location.mkdir(parents=True, exist_ok=True)
         self.sql, port = free_port(), free_port()
@@ -116,36 +125,12 @@ class Virtuoso:
         subprocess.run([exe, f"127.0.0.1:{self.sql}", "dba", "dba", f"exec={statement}"], check=True,
                        capture_output=True, timeout=60)
 
-    def stop(self) -> None:
-        """Stop the server and wait for it."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-@pytest.fixture(scope="session")
-def oxigraph(tmp_path_factory):
-    """One Oxigraph server for the session (tests use fresh datasets by clearing it; see `server_url`)."""
-    server = Oxigraph(tmp_path_factory.mktemp("oxigraph"))
-    yield server
-    server.stop()
-
 
 def clear(url: str) -> None:
     """Empty every graph of the Oxigraph server at `url`."""
     req = urllib.request.Request(f"{url}/update", data=b"update=DROP%20ALL", method="POST",
                                  headers={"Content-Type": "application/x-www-form-urlencoded"})
     urllib.request.urlopen(req, timeout=30).read()
-
-
-@pytest.fixture
-def server_url(oxigraph):
-    """The URL of an emptied Oxigraph dataset for one test."""
-    clear(oxigraph.url)
-    return oxigraph.url
 
 
 def drop_memory_graphs(url: str) -> None:
@@ -156,20 +141,3 @@ def drop_memory_graphs(url: str) -> None:
     client = SparqlClient(url)
     client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in ss.GRAPHS))
     client.close()
-
-
-@pytest.fixture(scope="session")
-def virtuoso(tmp_path_factory):
-    """A Virtuoso server for the session; only with OWL_MEMORY_VIRTUOSO=1 (needs the virtuoso-opensource package)."""
-    if os.environ.get("OWL_MEMORY_VIRTUOSO") != "1":
-        pytest.skip("Virtuoso tests are opt-in: apt-get install -y virtuoso-opensource, then OWL_MEMORY_VIRTUOSO=1")
-    server = Virtuoso(tmp_path_factory.mktemp("virtuoso"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def virtuoso_url(virtuoso):
-    """The URL of the Virtuoso server with no memory in it, for one test."""
-    drop_memory_graphs(virtuoso.url)
-    return virtuoso.url

@@ -16,8 +16,9 @@ import exrex
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..vocab import RDF, RDFS, SH, XSD
-from .verify import verify
+from owl_memory.repair import shape_triples, target_nodes
+from owl_memory.repair.verify import verify
+from owl_memory.vocab import RDF, RDFS, SH, XSD
 
 FRESH = URIRef("urn:owl-memory:oracle:new")
 _DEFAULTS = {XSD.string: "a", XSD.integer: "0", XSD.int: "0", XSD.decimal: "0", XSD.boolean: "true",
@@ -57,8 +58,6 @@ class OracleVerdict:
 
 def oracle(data: Graph, shapes: Graph, *, max_size: int = 2, budget: int = 2500) -> OracleVerdict:
     """Search change sets of size 1..max_size (smallest first) for one that makes `data` conform."""
-    from .loop import shape_triples, target_nodes
-
     first = verify(data, shapes)
     if first.conforms:
         return OracleVerdict("conforms", 0, 1)
@@ -159,8 +158,6 @@ def _allowed(data: Graph, shapes: Graph, combo: tuple, targets: set, keep: set) 
     if not removed:
         return True
     after = _applied(data, combo)
-    from .loop import target_nodes
-
     if not targets <= target_nodes(after, shapes):
         return False
     gone = {n for t in removed for n in (t[0], t[2]) if n in keep}

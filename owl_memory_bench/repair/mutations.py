@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..vocab import RDF, SH, XSD
-from .loop import target_nodes
-from .patch import Context, Patch, applied
-from .paths import fresh
-from .verify import re_flags
+from owl_memory.repair import target_nodes
+from owl_memory.repair.patch import Context, Patch, applied
+from owl_memory.repair.paths import fresh
+from owl_memory.repair.verify import re_flags
+from owl_memory.vocab import RDF, SH, XSD
 
 KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",
          "outside_in")

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from rdflib import Graph, Literal, URIRef
 from rdflib.compare import to_canonical_graph
 
-from ..errors import InstanceError
-from ..rdfio import load_graph
-from ..vocab import OWL, RDF, RDFS, SH, XSD, local_name
-from .patch import Context
-from .paths import fresh
-from .synth import synthesize
-from .verify import verify
+from owl_memory.errors import InstanceError
+from owl_memory.rdfio import load_graph
+from owl_memory.repair import repair
+from owl_memory.repair.patch import Context
+from owl_memory.repair.paths import fresh
+from owl_memory.repair.synth import synthesize
+from owl_memory.repair.verify import verify
+from owl_memory.vocab import OWL, RDF, RDFS, SH, XSD, local_name
 
 NAMESPACE = "urn:owl-memory:instance:"
 DEPTH = 10  # rounds of filling what predicate targets reach (each round may reach new nodes)
@@ -199,8 +200,6 @@ def _complete(g: Graph, shapes: Graph, roots: dict, max_rounds: int) -> tuple[Gr
     """`g` repaired to conform; roots still violating are dropped (with what only they reach)."""
     if verify(g, shapes).conforms:
         return g, []
-    from .loop import repair
-
     res = repair(g, shapes, max_rounds=max_rounds, keep_values=True)  # instance data keeps every value it can
     if res.conforms:
         return res.graph, []
