@@ -8,11 +8,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from rdflib import Graph
 
+from owl_memory.adapters.sparql import check_read_only
 from owl_memory.agent.query_worker import QueryLimits
 from owl_memory.agent.tools import Toolbox
 from owl_memory.errors import QueryRefused
 from owl_memory.resources import shipped
-from owl_memory.sparql_guard import check_read_only
 
 ONTOLOGY = shipped("ontology", "owl-memory.ttl")
 CROSS_PRODUCT = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?a ?d ?g"  # 244^3 rows, all sorted

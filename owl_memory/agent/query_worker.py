@@ -2,7 +2,7 @@
 
 The host keeps one worker per graph: a `python -m owl_memory.agent.query_worker` child that caps its own address
 space (RLIMIT_AS) and CPU time (RLIMIT_CPU, so an orphan cannot run on) before it reads anything, loads the graph
-once, then answers one query per JSON line. Each query is checked by `sparql_guard.check_read_only` and the
+once, then answers one query per JSON line. Each query is checked by `adapters.sparql.check_read_only` and the
 checked algebra is what runs. The host waits at most `seconds` for an answer; past that it kills the worker and
 starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the agent sees "[Error] …".
 """
@@ -73,7 +73,7 @@ class QueryWorker:
 
     def query(self, sparql: str) -> QueryResult:
         """Run one read-only query under the limits; QueryRefused or ToolError (naming the limit hit) otherwise."""
-        from ..sparql_guard import check_read_only
+        from ..adapters.sparql import check_read_only
 
         check_read_only(sparql)  # refuse here too, before a worker is started for nothing
         reply = self._ask({"query": sparql, "max_rows": self.limits.max_rows})
@@ -219,7 +219,7 @@ def _limit_cpu(seconds: float) -> None:
 
 def _run(graph: Graph, sparql: str, max_rows: int) -> dict:
     """Evaluate the checked algebra of one query; rows capped at max_rows."""
-    from ..sparql_guard import check_read_only
+    from ..adapters.sparql import check_read_only
 
     result = graph.query(check_read_only(sparql))
     if result.type == "ASK":

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 from rdflib import Graph, Literal, URIRef, Variable
-from rdflib.plugins.sparql import prepareQuery
 
+from ..adapters import sparql as sparql_text
 from ..errors import LoadError
 from ..rdfio import read_text
 
@@ -64,9 +64,9 @@ class CQResult:
 def _prepare(query: str, prefixes: dict, cq_id: str):
     """Parse a CQ query; LoadError naming the CQ when it is not valid SPARQL."""
     try:
-        return prepareQuery(query, initNs=prefixes)
-    except Exception as e:  # pyparsing / rdflib raise several types
-        raise LoadError(f"competency question {cq_id!r}: invalid SPARQL ({str(e).splitlines()[0][:200]}); "
+        return sparql_text.parse(query, prefixes)
+    except sparql_text.QuerySyntaxError as e:
+        raise LoadError(f"competency question {cq_id!r}: invalid SPARQL ({str(e.__cause__).splitlines()[0][:200]}); "
                         "fix the query text", source=cq_id) from e
 
 

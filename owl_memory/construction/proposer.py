@@ -10,8 +10,8 @@ from rdflib import BNode, Graph, Literal, URIRef, Variable
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 from rdflib.paths import InvPath, SequencePath
-from rdflib.plugins.sparql.parserutils import CompValue
 
+from ..adapters import sparql as sparql_text
 from ..repair.synth import default_literal, generate, generate_iri
 from ..repair.verify import Violation
 from ..vocab import local_name
@@ -80,26 +80,7 @@ def _shape_constraints(shapes: Graph, ps, c: dict) -> None:
 
 def query_pattern(cq: CompetencyQuestion) -> tuple[list, list]:
     """The required triple patterns and the filter expressions of a CQ (OPTIONAL / MINUS parts left out)."""
-    triples, filters = [], []
-    _walk(cq.prepared().algebra, triples, filters)
-    return triples, filters
-
-
-def _walk(node, triples: list, filters: list) -> None:
-    """Collect BGP triples and filters from a SPARQL algebra tree."""
-    if not isinstance(node, CompValue):
-        return
-    if node.name == "BGP":
-        triples.extend(node.triples)
-        return
-    if node.name == "Filter":
-        filters.append(node.expr)
-    if node.name in ("LeftJoin", "Minus", "Union"):
-        _walk(node.p1, triples, filters)
-        return
-    for key in ("p", "p1", "p2"):
-        if key in node and node[key] is not None:
-            _walk(node[key], triples, filters)
+    return sparql_text.patterns(cq.prepared(), required_only=True)
 
 
 def _expand_paths(triples: list) -> list:
@@ -119,39 +100,11 @@ def _expand_paths(triples: list) -> list:
 def _filter_hints(filters: list) -> dict:
     """Literal candidates that filters suggest per variable (REGEX examples, STRSTARTS prefixes, = constants)."""
     hints: dict = {}
-    for expr in filters:
-        _hint(expr, hints)
-    return hints
-
-
-def _vars_in(expr) -> set:
-    """Variables occurring in an expression."""
-    if isinstance(expr, Variable):
-        return {expr}
-    if isinstance(expr, CompValue):
-        return set().union(*[_vars_in(v) for v in expr.values()]) if expr else set()
-    if isinstance(expr, list | tuple):
-        return set().union(*[_vars_in(v) for v in expr]) if expr else set()
-    return set()
-
-
-def _hint(expr, hints: dict) -> None:
-    """Add the hints of one filter expression (recursing into && and sub-expressions)."""
-    if not isinstance(expr, CompValue):
-        return
-    text = None
-    if expr.name == "Builtin_REGEX" and isinstance(expr.pattern, Literal):
-        text, target = generate(str(expr.pattern), str(expr.get("flags") or "")), expr.text
-    elif expr.name in ("Builtin_STRSTARTS", "Builtin_CONTAINS") and isinstance(expr.arg2, Literal):
-        text, target = str(expr.arg2), expr.arg1
-    elif expr.name == "RelationalExpression" and expr.op == "=" and not isinstance(expr.other, Variable):
-        text, target = expr.other, expr.expr
-    if text is not None:
-        for v in _vars_in(target):
+    for hint in (h for expr in filters for h in sparql_text.filter_hints(expr)):
+        text = generate(hint.value, hint.flags) if hint.kind == "regex" else hint.value
+        for v in hint.variables:
             hints.setdefault(v, []).append(text)
-    for v in expr.values():
-        for sub in v if isinstance(v, list) else [v]:
-            _hint(sub, hints)
+    return hints
 
 
 # ---------------------------------------------------------------- the symbolic proposer

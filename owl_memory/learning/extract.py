@@ -16,14 +16,13 @@ import json
 from dataclasses import dataclass, field, replace
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.plugins.sparql.algebra import translateQuery
-from rdflib.plugins.sparql.parser import parseQuery
 
+from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem
 from ..model import CompiledOperator, ItemSpec, Parameter, QueryRecipe, ToolSequence
 from ..vocab import local_name
 from .consolidate import action_key
-from .judge import Judgment, _canonical_names, _walk, answer_terms
+from .judge import Judgment, answer_terms, canonical_names
 
 MAX_ITEMS = 3
 OUTLINE_CHARS = 3_000
@@ -101,16 +100,15 @@ def tools_used(events) -> list[str]:
 def lift(query: str, constants: set[str]) -> QueryRecipe | None:
     """The query's pattern as a recipe, with `constants` and every literal lifted to parameters."""
     try:
-        algebra = translateQuery(parseQuery(query)).algebra
-    except Exception:  # noqa: BLE001 - an unparseable query compiles to nothing
+        parsed = sparql_text.parse(query)
+    except sparql_text.QuerySyntaxError:  # an unparseable query compiles to nothing
         return None
-    triples, filters = [], []
-    _walk(algebra, triples, filters)
+    triples, filters = sparql_text.patterns(parsed)
     if not triples:
         return None
-    names, params = _canonical_names(triples, filters), {}
+    names, params = canonical_names(triples), {}
     where = [[_term(t, names, constants, params) for t in tp] for tp in triples]
-    return QueryRecipe("select" if "SelectQuery" in str(algebra.name) else "ask",
+    return QueryRecipe("select" if sparql_text.form(parsed) == "SELECT" else "ask",
                        tuple(tuple(tp) for tp in sorted(where)), len(filters),
                        tuple(Parameter(p, k) for p, k in params.values()))
 

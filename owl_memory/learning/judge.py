@@ -20,10 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
-from rdflib.plugins.sparql import prepareQuery
-from rdflib.plugins.sparql.algebra import translateQuery
-from rdflib.plugins.sparql.parser import parseQuery
 
+from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..rdfio import load_graph
 from ..vocab import local_name
@@ -206,42 +204,17 @@ def judge_shacl(graph: Graph, shapes) -> Judgment:
 def query_structure(query: str) -> Counter:
     """A query's triple patterns and filters with variables renamed canonically, as a multiset."""
     try:
-        algebra = translateQuery(parseQuery(query)).algebra
-    except Exception as e:  # pyparsing and algebra errors of many types
-        raise LoadError(f"not a SPARQL query ({type(e).__name__}: {str(e)[:120]})") from e
-    triples, filters = [], []
-    _walk(algebra, triples, filters)
-    names = _canonical_names(triples, filters)
+        parsed = sparql_text.parse(query)
+    except sparql_text.QuerySyntaxError as e:
+        raise LoadError(f"not a SPARQL query ({str(e)[:160]})") from e
+    triples, filters = sparql_text.patterns(parsed)
+    names = canonical_names(triples)
     out = Counter(("triple", tuple(names.get(t, _show(t)) for t in tp)) for tp in triples)
-    out.update(("filter", _rename(f, names)) for f in filters)
+    out.update(("filter", _rename(str(sparql_text.expression_key(f)), names)) for f in filters)
     return out
 
 
-def _walk(node, triples: list, filters: list) -> None:
-    """Collect BGP triples and filter expressions of an algebra tree."""
-    if isinstance(node, dict):
-        if getattr(node, "name", "") == "BGP":
-            triples.extend(node["triples"])
-        if getattr(node, "name", "") == "Filter":
-            filters.append(str(_expr(node["expr"])))
-        for v in node.values():
-            _walk(v, triples, filters)
-    elif isinstance(node, list | tuple):
-        for v in node:
-            _walk(v, triples, filters)
-
-
-def _expr(expr):
-    """A filter expression as a nested tuple without rdflib's internal keys."""
-    if isinstance(expr, dict):
-        items = tuple((k, _expr(v)) for k, v in sorted(expr.items()) if not k.startswith("_"))
-        return getattr(expr, "name", ""), items
-    if isinstance(expr, list | tuple):
-        return tuple(_expr(v) for v in expr)
-    return expr
-
-
-def _canonical_names(triples: list, filters: list) -> dict:
+def canonical_names(triples: list) -> dict:
     """Variables (and blank nodes) renamed by where they occur, so two queries differing in names compare equal."""
     occurrences: dict = {}
     for tp in triples:
@@ -316,8 +289,8 @@ def check_expect(expect: dict) -> None:
     for key in ("sparql", "ask", "query"):
         if key in expect:
             try:
-                prepareQuery(expect[key])
-            except Exception as e:  # pyparsing errors of many types
+                sparql_text.parse(expect[key])
+            except sparql_text.QuerySyntaxError as e:
                 raise ConfigError(f"expect.{key} is not valid SPARQL ({str(e)[:120]})") from e
 
 

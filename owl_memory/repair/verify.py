@@ -6,15 +6,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-from pyparsing import ParseException, ParseResults
+from pyparsing import ParseException
 from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node
 from rdflib.util import from_n3
 
 from .. import shacl_runs
+from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..model import Ref
 from ..rdfio import load_graph
@@ -171,16 +171,13 @@ def _shape_name(shapes: Graph, shape) -> str:
 def _check_sparql_prefixes(data: Graph, shapes: Graph, cause: Exception) -> None:
     """LoadError (from `cause`) naming the shape whose SHACL-SPARQL query (sh:select or sh:ask) uses a prefix that
     neither the query, its sh:prefixes nor the data graph declares, read off the parsed query."""
-    from rdflib.plugins.sparql.parser import parseQuery
-
     known = {p for p, _ in data.namespace_manager.namespaces()}
     for node, text in sorted((*shapes.subject_objects(SH.select), *shapes.subject_objects(SH.ask)), key=str):
-        try:
-            parsed = parseQuery(str(text))
-        except ParseException:
+        report = sparql_text.prefix_report(text)
+        if report is None:
             continue
-        declared = {d.get("prefix") or "" for d in parsed[0]} | _declared_prefixes(shapes, node)
-        missing = sorted(_prefixes_used(parsed) - declared - known)
+        declared, used = report
+        missing = sorted(used - declared - _declared_prefixes(shapes, node) - known)
         if missing:
             owner = next(iter(sorted(shapes.subjects(None, node), key=str)), node)
             raise LoadError(f"the SPARQL query of {owner.n3()} uses the prefix {missing[0]}: without declaring it; "
@@ -194,16 +191,6 @@ def _declared_prefixes(shapes: Graph, node) -> set:
             for p in shapes.objects(d, SH.prefix)}
 
 
-def _prefixes_used(tree) -> set:
-    """Every prefix of a prefixed name in a parsed SPARQL query."""
-    if isinstance(tree, CompValue):
-        own = {tree.get("prefix") or ""} if tree.name == "pname" else set()
-        return own.union(*(_prefixes_used(v) for v in tree.values()))
-    if isinstance(tree, list | tuple | ParseResults):
-        return set().union(*(_prefixes_used(v) for v in tree))
-    return set()
-
-
 def _check_sparql_targets(shapes: Graph, cause: Exception) -> None:
     """LoadError (from `cause`) for a SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose sh:select does
     not parse or does not select ?this, checked on the parsed query. Such a target is harmless while it matches
@@ -215,20 +202,17 @@ def _check_sparql_targets(shapes: Graph, cause: Exception) -> None:
 def broken_sparql_targets(shapes: Graph) -> list[tuple]:
     """(target node, what is wrong) for every SHACL-SPARQL target (sh:target or a sh:SPARQLTargetType) whose
     sh:select does not parse or does not select ?this, read off the parsed query; sorted."""
-    from rdflib.plugins.sparql.parser import parseQuery
-
     targets = set(shapes.objects(None, SH.target)) | set(shapes.subjects(RDF.type, SH.SPARQLTargetType))
     out = []
     for node in sorted(targets, key=str):
         for select in shapes.objects(node, SH.select):
             try:
-                query = parseQuery(str(select))[1]
-            except ParseException as e:
-                out.append((node, f"does not parse ({e.msg} at column {e.col})"))
+                names = sparql_text.projection(select)
+            except sparql_text.QuerySyntaxError as e:
+                out.append((node, str(e)))
                 continue
-            if "projection" not in query:  # SELECT *: ?this is selected when the pattern binds it
+            if names is None:  # SELECT *: ?this is selected when the pattern binds it
                 continue
-            names = sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])
             if "?this" not in names:
                 out.append((node, f"selects {', '.join(names)} but not ?this; a SHACL-SPARQL target must select "
                                   "its focus nodes as ?this (SELECT ?this WHERE ...)"))

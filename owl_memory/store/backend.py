@@ -3,7 +3,7 @@
 Two implementations: `quadstore.QuadstoreBackend` (embedded: owlready2's SQLite quadstore plus a blob file) and
 `sparql_server.SparqlServerBackend` (any SPARQL 1.1 Query + Update server). The facade owns everything that is
 the same on both: building an item's RDF (items.py), SHACL validation (validation.py), the search request and its
-defining SPARQL (retrieval.py), the read-only guard for user queries (sparql_guard.py). A backend only stores,
+defining SPARQL (retrieval.py), the read-only guard for user queries (adapters/sparql.py). A backend only stores,
 finds and counts; it never validates.
 
 Items cross this interface as (ItemSpec, rdflib Graph of its triples); search requests as `retrieval.SearchQuery`
@@ -82,7 +82,7 @@ class Backend(ABC):
     # ---- whole memory ----
     @abstractmethod
     def sparql(self, query: str, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
-        """Run the text of a SELECT / ASK that sparql_guard.check_read_only accepted, with bound values
+        """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
         ({Variable: rdflib term}):
         (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
 

@@ -10,12 +10,12 @@ from urllib.parse import unquote
 from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
 
+from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem, QueryRefused, UnknownItem
 from ..model import Hit, Item, ItemSpec, Ref, SearchExplanation, SparqlResult, UseCounts, ValidationReport, Window
 from ..model.operators import operator_from_json
 from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
-from ..sparql_guard import check_read_only
 from ..vocab import ITEM, OM, PROV
 from . import forgetting, retrieval
 from .backend import Backend
@@ -223,12 +223,12 @@ class Memory:
         variable names to rdflib terms or Python values (str becomes a literal; pass URIRef for an IRI).
         QueryRefused for updates, SERVICE, FROM, CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
         limit = max(1, min(int(limit), MAX_ROWS))
-        parsed = check_read_only(str(query))
-        kind = parsed.algebra.name
-        if kind not in ("SelectQuery", "AskQuery"):
-            raise QueryRefused(f"only SELECT and ASK are answered here, got {kind.removesuffix('Query').upper()}; "
+        parsed = sparql_text.check_read_only(str(query))
+        kind = sparql_text.form(parsed)
+        if kind not in ("SELECT", "ASK"):
+            raise QueryRefused(f"only SELECT and ASK are answered here, got {kind}; "
                                "rewrite it as a SELECT of the values you need")
-        asked = _limit_of(parsed.algebra)
+        asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
         columns, rows, truncated = self.backend.sparql(str(query), _bound(bindings or {}), limit)
@@ -370,14 +370,6 @@ class Memory:
 def _changed(spec: ItemSpec) -> list[URIRef]:
     """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
     return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])
-
-
-def _limit_of(algebra) -> int | None:
-    """The LIMIT of a parsed query (the outermost Slice), None when it has none."""
-    node = algebra.get("p")
-    while node is not None and getattr(node, "name", None) != "Slice":
-        node = node.get("p") if hasattr(node, "get") else None
-    return None if node is None or node.get("length") is None else int(node["length"])
 
 
 def _bound(bindings: dict) -> dict:

@@ -23,9 +23,8 @@ from functools import cache
 
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
-from rdflib.plugins.sparql import prepareQuery
-from rdflib.plugins.sparql.algebra import translateAlgebra
 
+from ..adapters import sparql as sparql_text
 from ..errors import MemoryNotFound, UnknownItem
 from ..model import Card, ItemSpec, Ref, UseCounts, Window, sha256
 from ..resources import memory_ontology
@@ -386,18 +385,17 @@ class SparqlServerBackend:
         """Nothing: a SPARQL server checks its own storage (Backend.integrity)."""
         return []
 
-    def sparql(self, query, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+    def sparql(self, query: str, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
         """Run a checked, read-only query on the server over the items graph only (payloads are out of reach):
         (column names, up to `limit` rows of rdflib terms or None, truncated?); ASK gives (["ask"], [[bool]]).
         Bindings travel as a trailing VALUES block of escaped terms."""
-        parsed = prepareQuery(query) if isinstance(query, str) else query
-        text = query if isinstance(query, str) else translateAlgebra(query)
+        text = query
         if bindings:
             names = [str(n) for n in bindings]
             row = " ".join(term(bindings[n]) for n in bindings)
             text += f"\nVALUES ({' '.join('?' + n for n in names)}) {{ ({row}) }}"
         graphs = {"default-graph-uri": str(GRAPH_ITEMS), "named-graph-uri": str(GRAPH_ITEMS)}
-        if parsed.algebra.name == "AskQuery":
+        if sparql_text.form(sparql_text.parse(query)) == "ASK":
             return ["ask"], [[self.client.ask(text, graphs)]], False
         columns, rows = self.client.select(text, graphs)
         return columns, [[r[c] for c in columns] for r in rows[:limit]], len(rows) > limit

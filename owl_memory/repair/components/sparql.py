@@ -6,11 +6,9 @@ terms the parsed query and the shape's parameters name, and keeps the first one 
 
 from __future__ import annotations
 
-from pyparsing import ParseException
 from rdflib import BNode, Literal, URIRef
-from rdflib.plugins.sparql import prepareQuery
-from rdflib.plugins.sparql.parserutils import CompValue
 
+from ...adapters import sparql as sparql_text
 from ...vocab import RDF, SH
 from ..patch import Context, Patch, applied
 from ..paths import fresh
@@ -72,18 +70,9 @@ def _prefixes(ctx: Context) -> dict:
 def query_terms(text: str, prefixes: dict) -> set:
     """IRIs and literals a SPARQL query names, read off its parsed algebra (empty when it does not parse)."""
     try:
-        algebra = prepareQuery(text, initNs=prefixes).algebra
-    except (ParseException, ValueError, KeyError):
+        out = sparql_text.named_terms(sparql_text.parse(text, prefixes))
+    except sparql_text.QuerySyntaxError:
         return set()
-    out, todo = set(), [algebra]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, URIRef | Literal):
-            out.add(x)
-        elif isinstance(x, CompValue | dict):
-            todo += list(x.values())
-        elif isinstance(x, list | tuple | set):
-            todo += list(x)
     return {t for t in out if not (isinstance(t, URIRef) and str(t).startswith(str(SH)))}
 
 

@@ -1,0 +1,247 @@
+"""rdflib's SPARQL parser and algebra behind one door: parsing, the read-only guard, and the one query walker.
+
+Every other module reads a query through these functions and never touches rdflib's parser, algebra nodes
+(`CompValue`) or their private keys, so an rdflib upgrade changes this file only.
+
+The guard refuses every update (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...), SERVICE anywhere in the query
+(subqueries, EXISTS filters included), and FROM / FROM NAMED (rdflib fetches those graphs over the network). The
+parser has already expanded escapes such as \\u0053ERVICE, so no spelling gets past. Everything else is allowed: a
+string "from" in a filter or an IRI ending in /load is just data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyparsing import ParseException, ParseResults
+from rdflib import Literal, URIRef, Variable
+
+from ..errors import QueryRefused
+
+_READ_ONLY = "write a SELECT, ASK, CONSTRUCT or DESCRIBE over the loaded graph only"
+_REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
+
+
+class QuerySyntaxError(ValueError):
+    """A SPARQL text that does not parse (the parser's own message and column when it gives them)."""
+
+
+def parse(text: str, prefixes: dict | None = None):
+    """The parsed, translated query (rdflib's Query, opaque to callers); QuerySyntaxError when it does not parse."""
+    from rdflib.plugins.sparql import prepareQuery  # 0.2 s of imports: paid by the first query only
+
+    try:
+        return prepareQuery(str(text), initNs=prefixes or {})
+    except Exception as e:  # pyparsing and translation errors come in many types
+        raise QuerySyntaxError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from e
+
+
+def check_read_only(query_text: str):
+    """The parsed query when it is read-only and local; QueryRefused saying what to change otherwise."""
+    try:
+        query = parse(query_text)
+    except QuerySyntaxError as e:
+        raise _not_a_query(query_text, e.__cause__ or e) from None
+    if query.algebra.get("datasetClause"):
+        raise QueryRefused(f"FROM / FROM NAMED is not allowed (it would fetch graphs from elsewhere); {_READ_ONLY}")
+    if any(node.name == "ServiceGraphPattern" for node in _nodes(query.algebra)):
+        raise QueryRefused(f"SERVICE is not allowed (it would send a request to another endpoint); {_READ_ONLY}")
+    return query
+
+
+def _not_a_query(query_text: str, error: Exception) -> QueryRefused:
+    """QueryRefused for text that is not a query: an update is refused as one, anything else as a syntax error."""
+    from rdflib.plugins.sparql.parser import parseUpdate
+
+    try:
+        parseUpdate(query_text)
+    except Exception:
+        return QueryRefused(f"the query does not parse ({type(error).__name__}: {str(error)[:160]}); fix the SPARQL "
+                            "and retry, declaring every PREFIX you use")
+    return QueryRefused(f"updates (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...) are not allowed; {_READ_ONLY}")
+
+
+def form(query) -> str:
+    """The form of a parsed query: SELECT, ASK, CONSTRUCT or DESCRIBE."""
+    return query.algebra.name.removesuffix("Query").upper()
+
+
+def limit_of(query) -> int | None:
+    """The LIMIT of a parsed query (its outermost slice), None when it has none."""
+    node = query.algebra.get("p")
+    while node is not None and getattr(node, "name", None) != "Slice":
+        node = node.get("p") if hasattr(node, "get") else None
+    return None if node is None or node.get("length") is None else int(node["length"])
+
+
+def to_text(query) -> str:
+    """SPARQL text of a parsed query (rdflib writes its algebra back)."""
+    from rdflib.plugins.sparql.algebra import translateAlgebra
+
+    return translateAlgebra(query)
+
+
+def named_terms(query) -> set:
+    """Every IRI and literal a parsed query names, anywhere in its algebra."""
+    out, todo = set(), [query.algebra]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, URIRef | Literal):
+            out.add(x)
+        elif isinstance(x, dict):
+            todo += list(x.values())
+        elif isinstance(x, list | tuple | set):
+            todo += list(x)
+    return out
+
+
+# ---- the one query walker -------------------------------------------------------------------------------------
+
+def patterns(query, required_only: bool = False) -> tuple[list[tuple], list]:
+    """The triple patterns and filter expressions of a parsed query. `required_only`: only what every answer must
+    match (OPTIONAL, MINUS and the second branch of a UNION left out; patterns inside filters too); else every
+    pattern and filter anywhere, EXISTS and subqueries included. Filters come as opaque expressions: read them with
+    `expression_key`, `variables` and `filter_hint`."""
+    triples: list[tuple] = []
+    filters: list = []
+    (_required if required_only else _everywhere)(query.algebra, triples, filters)
+    return triples, filters
+
+
+def _required(node, triples: list, filters: list) -> None:
+    """Collect the required BGP triples and filters of an algebra node."""
+    if not _is_node(node):
+        return
+    if node.name == "BGP":
+        triples.extend(node.triples)
+        return
+    if node.name == "Filter":
+        filters.append(node.expr)
+    if node.name in _REQUIRED_ONLY:
+        _required(node.p1, triples, filters)
+        return
+    for key in ("p", "p1", "p2"):
+        if key in node and node[key] is not None:
+            _required(node[key], triples, filters)
+
+
+def _everywhere(node, triples: list, filters: list) -> None:
+    """Collect every BGP triple and filter of an algebra tree."""
+    if isinstance(node, dict):
+        if getattr(node, "name", "") == "BGP":
+            triples.extend(node["triples"])
+        if getattr(node, "name", "") == "Filter":
+            filters.append(node["expr"])
+        for v in node.values():
+            _everywhere(v, triples, filters)
+    elif isinstance(node, list | tuple):
+        for v in node:
+            _everywhere(v, triples, filters)
+
+
+def expression_key(expr):
+    """A filter expression as a nested tuple of its operator names and operands (no parser-internal keys), for
+    comparing the filters of two queries."""
+    if isinstance(expr, dict):
+        items = tuple((k, expression_key(v)) for k, v in sorted(expr.items()) if not k.startswith("_"))
+        return getattr(expr, "name", ""), items
+    if isinstance(expr, list | tuple):
+        return tuple(expression_key(v) for v in expr)
+    return expr
+
+
+def variables(expr) -> set:
+    """The variables an expression mentions."""
+    if isinstance(expr, Variable):
+        return {expr}
+    if _is_node(expr):
+        return set().union(*[variables(v) for v in expr.values()]) if expr else set()
+    if isinstance(expr, list | tuple):
+        return set().union(*[variables(v) for v in expr]) if expr else set()
+    return set()
+
+
+@dataclass(frozen=True)
+class FilterHint:
+    """What one filter condition says a variable's value looks like: "regex" (a pattern and its flags), "prefix"
+    (STRSTARTS / CONTAINS text) or "equals" (a constant)."""
+
+    kind: str
+    value: object
+    flags: str
+    variables: frozenset
+
+
+def filter_hints(expr) -> list[FilterHint]:
+    """The hints of a filter expression and of every sub-expression (&&, ||, nested calls), outermost first."""
+    if not _is_node(expr):
+        return []
+    out = []
+    if expr.name == "Builtin_REGEX" and isinstance(expr.pattern, Literal):
+        flags = str(expr.get("flags") or "")
+        out.append(FilterHint("regex", str(expr.pattern), flags, frozenset(variables(expr.text))))
+    elif expr.name in ("Builtin_STRSTARTS", "Builtin_CONTAINS") and isinstance(expr.arg2, Literal):
+        out.append(FilterHint("prefix", str(expr.arg2), "", frozenset(variables(expr.arg1))))
+    elif expr.name == "RelationalExpression" and expr.op == "=" and not isinstance(expr.other, Variable):
+        out.append(FilterHint("equals", expr.other, "", frozenset(variables(expr.expr))))
+    for v in expr.values():
+        for sub in v if isinstance(v, list) else [v]:
+            out += filter_hints(sub)
+    return out
+
+
+# ---- the parse tree (before translation), for what the algebra no longer shows --------------------------------
+
+def prefix_report(text: str) -> tuple[set, set] | None:
+    """(prefixes the query declares, prefixes its prefixed names use) read off its parse tree; None when it does not
+    parse."""
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        tree = parseQuery(str(text))
+    except ParseException:
+        return None
+    return {d.get("prefix") or "" for d in tree[0]}, _prefixes_used(tree)
+
+
+def _prefixes_used(tree) -> set:
+    """Every prefix of a prefixed name in a parse tree."""
+    if _is_node(tree):
+        own = {tree.get("prefix") or ""} if tree.name == "pname" else set()
+        return own.union(*(_prefixes_used(v) for v in tree.values()))
+    if isinstance(tree, list | tuple | ParseResults):
+        return set().union(*(_prefixes_used(v) for v in tree))
+    return set()
+
+
+def projection(text: str) -> list[str] | None:
+    """The variables a SELECT projects ("?name", sorted), None for SELECT *; QuerySyntaxError naming the column when
+    it does not parse."""
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        query = parseQuery(str(text))[1]
+    except ParseException as e:
+        raise QuerySyntaxError(f"does not parse ({e.msg} at column {e.col})") from e
+    if "projection" not in query:
+        return None
+    return sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])
+
+
+def _is_node(value) -> bool:
+    """Whether a value is an algebra or parse-tree node."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    return isinstance(value, CompValue)
+
+
+def _nodes(value) -> Iterator:
+    """Every node inside a translated query: patterns, expressions and subqueries alike."""
+    if _is_node(value):
+        yield value
+        for child in value.values():
+            yield from _nodes(child)
+    elif isinstance(value, list | tuple):
+        for child in value:
+            yield from _nodes(child)
