@@ -12,6 +12,7 @@ from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 from rdflib.paths import InvPath, SequencePath
 
 from ..adapters import sparql as sparql_text
+from ..model import ChangeSet
 from ..repair.synth import default_literal, generate, generate_iri
 from ..repair.verify import Violation
 from ..vocab import local_name
@@ -370,21 +371,6 @@ parameters); `data` holds only sizes and prefixes, never the graph itself: explo
 SUBMIT(added, removed): Turtle text of the triples to add, and of existing triples to remove ("" for none); the
 prefixes in `data["prefixes"]` are declared for you. Change as little as possible; never remove a node's rdf:type."""
 MAX_VIOLATIONS = 5  # violations shown to the model per call
-
-
-@dataclass(frozen=True)
-class ChangeSet:
-    """Triples a repair proposer wants added and removed.
-
-    Args:
-        added: triples to add (not already in the graph, no blank nodes).
-        removed: triples to remove (all in the graph).
-        note: why the change set is empty, when it is.
-    """
-
-    added: tuple = ()
-    removed: tuple = ()
-    note: str = ""
 
 
 class LLMRepairProposer(LLMProposer):

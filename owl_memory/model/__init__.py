@@ -1,5 +1,6 @@
 """Typed values every package speaks: items, search hits, payload handles, compiled operators, query results."""
 
+from .changes import ChangeSet
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
 from .operators import (
@@ -16,7 +17,7 @@ from .operators import (
 from .results import SearchExplanation, SparqlResult, ValidationReport
 
 __all__ = [
-    "Card", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec", "Parameter",
+    "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec", "Parameter",
     "QueryRecipe", "Ref", "RepairDecision", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
 ]
