@@ -17,7 +17,7 @@ from .operators import (
 from .results import SearchExplanation, SparqlResult, ValidationReport
 
 __all__ = [
-    "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec", "Parameter",
-    "QueryRecipe", "Ref", "RepairDecision", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
-    "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
+    "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
+    "Parameter", "QueryRecipe", "Ref", "RepairDecision", "SearchExplanation", "SparqlResult", "ToolSequence",
+    "UseCounts", "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
 ]
