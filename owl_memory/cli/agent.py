@@ -1,0 +1,112 @@
+"""Commands that run agents: run (a strict-RLM agent on one task) and mcp (the tools over MCP)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..agent.conditions import CONDITIONS
+from ..agent.conditions import HELP as CONDITION_HELP
+from ..errors import ConfigError, OwlMemoryError
+from .common import (
+    EXIT_FAILED,
+    Memory,
+    emit,
+    json_option,
+    library_errors,
+    lm_options,
+    memory_option,
+)
+
+
+@click.command("mcp")
+@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
+              help="Memory directory or server URL for the memory_* tools (without it: no memory tools).")
+@click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
+@library_errors
+def mcp(memory_path, ontology):
+    """Serve the capped tools (memory search/get/window/query, ontology tools, results_peek) over MCP on stdio.
+
+    Example: owl-memory mcp --memory .owl-memory --ontology ontology/owl-memory.ttl
+    """
+    from ..agent.mcp_server import serve
+
+    serve(memory_path, ontology)
+
+@click.command("run")
+@click.argument("task")
+@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),
+              help="Hidden prompt: the agent reads it only through capped windows.")
+@click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
+@lm_options
+@click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True,
+              help=CONDITION_HELP + ".")
+@click.option("--max-iters", type=int, default=12, show_default=True)
+@click.option("--max-llm-calls", type=int, default=20, show_default=True)
+@click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
+                                               "scratch folder (needs the bubblewrap OS package).")
+@click.option("--learn", is_flag=True, help="Judge the run, extract items, consolidate and store them with provenance.")
+@click.option("--expect-sparql", help="Gold SELECT over --ontology: the answer's terms must equal its results.")
+@click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
+@click.option("--task-type", help="Task type the learned items apply to (default: general).")
+@click.option("--matts", help="Memory-aware test-time scaling: parallel:K or sequential:K (implies --learn).")
+@click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
+@click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
+                               "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
+@click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
+@memory_option
+@json_option
+@library_errors
+def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, learn,
+             expect_sparql, expect_answer, task_type, matts, max_extract, layers, guide, memory_path, as_json):
+    """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
+    wrong under --learn).
+
+    Without --sandbox, generated code runs in a local Python subprocess that is not a sandbox.
+
+    Example: owl-memory run "Subclasses of om:MemoryItem?" --ontology ontology/owl-memory.ttl --lm openai/gpt-4o-mini
+
+    Example: owl-memory run "Direct subclasses of lib:Work?" --ontology experiments/curricula/library.ttl
+    --expect-sparql "SELECT ..." --learn --json --lm openai/gpt-4o-mini
+    """
+    from ..agent.runner import interpreter_factory, resolve_lm, run
+    from ..rdfio import read_text
+
+    model, prompt = resolve_lm(lm, api_base), None
+    interpreter_factory(sandbox)
+    if prompt_file:
+        prompt = read_text(prompt_file)
+    if expect_sparql and expect_answer:
+        raise ConfigError("give --expect-sparql or --expect, not both")
+    expect = {"sparql": expect_sparql} if expect_sparql else {"answer": expect_answer} if expect_answer else None
+    with Memory(memory_path) as m:
+        try:
+            result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
+                         max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
+                         learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts,
+                         max_extract=max_extract, layers=layers, guide=guide)
+        except OwlMemoryError:
+            raise
+        except Exception as e:  # the LM or the interpreter failed: the trajectory says where
+            click.echo(f"owl-memory: run failed: {type(e).__name__}: {str(e)[:300]}", err=True)
+            sys.exit(EXIT_FAILED)
+    out = run_json(result)
+    emit(out, as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
+    if result.judgment is not None and not result.judgment.success:
+        sys.exit(EXIT_FAILED)
+
+
+def run_json(result) -> dict:
+    """Seed 003's subagent JSON for a run (plus judgment, extracted and consolidation when it learned)."""
+    out = {"answer": result.answer, "iterations": result.metrics.get("iterations"), "run_id": result.run_id,
+           "trajectory_id": result.trace_ref, "log_path": str(result.trajectory_path),
+           "memories_used": result.memory_usage, "trajectory": str(result.trajectory_path),
+           "memory_ids_used": result.memory_ids_used, "metrics": result.metrics}
+    if result.judgment is not None:
+        out.update(judgment=result.judgment.to_dict(), extracted=result.extracted,
+                   consolidation=result.consolidation)
+    return out
+
+
+COMMANDS = (run_task, mcp)

@@ -1,0 +1,124 @@
+"""Commands of ontology construction: sprint and repair."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Memory,
+    emit,
+    json_option,
+    library_errors,
+    lm_options,
+    memory_option,
+)
+
+
+@click.command("sprint")
+@click.argument("sprint_file", required=False, type=click.Path(dir_okay=False))
+@lm_options
+@memory_option
+@json_option
+@library_errors
+def sprint(sprint_file, lm, api_base, memory_path, as_json):
+    """Run an ontology construction sprint: propose, verify and repair until every CQ passes and it conforms.
+
+    SPRINT_FILE defaults to the shipped sprint 1. Exit 0 when every CQ passes and the graph conforms, 1 when not.
+
+    Example: owl-memory sprint experiments/sprint1/sprint.yaml --memory .owl-memory --json
+    """
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from ..construction.sprint import default_sprint, load_sprint, run_sprint
+
+    spec = load_sprint(sprint_file or default_sprint())
+    model = None
+    if lm:
+        from ..agent.runner import resolve_lm
+
+        model = resolve_lm(lm, api_base)
+    console = Console(stderr=True)
+    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
+                                            transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(f"sprint {spec.name}", total=None)
+        result = run_sprint(spec, m, lm=model,
+                            progress=lambda event, info: bar.update(task, description=_sprint_line(event, info)))
+    emit(result, as_json, _sprint_report)
+    sys.exit(EXIT_OK if result["cqs_passed"] == result["cqs_total"] and result["conforms"] else EXIT_FAILED)
+
+
+def _sprint_line(event: str, info: dict) -> str:
+    """One progress line for a sprint event."""
+    return f"{event}: " + ", ".join(f"{k}={v}" for k, v in info.items())
+
+
+def _sprint_report(result: dict) -> None:
+    """Print a sprint's outcome for people."""
+    click.echo(f"sprint {result['sprint']}: {result['cqs_passed']}/{result['cqs_total']} CQs, "
+               f"conforms={result['conforms']} (baseline violations excluded: {result['baseline']['violations']})")
+    for cq in result["cqs"]:
+        click.echo(f"  {'PASS' if cq['passed'] else 'FAIL'} {cq['id']}")
+    click.echo(f"verify iterations: {result['verify_iterations']}, LM calls: {result['lm_calls']}, "
+               f"compiled reused: {result['compiled_reused']}, compiled new: {result['compiled_new']}, "
+               f"triples added: {result['triples_added']}")
+
+@click.command("repair")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
+@click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix).")
+@click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
+@click.option("--keep-values", is_flag=True,
+              help="Replace or complete an offending value, never drop it (the default takes the smallest change).")
+@lm_options
+@memory_option
+@json_option
+@library_errors
+def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory_path, as_json):
+    """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
+
+    With --lm, a violation no operator can fix is handed to the model (capped tools; its change set passes the
+    same minimal-change rules and verification, and compiles like an operator's); without it, no LM is used.
+    Exit 0 when the result conforms, 1 when violations are left, 2 on bad input. DATA and SHAPES may be one file:
+    shape triples are never changed. The smallest change set that verifies wins: an optional bad value is dropped
+    (one triple) rather than replaced (two) unless --keep-values is given.
+
+    Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
+    """
+    from ..model import sha256
+    from ..rdfio import check_output, guess_format, load_graph, read_text, write_graph
+    from ..repair import repair
+
+    if out:
+        check_output(out, guess_format(out))  # before anything is compiled into memory
+    graph, shape_graph = load_graph(data), load_graph(shapes)
+    proposer = None
+    if lm:
+        from ..agent.runner import resolve_lm
+        from ..construction.proposer import LLMRepairProposer
+
+        proposer = LLMRepairProposer(resolve_lm(lm, api_base))
+    run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
+    with Memory(memory_path) as m:
+        result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer,
+                        keep_values=keep_values)
+    if out:
+        write_graph(result.graph, out, guess_format(out))
+    emit(result.to_dict() | {"out": out}, as_json, _repair_report)
+    sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
+
+
+def _repair_report(summary: dict) -> None:
+    """Print a repair's outcome for people."""
+    click.echo(f"conforms={summary['conforms']} added={summary['added']} removed={summary['removed']} "
+               f"verify iterations={summary['verify_iterations']} compiled reused={summary['compiled_reused']} "
+               f"compiled new={len(summary['compiled_new'])}" + (f" -> {summary['out']}" if summary["out"] else ""))
+    for sig, why in summary["reasons"].items():
+        click.echo(f"  left: {sig}: {why}")
+
+
+COMMANDS = (sprint, repair_data)

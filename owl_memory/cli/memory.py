@@ -1,0 +1,237 @@
+"""Commands over one memory: add, search, sparql, show, window, export, validate, copy, demo."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..errors import OwlMemoryError
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Memory,
+    emit,
+    items_table,
+    json_option,
+    library_errors,
+    mapping,
+    memory_option,
+)
+
+
+@click.command("add")
+@click.argument("kind")
+@click.argument("title")
+@click.argument("summary")
+@click.option("--content", help="Payload text (stored behind a handle).")
+@click.option("--content-file", type=click.Path(exists=True, dir_okay=False), help="Read the payload from a file.")
+@click.option("--applies-to", multiple=True, help="Ontology IRI the item applies to (repeatable).")
+@click.option("--task-type", multiple=True, help="Task type (repeatable).")
+@click.option("--failure-mode", multiple=True, help="Failure mode it prevents (repeatable).")
+@click.option("--tag", multiple=True, help="Tag (repeatable).")
+@click.option("--priority", type=int, default=0, show_default=True)
+@click.option("--confidence", type=float, default=0.5, show_default=True)
+@click.option("--scope", type=click.Choice(["general", "exception"]), default="general", show_default=True)
+@click.option("--refines", help="Id of the item this one refines (required for --scope exception).")
+@memory_option
+@json_option
+@library_errors
+def add_item(kind, title, summary, content, content_file, applies_to, task_type, failure_mode, tag, priority,
+             confidence, scope, refines, memory_path, as_json):
+    """Validate and store one memory item; prints its id.
+
+    Example: owl-memory add Principle "Bind values, never paste" "Use when a query takes user text." --content "..."
+    """
+    if (content is None) == (content_file is None):
+        raise click.UsageError("give exactly one of --content or --content-file")
+    from ..model import ItemSpec
+    from ..rdfio import read_text
+
+    text = content if content is not None else read_text(content_file)
+    spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
+                    failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
+                    refines=refines)  # malformed fields fail here, before a memory is opened or created
+    fresh = not Path(memory_path).exists()
+    try:
+        with Memory(memory_path) as m:
+            i = m.add(spec)
+    except OwlMemoryError:
+        if fresh:  # a refused first item leaves no memory behind (bad input writes nothing)
+            shutil.rmtree(memory_path, ignore_errors=True)
+        raise
+    emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
+
+@click.command("search")
+@click.argument("text", required=False)
+@click.option("--ontology", help="Only items that apply to this ontology IRI.")
+@click.option("--task-type", help="Only items for this task type.")
+@click.option("--failure-mode", help="Only items that prevent this failure mode.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("-k", "--limit", "k", type=int, default=5, show_default=True, help="How many items at most.")
+@click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
+@memory_option
+@json_option
+@library_errors
+def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, memory_path, as_json):
+    """Search memory: ids and metadata of applicable items, best first.
+
+    Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
+    """
+    with Memory(memory_path, create=False) as m:
+        out = (m.explain if explain else m.search)(text, ontology=ontology, task_type=task_type,
+                                                    failure_mode=failure_mode, kinds=kinds or None, k=k)
+    emit(out, as_json, _explained if explain else items_table)
+
+def _explained(out: dict) -> None:
+    """Print search hits, then the defining SPARQL, its bindings and the engine that ran it."""
+    items_table(out["hits"])
+    click.echo(out["sparql"])
+    click.echo(f"bindings: {json.dumps(out['bindings'])}  engine: {out['engine']}")
+
+@click.command("sparql")
+@click.argument("query")
+@click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
+              help="Bind ?NAME: <iri> for an IRI, anything else as a literal (repeatable).")
+@click.option("--limit", type=int, default=1000, show_default=True, help="Rows at most (1000 is the cap).")
+@memory_option
+@json_option
+@library_errors
+def sparql_query(query, binds, limit, memory_path, as_json):
+    """Ask a read-only SPARQL SELECT or ASK of the memory graph (items, links, provenance; never payload text).
+
+    Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
+    """
+    with Memory(memory_path, create=False) as m:
+        out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit)
+    emit(out, as_json, _rows_table)
+
+
+def _binding(text: str) -> tuple[str, object]:
+    """NAME=VALUE from --bind: <iri> becomes an IRI, anything else a literal."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise click.UsageError(f"--bind takes NAME=VALUE, got {text[:40]!r}")
+    from rdflib import URIRef
+
+    return name, URIRef(value[1:-1]) if value.startswith("<") and value.endswith(">") else value
+
+
+def _rows_table(out: dict) -> None:
+    """Print SPARQL rows as tab-separated lines under a header (and say when they were cut at the limit)."""
+    for row in [out["columns"], *out["rows"]]:
+        click.echo("\t".join("" if v is None else str(v) for v in row))
+    if out["truncated"]:
+        click.echo(f"(first {len(out['rows'])} rows; more exist: narrow the query or raise --limit)")
+
+@click.command("show")
+@click.argument("item_id")
+@memory_option
+@json_option
+@library_errors
+def show_item(item_id, memory_path, as_json):
+    """Show an item's metadata, links, counters and compiled fields (never its payload).
+
+    Example: owl-memory show 3f275e45e0a9e84e
+    """
+    with Memory(memory_path, create=False) as m:
+        emit(m.get(item_id), as_json, mapping)
+
+@click.command("window")
+@click.argument("item_id")
+@click.option("--start", type=int, default=0, show_default=True)
+@click.option("--length", type=int, default=512, show_default=True, help="Capped at the memory's max read.")
+@memory_option
+@json_option
+@library_errors
+def window_item(item_id, start, length, memory_path, as_json):
+    """Print a capped window of an item's payload.
+
+    Example: owl-memory window 3f275e45e0a9e84e --start 0 --length 200
+    """
+    with Memory(memory_path, create=False) as m:
+        emit(m.window(item_id, start, length), as_json, lambda d: click.echo(d["text"]))
+
+@click.command("export")
+@click.argument("path", type=click.Path())
+@click.option("--format", "fmt", default="turtle", show_default=True, help="rdflib serializer name.")
+@memory_option
+@json_option
+@library_errors
+def export_memory(path, fmt, memory_path, as_json):
+    """Validate the memory against its shapes and write it as RDF.
+
+    Example: owl-memory export memory.ttl
+    """
+    with Memory(memory_path, create=False) as m:
+        out = m.export(path, format=fmt)
+    emit({"path": str(out)}, as_json, lambda d: click.echo(d["path"]))
+
+@click.command("validate")
+@memory_option
+@json_option
+@library_errors
+def validate_memory(memory_path, as_json):
+    """Validate every item against shapes/owl-memory-shapes.ttl; exit 1 when it does not conform.
+
+    Example: owl-memory validate --json
+    """
+    with Memory(memory_path, create=False) as m:
+        result = m.validate()
+    emit(result, as_json, mapping)
+    sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
+
+@click.command("copy")
+@click.argument("src")
+@click.argument("dst")
+@json_option
+@library_errors
+def copy_command(src, dst, as_json):
+    """Copy the memory SRC into DST (directories or SPARQL server URLs): same ids, triples, counters and payloads;
+    DST is validated after the copy.
+
+    Example: owl-memory copy .owl-memory http://127.0.0.1:7878
+    """
+    from ..store.copy import copy_memory
+
+    with Memory(src, create=False) as a, Memory(dst) as b:
+        result = copy_memory(a, b)
+    emit(result | {"src": src, "dst": dst}, as_json,
+         lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
+                              f"from {d['src']} to {d['dst']}"))
+
+@click.command("demo")
+@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
+              help="Memory directory to build and keep (default: a temporary one, removed on exit).")
+@json_option
+@library_errors
+def demo(memory_path, as_json):
+    """Build a memory about DC Terms (shipped inside owlready2), add items, search, print.
+
+    Example: owl-memory demo
+    """
+    from ..demo import run_demo
+
+    if memory_path:
+        emit({**run_demo(Path(memory_path)), "kept": True}, as_json, _demo_report)
+        return
+    with tempfile.TemporaryDirectory(prefix="owl-memory-demo-") as tmp:  # removed on the way out, error or not
+        emit({**run_demo(Path(tmp) / "memory"), "kept": False}, as_json, _demo_report)
+
+
+def _demo_report(result: dict) -> None:
+    """Print what the demo built and found."""
+    kept = "" if result["kept"] else "; a temporary memory, removed on exit: pass --memory DIR to keep one"
+    click.echo(f"memory: {result['memory']} ({result['items']} items from {result['ontology']}{kept})")
+    for query, hits in result["searches"].items():
+        click.echo(f"\nsearch {query}")
+        items_table(hits)
+    click.echo(f"\nwindow of {result['window']['id']}: {result['window']['text']!r}")
+
+
+COMMANDS = (add_item, search_items, sparql_query, show_item, window_item, export_memory, validate_memory, copy_command,
+            demo)
