@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from rdflib import Graph
@@ -63,33 +64,89 @@ def read_text(path: str | Path, what: str = "file") -> str:
         raise LoadError(f"cannot read: {e.strerror or e}; check the path", source=str(path)) from e
 
 
-def check_output(path: str | Path, format: str) -> Path:
-    """`path` if a `format` graph can be written there; OutputError (before any work is done) when not."""
-    path = Path(path)
+_PSEUDO = ("/proc", "/sys", "/dev")  # kernel file systems: their files are not data files, even "regular" ones
+
+
+def check_output(path: str | Path, format: str | None = None) -> Path:
+    """The regular file `path` stands for (a symlink's target), if a file (of RDF `format`, when given) can be written
+    there; OutputError, before any work is done, when not: an existing target that is not a regular file (a folder,
+    FIFO, device or socket), anything under /proc, /sys or /dev, a missing or read-only folder, an unknown format."""
+    if format is not None:
+        try:
+            get(format, Serializer)
+        except PluginException as e:
+            raise OutputError(f"unknown RDF format {format[:40]!r}; use turtle, xml, nt, json-ld, n3 or trig") from e
     try:
-        get(format, Serializer)
-    except PluginException as e:
-        raise OutputError(f"unknown RDF format {format[:40]!r}; use turtle, xml, nt, json-ld, n3 or trig") from e
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
+        target = Path(os.path.realpath(path))  # a symlink is written through: its target is what changes
+        kind = _kind(target)
+    except (OSError, ValueError) as e:  # a NUL in the name, a name too long, a loop of links
+        raise OutputError(f"cannot write to {str(path)[:200]!r} ({_why(e)}); give another file path") from None
+    places = (os.path.abspath(path), str(target))  # as given (/dev/stdout is a link into /proc) and as resolved
+    pseudo = next((r for r in _PSEUDO for p in places if p == r or p.startswith(r + "/")), None)
+    if pseudo is not None:
+        raise OutputError(f"{path} is under {pseudo}, a kernel file system, not a place for data; give a file path in "
+                          "a folder of yours")
+    if kind == "folder":
         raise OutputError(f"{path} is a folder; give a file path to write")
+    if kind not in ("missing", "file"):
+        raise OutputError(f"{path} is a {kind}, not a regular file; owl-memory replaces files atomically and would "
+                          "remove it: give a regular file path")
+    folder = target.parent
     if not folder.is_dir():
         raise OutputError(f"folder {folder} does not exist; create it first (mkdir -p {folder})")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if not os.access(folder, os.W_OK) or (kind == "file" and not os.access(target, os.W_OK)):
         raise OutputError(f"{path} is not writable; pick another path or fix its permissions")
-    return path
+    return target
+
+
+def _kind(path: Path) -> str:
+    """What is at `path`: missing, file, folder, FIFO, device, socket or special file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else \
+        "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file"
+
+
+def _why(error: Exception) -> str:
+    """An OS error in words, without a traceback."""
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)[:120]
 
 
 def write_graph(graph: Graph, path: str | Path, format: str) -> Path:
-    """Serialize `graph` to `path` atomically (a temp file in the same folder, then renamed over the target)."""
-    path = check_output(path, format)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for a plain open
+    """Serialize `graph` to `path` atomically (see write_atomic); returns the file written."""
+    return write_atomic(check_output(path, format), lambda f: graph.serialize(destination=f, format=format,
+                                                                              encoding="utf-8"))
+
+
+def write_text(text: str, path: str | Path) -> Path:
+    """Write UTF-8 `text` to `path` atomically (see write_atomic); returns the file written."""
+    return write_atomic(check_output(path), lambda f: f.write(text.encode("utf-8")))
+
+
+def write_atomic(path: str | Path, write) -> Path:
+    """Call `write(binary file)` on a temp file beside the target, then rename it over the target: a reader sees
+    the old file or the new one, never a part. A symlink is written through (its target is replaced, the link kept).
+    OutputError, with nothing left behind, when the disk refuses."""
+    target = check_output(path)
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for a plain open
+    except OSError as e:
+        raise OutputError(f"cannot write beside {target} ({_why(e)}); pick another path") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            graph.serialize(destination=f, format=format, encoding="utf-8")
-        os.replace(tmp, path)
+            write(f)
+        os.replace(tmp, target)
+    except OSError as e:
+        os.unlink(tmp)
+        raise OutputError(f"writing {target} failed ({_why(e)}); nothing was changed") from None
     except BaseException:
         os.unlink(tmp)
         raise
-    return path
+    return target

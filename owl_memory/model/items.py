@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
@@ -13,6 +14,10 @@ from .handles import sha256
 from .operators import CompiledOperator, operator_from_json
 
 _TUPLES = ("applies_to", "task_types", "failure_modes", "tags", "grounded_by")
+# Characters that make text display as something other than what it is (Unicode TR #36, CVE-2021-42574): bidirectional
+# marks, embeddings, overrides and isolates, and zero-width characters. shapes/owl-memory-shapes.ttl refuses the same
+# set in titles, summaries and tags, so every write path and backend enforces it; this names the one found.
+INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def item_id(title: str, content: str, scope: str = "general") -> str:
@@ -80,6 +85,8 @@ class ItemSpec:
         except (TypeError, ValueError) as e:
             raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
         put(self, "action_schema", operator_from_json(self.action_schema))
+        for name, text in (("title", self.title), ("summary", self.summary), *(("tag", t) for t in self.tags)):
+            _visible(name, text)
 
     @cached_property
     def id(self) -> str:
@@ -216,6 +223,15 @@ class Item(Card):
                 out[f.name] = getattr(self, f.name)
         out["action_schema"] = None if self.action_schema is None else self.action_schema.to_json()
         return _plain(out)
+
+
+def _visible(name: str, text: str) -> None:
+    """InvalidItem naming the first bidirectional or zero-width character of a shown field, and where it is."""
+    m = INVISIBLE.search(text)
+    if m:
+        char = m.group()
+        raise InvalidItem(f"{name}: character U+{ord(char):04X} ({unicodedata.name(char, 'unnamed')}) at position "
+                          f"{m.start()} makes the text display as something other than what it is; remove it")
 
 
 def _plain(d: dict) -> dict:
