@@ -17,7 +17,8 @@ _EXPORTS = {
     "CapExceeded": ".errors", "ConfigError": ".errors", "InvalidItem": ".errors", "LoadError": ".errors",
     "OwlMemoryError": ".errors", "ToolError": ".errors", "UnknownItem": ".errors",
     "Memory": ".store.memory",
-    "RLM": ".agent.runner", "RunResult": ".agent.runner", "run": ".agent.runner",
+    "MemoryAccess": ".model", "RunConfig": ".model", "RunResult": ".model",
+    "RLM": ".agent.runner", "LearnedRun": ".learning.loop", "run": ".learning.loop",
     "OwlTool": ".agent.tools", "tools": ".agent.tools",
     "ablate": ".ablation.harness",
 }

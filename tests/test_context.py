@@ -102,7 +102,7 @@ def test_runner_shows_each_layer_whole_as_an_input_variable(tmp_path, memory):
         assert all(line in first for line in text.splitlines())  # the whole layer is in the preview
     iteration = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "iteration")
     assert "do not type one node as both ex:Animal and ex:Keeper" in iteration["output"]
-    assert r.metrics["payload_chars_in_history"] == 0
+    assert r.metrics.payload_chars_in_history == 0
     start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
     assert [layer["name"] for layer in start["config"]["layers"]] == ["L0", "L1"]
     plain = DummyLM([{"reasoning": "done", "code": "SUBMIT(answer='ok')"}])

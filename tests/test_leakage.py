@@ -36,8 +36,8 @@ def history_text(lm) -> str:
 def test_an_agent_that_never_prints_payload_leaks_nothing(tmp_path):
     r, lm, _ = agent("n = 0\nfor i in range(0, 50000, 512):\n    w = prompt_window(i, 512)\n"
                      "    n += len(w['text']) if isinstance(w, dict) else 0\nprint(n)", trajectory_dir=tmp_path)
-    assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["payload_chars_sent"] == 0
-    assert r.metrics["read_chars"] == 20_000  # the budget stopped the loop
+    assert r.metrics.payload_chars_in_history == 0 and r.metrics.payload_chars_sent == 0
+    assert r.metrics.read_chars == 20_000  # the budget stopped the loop
     assert BAIT not in history_text(lm)
 
 
@@ -51,9 +51,9 @@ def test_window_loop_is_stopped_by_the_budget_and_counted_exactly(tmp_path):
     prefix = len(error) + len("\n20000\n")
     # the REPL output (prefix + 20,000 chars) is cut by dspy to head 2,000 + tail 2,000 characters
     assert raw["output_chars"] == prefix + 20_000
-    assert r.metrics["payload_chars_in_history"] == (2_000 - prefix) + 2_000
-    assert r.metrics["payload_chars_sent"] == (2_000 - prefix) + 2_000  # seen by one later LM call
-    assert BAIT not in history_text(lm) and r.metrics["max_window"] == 512
+    assert r.metrics.payload_chars_in_history == (2_000 - prefix) + 2_000
+    assert r.metrics.payload_chars_sent == (2_000 - prefix) + 2_000  # seen by one later LM call
+    assert BAIT not in history_text(lm) and r.metrics.max_window == 512
 
 
 def test_bait_hunter_gets_exactly_one_capped_window(tmp_path):
@@ -61,14 +61,14 @@ def test_bait_hunter_gets_exactly_one_capped_window(tmp_path):
                      "print(w['text'])", "print('thinking')", trajectory_dir=tmp_path)
     assert history_text(lm).count(BAIT) == 2  # the window, seen by the two later LM calls
     assert bait_hits(lm.history, [BAIT]) == {BAIT: 2}
-    assert r.metrics["payload_chars_in_history"] == 512
-    assert r.metrics["payload_chars_sent"] == 1024
+    assert r.metrics.payload_chars_in_history == 512
+    assert r.metrics.payload_chars_sent == 1024
 
 
 def test_handle_reprs_and_metadata_carry_no_payload(tmp_path):
     r, lm, _ = agent("print(prompt)\nprint(prompt_stats())\nprint(repr(prompt_find('BAIT')))\nprint(ontology_stats())\n"
                      "h = ontology_query('SELECT ?s WHERE { ?s ?p ?o }')\nprint(h)", trajectory_dir=tmp_path)
-    assert r.metrics["payload_chars_in_history"] == 0
+    assert r.metrics.payload_chars_in_history == 0
     assert "sha256:" in history_text(lm)  # handles did reach the model, payload did not
 
 
@@ -79,7 +79,7 @@ def test_exceptions_that_echo_arguments_are_sanitized_and_self_made_leaks_counte
     outs = [e["output"] for e in events if e["event"] == "iteration"]
     assert all(line.startswith("[Error]") for line in outs[0].splitlines())
     assert outs[1].startswith("[Error] ValueError: ") and PROMPT[:100] in outs[1]
-    assert r.metrics["payload_chars_in_history"] == 100  # only what the agent's own exception printed
+    assert r.metrics.payload_chars_in_history == 100  # only what the agent's own exception printed
 
 
 def test_huge_limits_are_capped(tmp_path):
@@ -89,14 +89,14 @@ def test_huge_limits_are_capped(tmp_path):
                           "print([len(str(x)) for x in (a, b, c, d, e)])", trajectory_dir=tmp_path)
     sizes = [e["chars"] for e in events if e["event"] == "tool_result"]
     assert len(sizes) == 6 and max(sizes) <= MAX_RETURN
-    assert r.metrics["max_window"] == 512 and r.metrics["payload_chars_in_history"] == 0
+    assert r.metrics.max_window == 512 and r.metrics.payload_chars_in_history == 0
 
 
 def test_payload_smuggled_to_a_sub_lm_is_counted(tmp_path):
     r, lm, _ = agent("w = prompt_window(1000, 256)['text']\nanswer = llm_query(w)\nprint(len(answer) > 0)",
                      {"reasoning": "sub", "code": "ok"}, trajectory_dir=tmp_path)
     # nothing was printed, but the sub-LM received the window: measured from the LM's inputs, not the tools
-    assert r.metrics["payload_chars_in_history"] == 256 and r.metrics["lm_calls"] == 3
+    assert r.metrics.payload_chars_in_history == 256 and r.metrics.lm_calls == 3
 
 
 # ---- the measure itself ---------------------------------------------------------------------------------------
@@ -150,4 +150,4 @@ def test_literals_peeked_from_results_count_as_results_payload_iris_do_not(tmp_p
                    "<http://www.w3.org/2000/01/rdf-schema#comment> ?c }')['handle']\nprint(results_peek(h, 5))"},
                   {"reasoning": "done", "code": "SUBMIT(answer='done')"}])
     r = run("read comments", ontology=ttl, lm=lm, condition="A0", trajectory_dir=tmp_path)
-    assert r.metrics["payload_chars_by_source"] == {"results": 60}
+    assert r.metrics.payload_chars_by_source == {"results": 60}

@@ -52,7 +52,7 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
     assert not bad.judgment.success and bad.judgment.failure_mode == "missing-answer-terms"
     (anti,) = bad.extracted
     assert memory.get(anti).kind == "AntiPattern" and memory.get(anti).failure_modes == ("missing-answer-terms",)
-    assert bad.consolidation["added"] == [anti]
+    assert bad.consolidation.added == [anti]
 
     good = learn(course, memory, "lib-hierarchy-02",
                  DummyLM(query_agent("?x rdfs:subClassOf lib:Organization", "', '.join(names)")), tmp_path)
@@ -60,7 +60,7 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
     (proc,) = good.extracted
     item = memory.get(proc)
     assert item.kind == "Procedure" and item.action_schema.to_json()["where"] == [["?v0", "rdfs:subClassOf", "$p1"]]
-    assert good.consolidation["conflicts"] == [[proc, anti]]  # same pattern prescribed and forbidden
+    assert good.consolidation.conflicts == [[proc, anti]]  # same pattern prescribed and forbidden
     assert item.runs == (f"http://w3id.org/owl-memory/run/{good.run_id}",)
 
     # the next task searches memory, reads the procedure, and uses it
@@ -68,8 +68,8 @@ def test_failure_then_success_then_reuse_with_provenance(course, memory, tmp_pat
                   "p = memory_get(hits[0]['id'])\nprint(p['action_schema']['where'])") + \
         query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)")
     third = learn(course, memory, "lib-hierarchy-01", DummyLM(reuse), tmp_path)
-    assert third.judgment.success and third.memory_usage[0]["memory_id"] == proc
-    assert third.memory_usage[0]["rank"] == 1 and third.memory_usage[0]["score"] == 0.0
+    assert third.judgment.success and third.memory_usage[0].memory_id == proc
+    assert third.memory_usage[0].rank == 1 and third.memory_usage[0].score == 0.0
     counters = memory.get(proc)
     assert counters.use_count == 1 and counters.success_count == 1
 
@@ -92,7 +92,7 @@ def test_malformed_extractor_output_is_recorded_and_the_run_goes_on(course, memo
     r = learn(course, memory, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")),
               tmp_path, extract_lm=extractor)
     assert r.judgment.success and r.extracted  # the rule-based item stands in
-    assert any("extractor failed" in x for x in r.consolidation["rejected"])
+    assert any("extractor failed" in x for x in r.consolidation.rejected)
     assert memory.validate().conforms
 
 
@@ -109,7 +109,7 @@ def test_llm_extractor_items_are_checked_on_their_parsed_form(course, memory, tm
               tmp_path, extract_lm=extractor)
     (i,) = r.extracted
     assert memory.get(i).title == "Read domains with one pattern" and "llm-extracted" in memory.get(i).tags
-    rejected = " ".join(r.consolidation["rejected"])
+    rejected = " ".join(r.consolidation.rejected)
     assert "not AntiPattern" in rejected and "copies a task-specific string (author)" in rejected
     assert "draft 4" in rejected
     assert "title: exactly one, 1 to 10 words" in rejected  # the shapes refused it at commit; nothing half-written
@@ -132,7 +132,7 @@ def test_matts_parallel_self_contrast_and_sequential_refinement(course, memory, 
     assert same.action_schema is None and "the same pattern succeeded" in memory.window(same.id).text
     assert other.action_schema.where != items["ok"].action_schema.where  # the + path is forbidden
     assert "succeeded with" in memory.window(other.id).text and "subClassOf" in memory.window(other.id).text
-    assert r.consolidation["conflicts"] == []  # nothing learned from one task contradicts itself
+    assert r.consolidation.conflicts == []  # nothing learned from one task contradicts itself
     seq = DummyLM(query_agent("?x rdfs:subClassOf lib:Organization", "names[0]") +
                   query_agent("?x rdfs:subClassOf lib:Organization", "', '.join(names)") +
                   query_agent("?x rdfs:subClassOf lib:Organization", "'never reached'"))
@@ -152,7 +152,7 @@ def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path):
         learn(course, m, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")), tmp_path)
         r = learn(course, m, "lib-schema-02", DummyLM(query_agent("lib:publishedBy rdfs:range ?x", "names[0]")),
                   tmp_path)
-        assert len(m.search(k=50)) == 1 and len(m) == 2 and r.consolidation["archived"]
+        assert len(m.search(k=50)) == 1 and len(m) == 2 and r.consolidation.archived
 
 
 def test_two_items_both_ranked_first_get_one_usage_each(course, memory, tmp_path):
@@ -164,7 +164,7 @@ def test_two_items_both_ranked_first_get_one_usage_each(course, memory, tmp_path
     agent = steps(f"x = memory_get({a!r})\ny = memory_search('query takes user text')['items']\nprint(len(y))") + \
         query_agent("?x rdfs:subClassOf lib:Work", "', '.join(names)")
     r = learn(course, memory, "lib-hierarchy-01", DummyLM(agent), tmp_path, condition="A3")  # hint ranks a first
-    assert {(u["memory_id"], u["rank"]) for u in r.memory_usage} >= {(a, 1), (b, 1)}
+    assert {(u.memory_id, u.rank) for u in r.memory_usage} >= {(a, 1), (b, 1)}
     g = Graph().parse(memory.export(tmp_path / "m.ttl"))
     assert memory.validate().conforms
     rows = g.query("PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX om: <http://w3id.org/owl-memory#> "

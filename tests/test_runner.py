@@ -8,10 +8,13 @@ from click.testing import CliRunner
 from dspy.utils import DummyLM
 
 from owl_memory import ItemSpec
-from owl_memory.agent.runner import CONDITIONS, interpreter_factory, resolve_lm, run
+from owl_memory.agent.conditions import CONDITIONS
+from owl_memory.agent.runner import interpreter_factory, resolve_lm, run
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError
+from owl_memory.model import MemoryAccess, RunConfig
+from owl_memory.model.runs import GRANTS
 
 SUBCLASSES = ["http://www.w3.org/ns/prov#Bundle", "http://www.w3.org/ns/prov#Collection",
               "http://www.w3.org/ns/prov#Plan"]
@@ -61,9 +64,9 @@ def test_agent_answers_prov_entity_subclasses_through_the_tools(prov, memory, tm
     done = events[-1]
     assert done["status"] == "ok" and done["iterations"] == 4 and done["lm_calls"] == 4
     m = r.metrics
-    assert m["tool_calls"] == 5 and m["tool_errors"] == 0 and m["large_returns"] == 0 and m["max_window"] == 48
-    assert m["payload_chars_by_source"]["prompt"] == 48  # the one printed window, exactly
-    assert m["stdout_chars"] == sum(len(o) for o in outputs)
+    assert m.tool_calls == 5 and m.tool_errors == 0 and m.large_returns == 0 and m.max_window == 48
+    assert m.payload_chars_by_source["prompt"] == 48  # the one printed window, exactly
+    assert m.stdout_chars == sum(len(o) for o in outputs)
     assert r.trace_ref and memory.blobs.ref(r.trace_ref).kind == "trace"
 
 
@@ -73,7 +76,7 @@ def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
     assert r.answer == str(len(PROMPT))
     sent = json.dumps(lm.history[0]["messages"])
     assert "must not see" not in sent and "Answer with full IRIs" not in sent
-    assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["payload_chars_sent"] == 0
+    assert r.metrics.payload_chars_in_history == 0 and r.metrics.payload_chars_sent == 0
     start = read_trajectory(r.trajectory_path)[0]
     assert start["prompt"]["size"] == len(PROMPT) and start["config"]["condition"] == "A0"
     assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "LocalInterpreter"
@@ -93,7 +96,7 @@ def test_a1_injects_title_summary_and_three_bullets_never_the_rest(memory, tmp_p
     sent = json.dumps(lm.history[0]["messages"])
     assert "FOURTH-BULLET" not in sent and "PAYLOAD-BODY" not in sent
     assert "List subclasses by query" not in sent  # k defaults to 1, as in ReasoningBank
-    assert r.memory_ids_used == [i] and "memory_search" not in read_trajectory(r.trajectory_path)[0]["config"]["tools"]
+    assert r.memory_ids_used == (i,) and "memory_search" not in read_trajectory(r.trajectory_path)[0]["config"]["tools"]
     assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == [i]
     lm = DummyLM(steps("SUBMIT(answer='ok')"))
     r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", k=2,
@@ -114,7 +117,7 @@ def test_a3_gives_a2_tools_plus_one_hint_of_at_most_300_characters(memory, tmp_p
     assert "HIDDEN-CONTENT" not in json.dumps(lm.history[0]["messages"])
     start = read_trajectory(r.trajectory_path)[0]
     assert "memory_search" in start["config"]["tools"] and start["memory_ids_injected"] == [i]
-    assert r.metrics["payload_chars_in_history"] == 0
+    assert r.metrics.payload_chars_in_history == 0
 
 
 def test_a4_hands_the_model_whole_payloads_and_leakage_shows_it(memory, tmp_path):
@@ -132,10 +135,10 @@ def test_a4_hands_the_model_whole_payloads_and_leakage_shows_it(memory, tmp_path
     assert "Use initBindings for every user value." not in out["A2sent"]
     assert "Use initBindings for every user value." in out["A4sent"]
     assert "Context the agent must not see in bulk." in out["A4sent"]  # the prompt text is in the inputs
-    assert out["A2"].metrics["payload_chars_in_history"] == 0
+    assert out["A2"].metrics.payload_chars_in_history == 0
     a4 = out["A4"].metrics
-    assert a4["payload_chars_by_source"]["prompt"] > 0 and a4["payload_chars_in_history"] > 3000
-    assert a4["large_returns"] >= 2  # memory_search and memory_get both returned the whole item
+    assert a4.payload_chars_by_source["prompt"] > 0 and a4.payload_chars_in_history > 3000
+    assert a4.large_returns >= 2  # memory_search and memory_get both returned the whole item
 
 
 def test_a2_memory_is_reached_through_tools_only(memory, tmp_path):
@@ -146,9 +149,9 @@ def test_a2_memory_is_reached_through_tools_only(memory, tmp_path):
                        "print(g['title'], len(w['text']))",
                        "SUBMIT(answer=g['title'])"))
     r = run("how should a query take user text?", memory=memory, lm=lm, trajectory_dir=tmp_path)
-    assert r.answer == "Bind values never paste" and r.memory_ids_used == [i]
+    assert r.answer == "Bind values never paste" and r.memory_ids_used == (i,)
     assert "Use initBindings" not in json.dumps(lm.history[0]["messages"])
-    assert r.metrics["payload_chars_in_history"] == 0 and r.metrics["read_chars"] == 17
+    assert r.metrics.payload_chars_in_history == 0 and r.metrics.read_chars == 17
 
 
 def test_max_iters_falls_back_to_extract(tmp_path):
@@ -204,7 +207,7 @@ def test_sandbox_without_bubblewrap_is_a_clear_error(monkeypatch):
 
 
 def test_every_condition_is_offered_and_an_unknown_one_refused(tmp_path):
-    assert CONDITIONS == ("A0", "A1", "A2", "A3", "A4")
+    assert CONDITIONS == ("A0", "A1", "A2", "A3", "A4") == tuple(GRANTS)
     res = CliRunner().invoke(main, ["run", "a task", "--condition", "A5", "--memory", str(tmp_path / "m")])
     assert res.exit_code == 2 and "'A0', 'A1', 'A2', 'A3', 'A4'" in res.output
     with pytest.raises(ConfigError, match="A0, A1, A2, A3, A4"):
@@ -222,3 +225,32 @@ def test_cli_run_without_lm_exits_2_naming_both(monkeypatch, tmp_path):
 def test_cli_run_help_has_an_example():
     res = CliRunner().invoke(main, ["run", "-h"])
     assert res.exit_code == 0 and "Example:" in res.output and "not a sandbox" in res.output
+
+
+def test_memory_access_is_derived_once_from_the_condition():
+    access = {c: MemoryAccess.of(c, k=3) for c in CONDITIONS}
+    assert [c for c, a in access.items() if a.tools] == ["A2", "A3", "A4"]
+    a1, a3 = access["A1"], access["A3"]
+    assert (a1.injected, a1.text, a3.injected, a3.hint_chars, a3.text) == (3, True, 1, 300, False)
+    assert [c for c, a in access.items() if a.uncapped or a.prompt_text] == ["A4"]
+    assert not access["A0"].layers_read_memory and all(access[c].layers_read_memory for c in CONDITIONS[1:])
+    assert RunConfig(condition="A1", k=2).access == MemoryAccess.of("A1", 2)
+
+
+@pytest.mark.parametrize("options,match", [
+    ({"condtion": "A1"}, "unknown run option.*condtion.*use any of lm"),
+    ({"layers": "L2"}, "L2, memory text in the prompt, is condition A1"),
+    ({"k": 0}, "k .* must be an integer >= 1"),
+])
+def test_a_bad_run_option_is_a_config_error_naming_the_fix(options, match):
+    with pytest.raises(ConfigError, match=match):
+        RunConfig.of(**options)
+
+
+def test_run_config_read_limits_reach_the_toolbox(tmp_path):
+    lm = DummyLM(steps("for i in range(5):\n    print(type(prompt_window(i * 40, 40)).__name__)", "SUBMIT(answer='x')"))
+    config = RunConfig(lm=lm, condition="A0", read_budget=100, trajectory_dir=tmp_path)
+    r = run("read the prompt", prompt=PROMPT, config=config)
+    assert r.metrics.read_chars == 100 and r.metrics.tool_errors == 2
+    assert read_trajectory(r.trajectory_path)[0]["config"]["read_budget"] == 100
+    assert r.to_dict()["metrics"]["read_chars"] == 100 and r.to_dict()["memory_ids_used"] == []

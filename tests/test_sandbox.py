@@ -10,7 +10,7 @@ import time
 import pytest
 from dspy.utils import DummyLM
 
-from owl_memory.agent.dspy_compat import CodeExecutionError, LocalInterpreter
+from owl_memory.adapters.dspy import CodeExecutionError, LocalInterpreter
 from owl_memory.agent.runner import run
 from owl_memory.resources import shipped
 
@@ -135,7 +135,7 @@ def test_an_agent_run_in_the_sandbox_still_uses_host_tools(tmp_path, listener):
                  lm=lm, condition="A0", sandbox=Sandbox(), trajectory_dir=tmp_path)
     assert result.answer.endswith("classes; Answer terse")
     assert int(result.answer.split()[0]) > 5
-    assert result.metrics["tool_calls"] == 2 and result.metrics["tool_errors"] == 0
+    assert result.metrics.tool_calls == 2 and result.metrics.tool_errors == 0
     lines = result.trajectory_path.read_text(encoding="utf-8")
     assert '"interpreter": "Sandbox"' in lines and "refused:" in lines
     assert accepted == []

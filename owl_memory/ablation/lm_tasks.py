@@ -9,12 +9,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..agent.runner import resolve_lm, run
+from ..agent.runner import resolve_lm
+from ..agent.runner import run as run_agent
 from ..agent.trajectory import read_trajectory
 from ..errors import OwlMemoryError
 from ..learning.curriculum import Curriculum, Task
 from ..learning.extract import outline
 from ..learning.judge import judge
+from ..learning.loop import Learning, run_learning
+from ..model import RunConfig
 from ..rdfio import load_graph
 
 COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history",
@@ -24,30 +27,34 @@ COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_c
 def make_runner(course: Curriculum, options: dict) -> Callable:
     """A harness task runner `runner(task, memory, learn) -> record fields` over an LM curriculum.
 
-    options: lm, api_base, and any agent.runner.run keyword (condition, layers, guide, trajectory_dir, ...).
+    options: RunConfig fields by name (lm, api_base, condition, layers, guide, trajectory_dir, ...).
     """
-    opts = dict(options)
-    lm = resolve_lm(opts.pop("lm", None), opts.pop("api_base", None))
+    config = RunConfig.of(**options)
+    config = RunConfig.of(config, lm=resolve_lm(config.lm, config.api_base))
     graph = load_graph(course.ontology_path) if course.ontology_path is not None else None
-    return functools.partial(run_task, graph=graph, lm=lm, options=opts)
+    return functools.partial(run_task, graph=graph, config=config)
 
 
-def run_task(task: Task, memory, learn: bool, *, graph, lm, options: dict) -> dict:
+def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> dict:
     """Run one task (learning on or off) and return the record fields; a failing LM run is an error record."""
     try:
-        r = run(task.query, memory=memory, ontology=graph, lm=lm, learn=learn, expect=task.expect or None,
-                task_type=task.task_type, task_id=task.id, **options)
-        verdict = r.judgment if learn else judge(task.expect or None, r.answer, ontology=graph, task=task.query,
-                                                 lm=lm, evidence=outline(tuple(read_trajectory(r.trajectory_path))))
+        if learn:
+            r = run_learning(task.query, memory, config, Learning(task.expect or None, task.task_type, task.id),
+                             ontology=graph)
+            verdict, extracted, conflicts = r.judgment, r.extracted, len(r.consolidation.conflicts)
+        else:
+            r = run_agent(task.query, memory, None, graph, config)
+            verdict = judge(task.expect or None, r.answer, ontology=graph, task=task.query, lm=config.lm,
+                            evidence=outline(tuple(read_trajectory(r.trajectory_path))))
+            extracted, conflicts = (), 0
     except OwlMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the ablation goes on
         return {"success": False, "judge": "error", "error": f"{type(e).__name__}: {str(e)[:300]}"}
     used = tuple(r.memory_ids_used)
-    return {"success": bool(verdict.success), "judge": verdict.judge, **{k: int(r.metrics.get(k, 0)) for k in COSTS},
-            "memory_ids_used": used, "extracted": tuple(r.extracted),
-            "conflicts": len(r.consolidation.get("conflicts", [])),
-            "exceptions_used": sum(_is_exception(memory, i) for i in used)}
+    return {"success": bool(verdict.success), "judge": verdict.judge,
+            **{k: int(getattr(r.metrics, k)) for k in COSTS}, "memory_ids_used": used, "extracted": tuple(extracted),
+            "conflicts": conflicts, "exceptions_used": sum(_is_exception(memory, i) for i in used)}
 
 
 def _is_exception(memory, id: str) -> bool:

@@ -19,9 +19,9 @@ from rdflib.collection import Collection
 from rdflib.namespace import DC, DCTERMS, SKOS
 
 from ..errors import ConfigError
+from ..model.runs import parse_layers
 from ..vocab import OWL, RDF, RDFS, SH, local_name
 
-LAYERS = ("L0", "L1", "L3")
 BOUNDS = {"L0": 600, "L1": 1000, "L3": 1000}
 FIELDS = {"L0": "ontology_card", "L1": "schema_constraints", "L3": "guide_summary"}  # the RLM's input variables
 MAX_BOUND = 1000  # dspy.RLM previews each input variable up to 1,000 characters: a layer is seen whole
@@ -54,18 +54,6 @@ class Layer:
     def to_dict(self) -> dict:
         """JSON form (for trajectories and records)."""
         return {"name": self.name, "chars": len(self.text), "bound": self.bound, "dropped": self.dropped}
-
-
-def parse_layers(spec) -> tuple[str, ...]:
-    """Layer names from "L0,L1", a list or None, in L0/L1/L3 order; ConfigError naming the valid ones."""
-    if not spec:
-        return ()
-    names = [s.strip().upper() for s in (spec.split(",") if isinstance(spec, str) else spec) if str(s).strip()]
-    bad = [n for n in names if n not in LAYERS]
-    if bad:
-        hint = " (L2, memory text in the prompt, is condition A1)" if "L2" in bad else ""
-        raise ConfigError(f"unknown context layer(s) {', '.join(bad)}{hint}; use any of {', '.join(LAYERS)}")
-    return tuple(n for n in LAYERS if n in names)
 
 
 def build(layers, graph: Graph | None = None, memory=None, guide: str | Path | None = None,

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..adapters.dspy import CodeExecutionError, CodeInterpreterError, CommandInterpreter
 from ..errors import ConfigError
-from .dspy_compat import CodeExecutionError, CodeInterpreterError, CommandInterpreter
 
 SCRATCH = "/scratch"  # where the scratch folder appears inside the sandbox
 WORKER = "/sandbox/worker.py"  # where dspy's worker script appears inside the sandbox

@@ -70,43 +70,30 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     Example: owl-memory run "Direct subclasses of lib:Work?" --ontology experiments/curricula/library.ttl
     --expect-sparql "SELECT ..." --learn --json --lm openai/gpt-4o-mini
     """
-    from ..agent.runner import interpreter_factory, resolve_lm, run
+    from ..agent.runner import interpreter_factory, resolve_lm
+    from ..learning.loop import LearnedRun, run
+    from ..model import RunConfig
     from ..rdfio import read_text
 
-    model, prompt = resolve_lm(lm, api_base), None
+    config = RunConfig(lm=resolve_lm(lm, api_base), condition=condition, max_iters=max_iters,
+                       max_llm_calls=max_llm_calls, sandbox=sandbox, layers=layers, guide=guide)
     interpreter_factory(sandbox)
-    if prompt_file:
-        prompt = read_text(prompt_file)
+    prompt = read_text(prompt_file) if prompt_file else None
     if expect_sparql and expect_answer:
         raise ConfigError("give --expect-sparql or --expect, not both")
     expect = {"sparql": expect_sparql} if expect_sparql else {"answer": expect_answer} if expect_answer else None
     with Memory(memory_path) as m:
         try:
-            result = run(task, memory=m, prompt=prompt, ontology=ontology, lm=model, condition=condition,
-                         max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
-                         learn=learn or bool(matts), expect=expect, task_type=task_type, matts=matts,
-                         max_extract=max_extract, layers=layers, guide=guide)
+            result = run(task, m, prompt, ontology, config, learn=learn or bool(matts), expect=expect,
+                         task_type=task_type, matts=matts, max_extract=max_extract)
         except OwlMemoryError:
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
             click.echo(f"owl-memory: run failed: {type(e).__name__}: {str(e)[:300]}", err=True)
             sys.exit(EXIT_FAILED)
-    out = run_json(result)
-    emit(out, as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
-    if result.judgment is not None and not result.judgment.success:
+    emit(result.to_dict(), as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
+    if isinstance(result, LearnedRun) and not result.judgment.success:
         sys.exit(EXIT_FAILED)
-
-
-def run_json(result) -> dict:
-    """Seed 003's subagent JSON for a run (plus judgment, extracted and consolidation when it learned)."""
-    out = {"answer": result.answer, "iterations": result.metrics.get("iterations"), "run_id": result.run_id,
-           "trajectory_id": result.trace_ref, "log_path": str(result.trajectory_path),
-           "memories_used": result.memory_usage, "trajectory": str(result.trajectory_path),
-           "memory_ids_used": result.memory_ids_used, "metrics": result.metrics}
-    if result.judgment is not None:
-        out.update(judgment=result.judgment.to_dict(), extracted=result.extracted,
-                   consolidation=result.consolidation)
-    return out
 
 
 COMMANDS = (run_task, mcp)

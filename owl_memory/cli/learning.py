@@ -45,13 +45,14 @@ def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extr
     from ..agent.runner import resolve_lm
     from ..learning.curriculum import load_curriculum
     from ..learning.train import train_curriculum
+    from ..model import RunConfig
 
     course, model, console = load_curriculum(curriculum), resolve_lm(lm, api_base), Console(stderr=True)
     with Memory(memory_path) as m, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                             console=console, disable=not console.is_terminal) as bar:
         todo = bar.add_task(f"train {course.id}", total=None)
-        summary = train_curriculum(course, m, model, split=split, condition=condition, max_iters=max_iters,
-                                   matts=matts, limit=limit, max_extract=max_extract,
+        config = RunConfig(lm=model, condition=condition, max_iters=max_iters)
+        summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
     emit(summary, as_json, _train_report)

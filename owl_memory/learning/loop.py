@@ -1,6 +1,7 @@
 """The learning loop: run -> judge -> extract -> consolidate -> store, with usage counters and PROV-O provenance.
 
-`owl_memory.run(task, memory, ..., learn=True, expect={...})` lands here. MaTTS (memory-aware test-time scaling) is
+`owl_memory.run(task, memory, ..., learn=True, expect={...})` is `run` here: one agent run (agent/runner.py, which
+knows nothing of learning), wrapped in the loop when learning is asked for. MaTTS (memory-aware test-time scaling) is
 an option: "parallel:K" runs K rollouts, judges each, and extracts by self-contrast, at most 5 items: successes
 give Procedures; each failure's AntiPattern is written against the successes (extract.contrasted: a failure that
 ran the same action as a success compiles no action, since the answer was at fault, and otherwise names the action
@@ -11,16 +12,18 @@ leak the gold), stopping at the first success.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
+from typing import Any
 
 from rdflib import Graph
 from rdflib.namespace import OWL, RDF
 
-from ..agent.runner import RunResult, resolve_lm
+from ..agent.runner import lm_name, resolve_lm
 from ..agent.runner import run as run_agent
 from ..agent.trajectory import read_trajectory
 from ..errors import ConfigError
+from ..model import RunConfig, RunResult
 from ..rdfio import load_graph
 from .consolidate import Report, consolidate
 from .extract import MAX_ITEMS, RunRecord, compiled_action, extract, outline
@@ -57,40 +60,90 @@ def ontology_iri(graph: Graph | None) -> str | None:
     return iris[0] if iris else None
 
 
-def run_learning(task: str, memory, *, expect: dict | None = None, ontology=None, lm=None, condition: str = "A2",
-                 task_type: str | None = None, task_id: str | None = None, matts: str | None = None,
-                 extract_lm=None, max_extract: int | None = None, api_base: str | None = None,
-                 **run_kwargs) -> RunResult:
-    """Run, judge, extract, consolidate and store; the best rollout's RunResult with judgment and extracted ids.
+@dataclass(frozen=True)
+class Learning:
+    """What the loop does around one task's run.
 
-    At most `max_extract` items per run (see extraction_cap)."""
+    Args:
+        expect: the gold a deterministic judge checks ({"sparql": SELECT}, {"answer": ...}, ...); None: the LM judges.
+        task_type: the task type learned items apply to (default "general").
+        task_id: the task's id in its curriculum, for provenance.
+        matts: "parallel:K" or "sequential:K" (memory-aware test-time scaling), or None for one run.
+        extract_lm: an LM that drafts the items (None: rule-based extraction).
+        max_extract: items one run stores at most (see extraction_cap).
+    """
+
+    expect: dict | None = None
+    task_type: str | None = None
+    task_id: str | None = None
+    matts: str | None = None
+    extract_lm: Any = None
+    max_extract: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearnedRun(RunResult):
+    """A run the loop judged and learned from: the best rollout's RunResult plus the judgment, the ids of the items
+    this run's extraction left in memory, and consolidation's report."""
+
+    judgment: Judgment
+    extracted: tuple[str, ...] = ()
+    consolidation: Report = field(default_factory=Report)
+
+    def to_dict(self) -> dict:
+        """The CLI's --json form of a run, with judgment, extracted and consolidation."""
+        return {**super().to_dict(), "judgment": self.judgment.to_dict(), "extracted": list(self.extracted),
+                "consolidation": self.consolidation.to_dict()}
+
+
+def run(task: str, memory=None, prompt: str | None = None, ontology=None, config: RunConfig | None = None, *,
+        learn: bool = False, expect: dict | None = None, task_type: str | None = None, task_id: str | None = None,
+        matts: str | None = None, extract_lm=None, max_extract: int | None = None, **options) -> RunResult:
+    """Run one strict-RLM agent on `task` (agent.runner.run; `config` a RunConfig, or its fields as keywords); with
+    learn=True (or matts="parallel:K" / "sequential:K") the run goes through the learning loop and the result is a
+    LearnedRun: judged (by `expect` gold, else by the LM), items extracted, consolidated and stored with provenance."""
+    config = RunConfig.of(config, **options)
+    if not (learn or matts):
+        return run_agent(task, memory, prompt, ontology, config)
+    learning = Learning(expect, task_type, task_id, matts, extract_lm, max_extract)
+    return run_learning(task, memory, config, learning, prompt=prompt, ontology=ontology)
+
+
+def run_learning(task: str, memory, config: RunConfig, learning: Learning | None = None, *,
+                 prompt: str | None = None, ontology=None) -> LearnedRun:
+    """Run, judge, extract, consolidate and store; the best rollout with its judgment and extracted ids.
+
+    At most `learning.max_extract` items per run (see extraction_cap)."""
     if memory is None:
         raise ConfigError("learning needs a memory: pass memory=Memory(PATH) (or --memory PATH)")
-    mode, k = parse_matts(matts)
-    cap = extraction_cap(max_extract, mode)
-    lm = resolve_lm(lm, api_base)
+    learning = learning or Learning()
+    mode, k = parse_matts(learning.matts)
+    cap = extraction_cap(learning.max_extract, mode)
+    config = replace(config, lm=resolve_lm(config.lm, config.api_base))
     graph = load_graph(ontology) if ontology is not None else None
-    ctx = _Context(memory, task, expect, graph, lm, condition, task_type or "general", task_id, run_kwargs)
+    ctx = _Context(memory, task, prompt, graph, config, learning)
     judged = ctx.rollouts(mode, k)
     items, rejected = [], []
     wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
-        ex = extract(record, judgment, lm=extract_lm, max_items=cap, contrast=wins)
+        ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected
     report = consolidate(memory, items[:cap], Report(rejected=list(rejected)))
     for result, judgment, _ in judged:
         memory.write_graph(provenance_graph(ctx.info(result), judgment))
-    best = next((r for r in judged if r[1].success), judged[-1])
-    return replace(best[0], judgment=best[1], extracted=_stored_ids(report), consolidation=report.to_dict())
+    best, judgment, _ = next((r for r in judged if r[1].success), judged[-1])
+    values = {f.name: getattr(best, f.name) for f in fields(RunResult)}
+    return LearnedRun(**values, judgment=judgment, extracted=tuple(_stored_ids(report)), consolidation=report)
 
 
 class _Context:
     """Everything one learning run shares across its rollouts."""
 
-    def __init__(self, memory, task, expect, graph, lm, condition, task_type, task_id, run_kwargs):
-        self.memory, self.task, self.expect, self.graph, self.lm = memory, task, expect, graph, lm
-        self.condition, self.task_type, self.task_id, self.kwargs = condition, task_type, task_id, run_kwargs
+    def __init__(self, memory, task: str, prompt: str | None, graph: Graph | None, config: RunConfig,
+                 learning: Learning):
+        self.memory, self.task, self.prompt, self.graph = memory, task, prompt, graph
+        self.config, self.lm, self.learning = config, config.lm, learning
         self.times: dict[str, tuple[datetime, datetime]] = {}
 
     def rollouts(self, mode: str | None, k: int) -> list[tuple[RunResult, Judgment, RunRecord]]:
@@ -105,24 +158,23 @@ class _Context:
     def one(self, text: str) -> tuple[RunResult, Judgment, RunRecord]:
         """Run the agent once, judge it and count the use of every item it used."""
         started = datetime.now(timezone.utc)
-        result = run_agent(text, memory=self.memory, ontology=self.graph, lm=self.lm, condition=self.condition,
-                           **self.kwargs)
+        result = run_agent(text, self.memory, self.prompt, self.graph, self.config)
         self.times[result.run_id] = (started, datetime.now(timezone.utc))
         events = tuple(read_trajectory(result.trajectory_path))
-        judgment = judge(self.expect, result.answer, ontology=self.graph, task=self.task, lm=self.lm,
+        judgment = judge(self.learning.expect, result.answer, ontology=self.graph, task=self.task, lm=self.lm,
                          evidence=outline(events))
         for use in result.memory_usage:
-            self.memory.record_use(use["memory_id"], judgment.success)
-        record = RunRecord(self.task, self.task_type, ontology_iri(self.graph), result.answer, result.run_id,
-                           result.trace_ref, events, self.graph)
+            self.memory.record_use(use.memory_id, judgment.success)
+        record = RunRecord(self.task, self.learning.task_type or "general", ontology_iri(self.graph), result.answer,
+                           result.run_id, result.trace_ref, events, self.graph)
         return result, judgment, record
 
     def info(self, result: RunResult) -> RunInfo:
         """The provenance record of one rollout."""
         started, ended = self.times[result.run_id]
-        used = tuple((u["memory_id"], u["rank"], u["score"]) for u in result.memory_usage)
-        return RunInfo(result.run_id, str(getattr(self.lm, "model", type(self.lm).__name__)), self.condition,
-                       started, ended, ontology_iri(self.graph), self.task_id, self.task, result.trace_ref, used)
+        used = tuple((u.memory_id, u.rank, u.score) for u in result.memory_usage)
+        return RunInfo(result.run_id, lm_name(self.lm), self.config.condition, started, ended,
+                       ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used)
 
 
 def _refine(task: str, previous: str) -> str:
@@ -136,6 +188,3 @@ def _stored_ids(report: Report) -> list[str]:
     ids = report.added + [m[1] for m in report.merged] + [c[0] for c in report.conflicts] + \
         [e[0] for e in report.exceptions] + report.duplicates
     return list(dict.fromkeys(ids))
-
-
-

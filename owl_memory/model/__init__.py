@@ -1,4 +1,4 @@
-"""Typed values every package speaks: items, search hits, payload handles, compiled operators, query results."""
+"""Typed values every package speaks: items, search hits, payload handles, compiled operators, query results, runs."""
 
 from .changes import ChangeSet
 from .handles import Ref, Window, sha256
@@ -15,9 +15,11 @@ from .operators import (
     operator_from_json,
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
+from .runs import MemoryAccess, MemoryUse, RunConfig, RunMetrics, RunResult
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
-    "Parameter", "QueryRecipe", "Ref", "RepairDecision", "SearchExplanation", "SparqlResult", "ToolSequence",
-    "UseCounts", "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
+    "MemoryAccess", "MemoryUse", "Parameter", "QueryRecipe", "Ref", "RepairDecision", "RunConfig", "RunMetrics",
+    "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts", "ValidationReport", "Window",
+    "item_id", "normalize_kind", "operator_from_json", "sha256",
 ]

@@ -1,9 +1,9 @@
 """Every dspy internal owl-memory relies on, in one file: a dspy version bump touches only this module.
 
-dspy 3.4.1 is pinned (pyproject: dspy>=3.4.1,<3.5). What is private here: dspy.RLM's `_make_interpreter_tool`
-and `_execute_iteration` hooks, dspy.Tool's `_validate_and_parse_args`, the interpreter and REPL types from
-`dspy.primitives`, LocalInterpreter's worker script and private start-up helpers, and the callback decorator
-from `dspy.utils.callback`.
+dspy 3.4.1 is pinned (pyproject: dspy>=3.4.1,<3.5). What is private here: dspy.RLM's `_make_interpreter_tool`,
+`_execute_iteration` and `_prepare_execution_tools` hooks, dspy.Tool's `_validate_and_parse_args`,
+PythonInterpreter's `_extract_parameters`, the interpreter and REPL types from `dspy.primitives`, LocalInterpreter's
+worker script and private start-up helpers, and the callback decorator from `dspy.utils.callback`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dspy.primitives.repl_types import REPLEntry, REPLHistory
 from dspy.utils.callback import with_callbacks
 
 __all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter",
-           "format_output", "validate_tool_args", "with_callbacks"]
+           "execution_tools", "format_output", "stub_parameters", "validate_tool_args", "with_callbacks"]
 
 WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_worker.py")  # stdlib-only
 
@@ -32,6 +32,16 @@ WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_wo
 def validate_tool_args(tool: dspy.Tool, arguments: dict) -> dict:
     """dspy.Tool's own JSON-schema and pydantic check of keyword arguments; the parsed arguments, or ValueError."""
     return tool._validate_and_parse_args(**arguments)
+
+
+def execution_tools(rlm: dspy.RLM) -> dict:
+    """The callables an RLM hands its interpreter (llm_query, ..., and each tool as the interpreter sees it)."""
+    return rlm._prepare_execution_tools()
+
+
+def stub_parameters(interpreter: dspy.PythonInterpreter, name: str) -> list[dict]:
+    """The parameters ({name, type?, default?}) Deno's PythonInterpreter declares in its stub for tool `name`."""
+    return interpreter._extract_parameters(interpreter.tools[name])
 
 
 def format_output(output: str, cap: int) -> str:

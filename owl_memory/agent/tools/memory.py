@@ -1,0 +1,66 @@
+"""Memory tools: search items by metadata, read an item's compiled fields and capped windows of its content, and
+query the memory graph (a results handle). Offered when the run's condition grants memory tools (A2-A4)."""
+
+from __future__ import annotations
+
+from ...model import Item
+from .caps import as_int, as_text, clip
+from .results import run_query
+from .toolbox import ToolFamily, family
+
+
+@family
+class MemoryTools(ToolFamily):
+    """Procedural memory behind ids and metadata; content only in budgeted windows (whole under A4)."""
+
+    order = 20
+    names = ("memory_search", "memory_get", "memory_window", "memory_query")
+
+    def offered(self) -> bool:
+        """Only with a memory, and only when the condition reaches memory through tools."""
+        return self.box.memory is not None and self.box.access.tools
+
+    def memory_search(self, text: str = "", ontology: str = "", task_type: str = "", kinds: list[str] | None = None,
+                      k: int = 5) -> dict | str:
+        """Memory items (id, kind, title, summary, score) matching text / ontology IRI / task type; no payload."""
+        box = self.box
+        hits = box.memory.search(text=as_text(text, "text") or None, ontology=as_text(ontology, "ontology") or None,
+                                 task_type=as_text(task_type, "task_type") or None,
+                                 kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(as_int(k, "k"), 10)))
+        for rank, h in enumerate(hits, 1):
+            box.used(h.id, rank=rank, score=h.score)
+        if box.access.uncapped:
+            return {"items": [{**h.to_dict(), "content": self._content(box.memory.get(h.id))} for h in hits],
+                    "count": len(hits)}
+        items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.to_dict().items()} for h in hits]
+        return {"items": items, "count": len(items)}
+
+    def memory_get(self, id: str) -> dict | str:
+        """Metadata and compiled fields (signature, action_schema, verification_hook) of one item; no payload."""
+        item = self._item(id)
+        if self.box.access.uncapped:
+            return {**item.to_dict(), "content": self._content(item)}
+        return {k: clip(v, 300) if isinstance(v, str) else v for k, v in item.to_dict().items()}
+
+    def memory_window(self, id: str, start: int = 0, length: int = 512) -> dict | str:
+        """Up to `length` characters of one memory item's content from offset `start` (capped, budgeted)."""
+        item, box = self._item(id), self.box
+        window = box.blobs.read(item.content_ref, as_int(start, "start"), as_int(length, "length"), budget=box.budget)
+        return {**window.to_dict(), "id": item.id, "budget_left": box.left()}
+
+    def memory_query(self, sparql: str) -> dict | str:
+        """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content), as it was
+        at your first memory_query; returns a results handle and row count (read rows with results_peek).
+        Prefix om: <http://w3id.org/owl-memory#>."""
+        return run_query(self.box, "memory", self.box.memory.to_graph, sparql)
+
+    def _item(self, id) -> Item:
+        """The item `id` names, recorded as used (its content is a payload to watch)."""
+        item = self.box.memory.get(as_text(id, "id").strip())
+        self.box.used(item.id, item.content_ref)
+        return item
+
+    def _content(self, item: Item) -> str:
+        """An item's whole content (A4 only), watched for leakage."""
+        self.box.watch(item.content_ref)
+        return self.box.blobs.load(item.content_ref)

@@ -1,0 +1,120 @@
+"""Ontology tools: counts, paged class and property listings, one term described, and read-only SPARQL over the
+ontology (a results handle, rows read with results_peek)."""
+
+from __future__ import annotations
+
+import re
+
+from rdflib import Graph, URIRef
+from rdflib.namespace import OWL, RDF, RDFS
+
+from ...errors import ToolError
+from .caps import as_int, as_limit, as_text, clip
+from .results import run_query
+from .toolbox import ToolFamily, family
+
+CLASS_TYPES = (OWL.Class, RDFS.Class)
+PROPERTY_TYPES = {OWL.ObjectProperty: "object", OWL.DatatypeProperty: "datatype",
+                  OWL.AnnotationProperty: "annotation", RDF.Property: "rdf"}
+
+
+@family
+class OntologyTools(ToolFamily):
+    """The run's ontology, explored by IRI and metadata; its text is never returned whole."""
+
+    order = 30
+    names = ("ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query")
+
+    def __init__(self, box):
+        """Ontology tools over `box.graph`; class and property lists are computed on first use."""
+        super().__init__(box)
+        self._classes: list[URIRef] | None = None
+        self._properties: list[tuple[URIRef, str]] | None = None
+
+    def ontology_stats(self) -> dict | str:
+        """Counts of triples, classes, properties and individuals in the ontology, its IRI and prefixes."""
+        g = self._graph()
+        prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
+        self.box.vocabulary.update(prefixes.values())
+        return {"ontology": [str(o) for o in g.subjects(RDF.type, OWL.Ontology)][:3], "triples": len(g),
+                "classes": len(self.classes()), "properties": len(self.properties()),
+                "individuals": len(set(g.subjects(RDF.type, OWL.NamedIndividual))),
+                "prefixes": dict(sorted(prefixes.items())[:12])}
+
+    def ontology_classes(self, limit: int = 20, offset: int = 0) -> dict | str:
+        """Named classes (iri, label), sorted by IRI; page with offset."""
+        classes, start = self.classes(), max(0, as_int(offset, "offset"))
+        page = classes[start:start + as_limit(limit)]
+        return {"total": len(classes), "offset": start,
+                "classes": [{"iri": str(c), "label": self._label(c)} for c in page]}
+
+    def ontology_properties(self, limit: int = 20, offset: int = 0) -> dict | str:
+        """Named properties (iri, kind, label), sorted by IRI; page with offset."""
+        props, start = self.properties(), max(0, as_int(offset, "offset"))
+        page = props[start:start + as_limit(limit)]
+        return {"total": len(props), "offset": start,
+                "properties": [{"iri": str(p), "kind": kind, "label": self._label(p)} for p, kind in page]}
+
+    def ontology_describe(self, iri: str, limit: int = 10) -> dict | str:
+        """One term: types, label, comment, direct super/subclasses, domain/range (lists capped at limit)."""
+        g, term, n = self._graph(), self._term(iri), as_limit(limit)
+
+        def iris(nodes):
+            return sorted({str(x) for x in nodes if isinstance(x, URIRef)})[:n]
+
+        comment = g.value(term, RDFS.comment)
+        return {"iri": str(term), "label": self._label(term), "types": iris(g.objects(term, RDF.type)),
+                "comment": clip(comment, 200) if comment is not None else "",
+                "superclasses": iris(g.objects(term, RDFS.subClassOf)),
+                "subclasses": iris(g.subjects(RDFS.subClassOf, term)),
+                "domain": iris(g.objects(term, RDFS.domain)), "range": iris(g.objects(term, RDFS.range)),
+                "properties_with_domain": iris(g.subjects(RDFS.domain, term)),
+                "triples_as_subject": len(list(g.predicate_objects(term)))}
+
+    def ontology_query(self, sparql: str) -> dict | str:
+        """Run a read-only SPARQL query; returns a results handle and row count (read rows with results_peek)."""
+        return run_query(self.box, "ontology", self._graph, sparql)
+
+    def classes(self) -> list[URIRef]:
+        """Named classes, sorted (computed once)."""
+        if self._classes is None:
+            g = self._graph()
+            self._classes = sorted({c for t in CLASS_TYPES for c in g.subjects(RDF.type, t) if isinstance(c, URIRef)})
+        return self._classes
+
+    def properties(self) -> list[tuple[URIRef, str]]:
+        """Named properties with their kind, sorted (computed once)."""
+        if self._properties is None:
+            g, seen = self._graph(), {}
+            for t, kind in PROPERTY_TYPES.items():
+                for p in g.subjects(RDF.type, t):
+                    if isinstance(p, URIRef):
+                        seen.setdefault(p, kind)
+            self._properties = sorted(seen.items())
+        return self._properties
+
+    def _graph(self) -> Graph:
+        """The ontology graph, or a ToolError saying this run has none."""
+        if self.box.graph is None:
+            raise ToolError("this run has no ontology; pass one with --ontology / ontology=")
+        return self.box.graph
+
+    def _label(self, term) -> str:
+        """The term's rdfs:label (English first), clipped."""
+        labels = list(self.box.graph.objects(term, RDFS.label))
+        labels.sort(key=lambda x: (getattr(x, "language", None) not in (None, "en"), str(x)))
+        return clip(labels[0], 80) if labels else ""
+
+    def _term(self, iri) -> URIRef:
+        """A full IRI or prefixed name that occurs in the ontology; ToolError otherwise."""
+        text, g = as_text(iri, "iri").strip().strip("<>"), self.box.graph
+        if ":" in text and not re.match(r"^[a-z][a-z0-9+.-]*://", text, re.I):
+            try:
+                text = str(g.namespace_manager.expand_curie(text))
+            except ValueError:
+                pass
+        term = URIRef(text)
+        if (term, None, None) not in g and (None, None, term) not in g:
+            raise ToolError(f"{clip(text, 100)!r} is not in the ontology; list IRIs with ontology_classes() or "
+                            "ontology_properties(), or use a full IRI")
+        return term
