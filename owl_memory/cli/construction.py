@@ -99,7 +99,7 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
     proposer = None
     if lm:
         from ..agent.runner import resolve_lm
-        from ..construction.proposer import LLMRepairProposer
+        from ..llm.repair_proposer import LLMRepairProposer
 
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]

@@ -410,7 +410,7 @@ def run_sprint(sprint, memory, *, lm=None, progress: Callable | None = None, run
     sprint = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
     proposer = None
     if lm is not None:
-        from .proposer import LLMProposer
+        from ..llm.proposer import LLMProposer
 
         proposer = LLMProposer(lm, namespace=sprint.namespace)
     return SprintRun(sprint, memory, proposer=proposer, progress=progress, run_id=run_id).run()
