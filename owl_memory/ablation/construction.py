@@ -120,9 +120,8 @@ def run_construction(task: ConstructionTask, memory) -> dict:
         from ..construction.sprint import run_sprint
 
         r = run_sprint(task.sprint, memory, run_id=f"ablation-{task.id}")
-        return {"success": r["cqs_passed"] == r["cqs_total"] and r["conforms"], "judge": "cq+shacl",
-                "iterations": r["verify_iterations"], "validations": r["validations"],
-                "compiled_reused": r["compiled_reused"], "lm_calls": r["lm_calls"]}
+        return {"success": r.succeeded, "judge": "cq+shacl", "iterations": r.verify_iterations,
+                "validations": r.validations, "compiled_reused": r.compiled_reused, "lm_calls": r.lm_calls}
     from ..repair import repair
 
     # value-keeping repairs, as these tasks were built and measured (a converted literal then needs a type: the
