@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
-from .records import Record, TaskOutcome, append_record, read_records, trim_torn
+from .records import Placement, Record, TaskOutcome, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 from .spawn_guard import check_spawn_safe
 from .summary import Summary, summarize
@@ -212,7 +212,7 @@ def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -
         outcome = runner(task, m, learn)
         items = before if phase == "holdout" else len(m)  # holdout: the frozen memory's size
     outcome = outcome if learn else replace(outcome, extracted=())
-    return Record.of(job.arm, job.repeat, phase, cp, seen, task.id, task.split, outcome,
+    return Record.of(Placement(job.arm, job.repeat, phase, cp, seen, task.id, task.split), outcome,
                      memory_items=items if job.condition not in MEMORY_FREE else 0,
                      seconds=round(time.monotonic() - t0, 3))
 

@@ -50,8 +50,8 @@ class TaskOutcome:
 
 
 @dataclass(frozen=True)
-class Record:
-    """One task run inside an ablation (one line of results.jsonl).
+class Placement:
+    """Where in an ablation a task ran.
 
     Args:
         condition: A0..A4 (or a named config such as E3).
@@ -60,9 +60,6 @@ class Record:
         checkpoint: holdout checkpoint index (train records: the checkpoint they lead up to).
         train_seen: train tasks streamed before this holdout checkpoint (train records: before this task).
         task_id, split: the curriculum task.
-        memory_items: items in the condition's memory after the run.
-        seconds: wall time of the run.
-        success ... error: the run's TaskOutcome, field by field (extracted: always empty in holdout).
     """
 
     condition: str
@@ -72,32 +69,25 @@ class Record:
     train_seen: int
     task_id: str
     split: str
-    success: bool
-    judge: str
-    iterations: int = 0
-    lm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tool_calls: int = 0
-    payload_chars_in_history: int = 0
-    large_returns: int = 0
-    memory_ids_used: tuple[str, ...] = ()
-    extracted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Record(TaskOutcome, Placement):
+    """One task run inside an ablation (one line of results.jsonl): its Placement fields, then its TaskOutcome
+    fields (extracted: always empty in holdout), then the memory's size and the wall time.
+
+    Args:
+        memory_items: items in the condition's memory after the run.
+        seconds: wall time of the run.
+    """
+
     memory_items: int = 0
     seconds: float = 0.0
-    validations: int | None = None
-    compiled_reused: int = 0
-    conflicts: int = 0
-    exceptions_used: int = 0
-    error: str | None = None
 
     @classmethod
-    def of(cls, condition: str, repeat: int, phase: str, checkpoint: int, train_seen: int, task_id: str, split: str,
-           outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0) -> Record:
-        """The record of a run: where and when it ran, and what its runner reported."""
-        reported = {f.name: getattr(outcome, f.name) for f in fields(TaskOutcome)}
-        return cls(condition, repeat, phase, checkpoint, train_seen, task_id, split, **reported,
-                   memory_items=memory_items, seconds=seconds)
+    def of(cls, where: Placement, outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0) -> Record:
+        """The record of a run: where it ran, what its runner reported, the memory's size and the wall time."""
+        return cls(**_fields(where), **_fields(outcome), memory_items=memory_items, seconds=seconds)
 
     @property
     def key(self) -> tuple:
@@ -118,6 +108,11 @@ class Record:
         kw["memory_ids_used"] = tuple(kw.get("memory_ids_used", ()))
         kw["extracted"] = tuple(kw.get("extracted", ()))
         return cls(**kw)
+
+
+def _fields(value) -> dict:
+    """A dataclass's fields by name (no copies, unlike dataclasses.asdict)."""
+    return {f.name: getattr(value, f.name) for f in fields(value)}
 
 
 def append_record(path: Path, record: Record) -> None:
