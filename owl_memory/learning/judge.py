@@ -9,7 +9,7 @@ Every judge returns a `Judgment`. Deterministic judges:
 - `judge_shacl`: SHACL conformance of the run's graph.
 - `judge_structural`: the agent's SPARQL against a reference query, by structure (triple patterns and filters
   modulo variable names), used when the reference's endpoint cannot be queried.
-The LLM judge (`judge_llm`) sees the task, the answer and bounded evidence read through handles.
+Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and bounded evidence.
 """
 
 from __future__ import annotations
