@@ -61,6 +61,7 @@ class SprintRun:
 
     def __init__(self, sprint, memory, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
                  run_id: str | None = None):
+        """Load the sprint, open its workspace over the seed and shapes; nothing is verified yet."""
         self.sprint = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
         self.memory = memory
         self.symbolic = SymbolicProposer(self.sprint.namespace)

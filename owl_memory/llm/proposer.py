@@ -34,6 +34,7 @@ class LLMProposer:
 
     def __init__(self, lm, namespace: str = "http://w3id.org/owl-memory/sprint/data/", max_iters: int = 8,
                  max_llm_calls: int = 12):
+        """Hold the LM, the namespace and the budgets of each RLM run."""
         self.namespace = namespace
         self.run = ToolRun(lm, max_iters, max_llm_calls)
 

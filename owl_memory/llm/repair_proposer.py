@@ -35,6 +35,7 @@ class LLMRepairProposer:
     source = "llm"
 
     def __init__(self, lm, max_iters: int = 8, max_llm_calls: int = 12):
+        """Hold the LM and the budgets of each RLM run."""
         self.run = ToolRun(lm, max_iters, max_llm_calls)
 
     @property

@@ -15,6 +15,7 @@ class ToolRun:
     """
 
     def __init__(self, lm, max_iters: int = 8, max_llm_calls: int = 12):
+        """Hold the LM and the budgets; no call made yet."""
         self.lm, self.max_iters, self.max_llm_calls = lm, max_iters, max_llm_calls
         self.calls = 0
 
