@@ -10,7 +10,7 @@ from rdflib.namespace import SH
 
 from owl_memory.ablation.construction import load_construction
 from owl_memory.ablation.harness import Job, ablate, run_job, schedule
-from owl_memory.ablation.records import read_records
+from owl_memory.ablation.records import TaskOutcome, read_records
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError, LoadError
 
@@ -52,12 +52,12 @@ def test_memory_helps_on_unseen_ontologies(construction_run):
     Nothing is shared between the train and holdout shapes but constraint components and path forms: the gain is
     the learned follow-ups (a fix that caused another violation on the same shape) applied before verifying."""
     out, s = construction_run
-    a0, a2 = s["conditions"]["A0"]["holdout"], s["conditions"]["A2"]["holdout"]
-    assert [h["checkpoint"] for h in a2] == [0, 1]
-    assert a2[0]["iterations"] == a0[0]["iterations"] and a2[0]["validations"] == a0[0]["validations"]
-    assert a2[1]["iterations"] < a0[1]["iterations"]
-    assert a2[1]["validations"] < a0[1]["validations"]
-    assert a2[1]["mean"] == a0[1]["mean"] == 1.0
+    a0, a2 = s.conditions["A0"].holdout, s.conditions["A2"].holdout
+    assert [h.checkpoint for h in a2] == [0, 1]
+    assert a2[0].iterations == a0[0].iterations and a2[0].validations == a0[0].validations
+    assert a2[1].iterations < a0[1].iterations
+    assert a2[1].validations < a0[1].validations
+    assert a2[1].mean == a0[1].mean == 1.0
     hold = [r for r in read_records(out / "results.jsonl") if r.phase == "holdout" and r.checkpoint == 1]
     assert all(r.compiled_reused > 0 for r in hold if r.condition == "A2")
     assert all(r.compiled_reused == 0 for r in hold if r.condition == "A0")
@@ -141,7 +141,7 @@ def test_whatever_a_holdout_task_writes_is_thrown_away(tmp_path):
 
     def writes_everywhere(task, memory, learn):
         memory.add(ItemSpec("Principle", f"Written by {task.id} as {task.split}", "Use when never.", "x"))
-        return {"success": True, "judge": "shacl"}
+        return TaskOutcome(True, "shacl")
 
     for cond, kept in (("A2", ["library-repair", "museum-repair", "sprint1"]), ("A0", [])):
         job = Job(str(CURRICULUM), cond, 0, str(tmp_path), 3)

@@ -116,7 +116,7 @@ def test_every_record_present_and_well_formed(ablation):
     recs = read_records(out / "results.jsonl")
     per = 3 * 2 + 2  # checkpoints 0, 1, 2 over two holdout tasks, plus two train tasks
     assert len(recs) == 5 * per and len({r.key for r in recs}) == len(recs)
-    assert {r.condition for r in recs} == set(CONDITIONS) and summary["kind"] == "lm"
+    assert {r.condition for r in recs} == set(CONDITIONS) and summary.settings["kind"] == "lm"
     for line in (out / "results.jsonl").read_text().splitlines():
         d = json.loads(line)
         for key, kind in (("success", bool), ("judge", str), ("iterations", int), ("lm_calls", int),
@@ -134,7 +134,7 @@ def test_every_record_present_and_well_formed(ablation):
 @pytest.mark.slow
 def test_budgets_reach_every_run_including_those_the_command_line_started(ablation):
     out, before, summary = ablation
-    assert (summary["max_iters"], summary["max_llm_calls"]) == (4, 7)
+    assert (summary.settings["max_iters"], summary.settings["max_llm_calls"]) == (4, 7)
     for stem in ("A2-r0", "A4-r0"):  # A2: started by `owl-memory ablate --max-iters 4 --max-llm-calls 7`, resumed
         texts = [p.read_text() for p in (out / "runs" / stem).glob("*.jsonl")]
         configs = [json.loads(t.split("\n", 1)[0])["config"] for t in texts if "\n" in t]  # the kill may tear one
@@ -145,10 +145,10 @@ def test_budgets_reach_every_run_including_those_the_command_line_started(ablati
 def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
     out, _, summary = ablation
     recs = read_records(out / "results.jsonl")
-    s = summary["conditions"]
-    assert [h["mean"] for h in s["A0"]["holdout"]] == [0.0, 0.0, 0.0]
+    s = summary.conditions
+    assert [h.mean for h in s["A0"].holdout] == [0.0, 0.0, 0.0]
     for c in ("A1", "A2", "A3", "A4"):  # nothing to use before training; the trained memory gives the answers
-        assert s[c]["holdout"][0]["mean"] == 0.0 and s[c]["holdout"][-1]["mean"] == 1.0, c
+        assert s[c].holdout[0].mean == 0.0 and s[c].holdout[-1].mean == 1.0, c
     assert all(r.extracted == () for r in recs if r.phase == "holdout")
     for c in ("A2", "A4"):
         train = [r for r in recs if r.condition == c and r.phase == "train"]
@@ -165,7 +165,7 @@ def test_memory_conditions_learn_and_holdout_writes_nothing(ablation):
 @pytest.mark.slow
 def test_a4_leaks_payload_a2_and_a3_do_not(ablation):
     out, _, summary = ablation
-    leak = {c: summary["conditions"][c]["leakage"]["payload_chars_in_history_max"] for c in CONDITIONS}
+    leak = {c: summary.conditions[c].leakage.payload_chars_in_history_max for c in CONDITIONS}
     assert leak["A2"] == leak["A3"] == 0 and leak["A4"] > 100
     recs = read_records(out / "results.jsonl")
     a4 = [r for r in recs if r.condition == "A4" and r.phase == "holdout" and r.checkpoint == 2]

@@ -6,7 +6,8 @@ from test_loop import query_agent, steps, task
 
 from owl_memory import ItemSpec
 from owl_memory.ablation.lm_tasks import make_runner
-from owl_memory.ablation.records import Record, summarize
+from owl_memory.ablation.records import Record
+from owl_memory.ablation.summary import summarize
 from owl_memory.learning import load_curriculum, shipped_curriculum
 
 
@@ -41,5 +42,5 @@ def test_conflicts_and_exception_use_reach_the_records_and_the_summary(memory, t
 
     recs = [Record("A2", 0, "train", 1, i, t, "train", **f) for i, (t, f) in enumerate((("t1", bad), ("t2", good)))]
     recs.append(Record("A2", 0, "holdout", 1, 2, "h1", "holdout", **hold))
-    s = summarize(recs)["conditions"]["A2"]
-    assert (s["conflicts"], s["exception_use"]) == (1, 1)
+    s = summarize(recs).conditions["A2"]
+    assert (s.conflicts, s.exception_use) == (1, 1)

@@ -158,7 +158,7 @@ def test_property_constraints_read_shapes():
     shapes = Graph().parse(SPRINT1 / "shapes.ttl")
     vocab = Graph().parse(SPRINT1 / "vocabulary.ttl")
     c = property_constraints(shapes, vocab, URIRef("http://w3id.org/owl-memory/sprint1/vocab#hasStatus"))
-    assert [str(x) for x in c["in"]] == ["active", "deprecated", "revoked", "suspended"] and c["literal"]
+    assert [str(x) for x in c.in_values] == ["active", "deprecated", "revoked", "suspended"] and c.literal
 
 
 def test_proposer_fills_min_count_violations_repair_hands_back():

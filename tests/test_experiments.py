@@ -98,7 +98,7 @@ def test_every_shipped_config_runs_through_the_ablation_harness(tmp_path):
     assert all(r["success"] == (r["task_id"] == "t1") for r in records)
     firsts = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
     assert sum("Guide summary (L3):" in text for text in firsts) == 2 * 3  # E4 and E6, three runs each
-    assert set(summary["conditions"]) == set(data["configs"])
+    assert set(summary.conditions) == set(data["configs"])
 
 
 def test_a1_injects_k_items_as_its_config_says(tmp_path):
@@ -123,5 +123,5 @@ def test_a1_injects_k_items_as_its_config_says(tmp_path):
     assert {r["condition"]: len(r["memory_ids_used"]) for r in first} == {"A1": 1, "A1k2": 2}
     sent = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
     assert [sent[i].count("Superclass of Book lookup") for i in (0, 3)] == [1, 2]  # each arm's first run, untrained
-    assert [a["k"] for a in summary["arms"]] == [1, 2]
+    assert [a["k"] for a in summary.settings["arms"]] == [1, 2]
     assert "A1k2 = A1 (k=2)" in (tmp_path / "out" / "report.html").read_text()

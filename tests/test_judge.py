@@ -86,8 +86,8 @@ def test_uniprot_examples_folder_is_a_curriculum(shared_data):
     assert len(c.tasks) == 62  # 63 files; one example has no sh:select / sh:ask reference
     t = next(t for t in c.tasks if t.id == "100_uniprot_organelles_or_plasmids")
     assert t.query.startswith("List the proteins encoded by a gene") and "<em>" not in t.query
-    assert t.tags == ("chromosome", "list") and t.expect["endpoint"] == "https://sparql.uniprot.org/sparql/"
-    assert judge(t.expect, t.expect["query"].replace("?protein", "?x")).success
+    assert t.tags == ("chromosome", "list") and t.expect.endpoint == "https://sparql.uniprot.org/sparql/"
+    assert judge(t.expect, t.expect.gold.replace("?protein", "?x")).success
 
 
 def test_shipped_curriculum_has_gold_that_runs():
@@ -96,8 +96,8 @@ def test_shipped_curriculum_has_gold_that_runs():
     g = Graph().parse(c.ontology_path)
     for t in c.tasks:
         assert t.expect, t.id
-        if "sparql" in t.expect:
-            assert len(g.query(t.expect["sparql"])) >= 1, t.id
+        if t.expect.kind == "sparql":
+            assert len(g.query(t.expect.gold)) >= 1, t.id
 
 
 def test_bad_curricula_fail_at_load_with_the_task_named(tmp_path):

@@ -42,7 +42,7 @@ def test_run_learn_prints_the_subagent_json_with_judgment_and_extracted(tmp_path
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     t = COURSE.tasks[0]
     with ScriptedServer(agent("?x rdfs:subClassOf lib:Work")) as server:
-        res = cli(["run", t.query, "--ontology", str(COURSE.ontology_path), "--expect-sparql", t.expect["sparql"],
+        res = cli(["run", t.query, "--ontology", str(COURSE.ontology_path), "--expect-sparql", t.expect.gold,
                    "--learn", "--task-type", "hierarchy", "--memory", str(tmp_path / "m"), "--json"], server)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)

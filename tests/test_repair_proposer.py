@@ -6,7 +6,7 @@ import pytest
 from dspy.utils import DummyLM
 from rdflib import Graph, Literal, URIRef
 
-from owl_memory.construction.proposer import LLMRepairProposer
+from owl_memory.llm.repair_proposer import LLMRepairProposer
 from owl_memory.repair import repair
 from owl_memory.vocab import RDF
 

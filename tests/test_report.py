@@ -11,8 +11,9 @@ import zlib
 import pytest
 from click.testing import CliRunner
 
-from owl_memory.ablation.records import Record, append_record, interval, read_records, summarize
+from owl_memory.ablation.records import Record, append_record, read_records
 from owl_memory.ablation.report import build_report
+from owl_memory.ablation.summary import interval, summarize
 from owl_memory.cli import main
 
 PLOTS = ("holdout-success", "tokens-per-task", "iterations-per-task", "payload-chars", "memory-vs-success")
@@ -40,7 +41,7 @@ def _write(folder, records):
     """results.jsonl and summary.json as the harness writes them."""
     for r in records:
         append_record(folder / "results.jsonl", r)
-    (folder / "summary.json").write_text(json.dumps(summarize(records, {"curriculum": "test"})))
+    (folder / "summary.json").write_text(json.dumps(summarize(records, {"curriculum": "test"}).to_dict()))
 
 
 def _png_pixels(data: bytes) -> tuple[int, int, set]:
@@ -79,18 +80,18 @@ def test_summary_intervals_and_resume_keys(tmp_path):
     with open(tmp_path / "results.jsonl", "a") as f:
         f.write('{"condition": "A2", "rep')
     assert read_records(tmp_path / "results.jsonl") == recs
-    s = summarize(recs)["conditions"]
-    assert [h["train_seen"] for h in s["A2"]["holdout"]] == [0, 3, 6]
-    assert s["A2"]["holdout"][-1]["mean"] > s["A0"]["holdout"][-1]["mean"]
-    for h in s["A2"]["holdout"]:
-        assert h["low"] <= h["mean"] <= h["high"]
-    assert s["A2"]["dedup_rate"] == pytest.approx(1 - 4 / 12, abs=1e-4)
-    assert s["A4"]["leakage"]["payload_chars_in_history_max"] == 4003
-    growth, curve = s["A2"]["memory_growth"], s["A2"]["holdout"]  # memory growth vs gain, first to last checkpoint
-    assert (growth["items_start"], growth["items_end"]) == (0, 4) and growth["success_gain"] > 0
-    assert growth["success_gain"] == pytest.approx(curve[-1]["mean"] - curve[0]["mean"])
-    assert growth["gain_per_100_items"] == pytest.approx(100 * growth["success_gain"] / 4, abs=1e-3)
-    assert s["A0"]["memory_growth"]["gain_per_100_items"] is None  # no growth: no ratio
+    s = summarize(recs).conditions
+    assert [h.train_seen for h in s["A2"].holdout] == [0, 3, 6]
+    assert s["A2"].holdout[-1].mean > s["A0"].holdout[-1].mean
+    for h in s["A2"].holdout:
+        assert h.low <= h.mean <= h.high
+    assert s["A2"].dedup_rate == pytest.approx(1 - 4 / 12, abs=1e-4)
+    assert s["A4"].leakage.payload_chars_in_history_max == 4003
+    growth, curve = s["A2"].memory_growth, s["A2"].holdout  # memory growth vs gain, first to last checkpoint
+    assert (growth.items_start, growth.items_end) == (0, 4) and growth.success_gain > 0
+    assert growth.success_gain == pytest.approx(curve[-1].mean - curve[0].mean)
+    assert growth.gain_per_100_items == pytest.approx(100 * growth.success_gain / 4, abs=1e-3)
+    assert s["A0"].memory_growth.gain_per_100_items is None  # no growth: no ratio
     assert interval([], 5, 10)[0] < 0.5 < interval([], 5, 10)[1]
 
 

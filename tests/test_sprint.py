@@ -10,9 +10,12 @@ from dspy.utils import DummyLM
 from rdflib import Literal, URIRef
 
 from owl_memory.cli import main
-from owl_memory.construction.sprint import SprintRun, cq_signature, default_sprint, load_sprint, run_sprint
+from owl_memory.construction.compiled_answers import answer_delta, cq_signature
+from owl_memory.construction.sprint import SprintRun, run_sprint
+from owl_memory.construction.sprint_file import default_sprint, load_sprint
 from owl_memory.construction.workspace import graph_text
 from owl_memory.errors import ConfigError, LoadError
+from owl_memory.llm.proposer import LLMProposer
 
 ROOT = Path(__file__).resolve().parents[1]
 SPRINT1 = ROOT / "experiments" / "sprint1" / "sprint.yaml"
@@ -51,12 +54,12 @@ def tiny_sprint(folder: Path, cqs: str = TINY_CQS, baseline: str = "exclude") ->
 
 def test_sprint1_passes_offline_and_rerun_uses_compiled_answers(memory):
     first = run_sprint(SPRINT1, memory)
-    assert (first["cqs_passed"], first["cqs_total"], first["conforms"], first["conforms_full"]) == (5, 5, True, True)
-    assert first["lm_calls"] == 0 and first["compiled_new"] >= 5 and first["stuck"] == []
+    assert (first.cqs_passed, first.cqs_total, first.conforms, first.conforms_full) == (5, 5, True, True)
+    assert first.lm_calls == 0 and first.compiled_new >= 5 and first.stuck == ()
     second = run_sprint(SPRINT1, memory)
-    assert (second["cqs_passed"], second["conforms"], second["lm_calls"]) == (5, True, 0)
-    assert second["compiled_cq_reused"] == 5 and second["proposals"] == 0
-    assert first["verify_iterations"] >= 5 * second["verify_iterations"], (first, second)
+    assert (second.cqs_passed, second.conforms, second.lm_calls) == (5, True, 0)
+    assert second.compiled_cq_reused == 5 and second.proposals == 0
+    assert first.verify_iterations >= 5 * second.verify_iterations, (first, second)
     ops = memory.by_signature(cq_signature(load_sprint(SPRINT1).cqs[0]))
     assert ops and ops[0].kind == "RepairOperator" and ops[0].success_count == 1
     assert ops[0].action_schema.operator == "apply_delta"
@@ -65,7 +68,7 @@ def test_sprint1_passes_offline_and_rerun_uses_compiled_answers(memory):
 
 def test_sprint1_summary_is_json_and_undo_is_exact(memory):
     run = SprintRun(SPRINT1, memory)
-    summary = run.run()
+    summary = run.run().to_dict()
     assert JSON_KEYS <= set(summary) and json.loads(json.dumps(summary)) == summary
     ws = run.ws
     assert summary["head"] == ws.head.key and summary["versions"] == len(ws.versions) >= 3
@@ -94,11 +97,11 @@ def test_shipped_sprint1_has_the_promised_shapes():
 def test_fabric_sprint_on_the_real_vocabulary(memory, shared_data, monkeypatch):
     monkeypatch.setenv("OWL_MEMORY_DATA", str(shared_data))
     first = run_sprint(FABRIC, memory)
-    assert (first["cqs_passed"], first["cqs_total"], first["conforms"]) == (5, 5, True)
-    assert first["baseline"]["violations"] == 5 and first["conforms_full"] is False
+    assert (first.cqs_passed, first.cqs_total, first.conforms) == (5, 5, True)
+    assert first.baseline.violations == 5 and first.conforms_full is False
     second = run_sprint(FABRIC, memory)
-    assert (second["cqs_passed"], second["conforms"], second["lm_calls"]) == (5, True, 0)
-    assert first["verify_iterations"] >= 5 * second["verify_iterations"]
+    assert (second.cqs_passed, second.conforms, second.lm_calls) == (5, True, 0)
+    assert first.verify_iterations >= 5 * second.verify_iterations
 
 
 def test_fabric_sprint_without_data_is_a_config_error(tmp_path, monkeypatch):
@@ -111,8 +114,8 @@ def test_baseline_violations_are_reported_and_left_alone(memory, tmp_path, monke
     monkeypatch.chdir(tmp_path)  # relative paths resolve against the YAML's folder, not the working directory
     run = SprintRun(tiny_sprint(tmp_path / "s"), memory)
     summary = run.run()
-    assert summary["cqs_passed"] == 1 and summary["conforms"] and not summary["conforms_full"]
-    assert summary["baseline"]["violations"] == 1 and summary["violations"] == 0
+    assert summary.cqs_passed == 1 and summary.conforms and not summary.conforms_full
+    assert summary.baseline.violations == 1 and summary.violations == 0
     assert not set(run.ws.working.triples((URIRef("http://example.org/Thing"), None, None)))
     assert (URIRef("http://example.org/t1"), URIRef("http://example.org/status"), Literal("on")) in run.ws.working
 
@@ -120,15 +123,15 @@ def test_baseline_violations_are_reported_and_left_alone(memory, tmp_path, monke
 def test_baseline_repair_policy_counts_every_violation(memory, tmp_path):
     run = SprintRun(tiny_sprint(tmp_path / "s", baseline="repair"), memory)
     summary = run.run()
-    assert summary["baseline"]["policy"] == "repair" and summary["baseline"]["resolved"] == 1
-    assert summary["conforms"] and summary["conforms_full"]
+    assert summary.baseline.policy == "repair" and summary.baseline.resolved == 1
+    assert summary.conforms and summary.conforms_full
     assert set(run.ws.working.triples((URIRef("http://example.org/Thing"), None, None)))
 
 
 def test_unanswerable_cq_fails_cleanly(memory, tmp_path):
     cqs = TINY_CQS + "  - id: impossible\n    query: 'ASK { ex:t1 ?p ex:nowhere }'\n"
     summary = run_sprint(tiny_sprint(tmp_path / "s", cqs=cqs), memory)
-    assert summary["cqs_passed"] == 1 and summary["stuck"] == ["impossible"] and summary["conforms"]
+    assert summary.cqs_passed == 1 and summary.stuck == ("impossible",) and summary.conforms
     spec = load_sprint(tmp_path / "s" / "sprint.yaml")
     assert [memory.by_signature(cq_signature(cq)) for cq in spec.cqs] == [[], []]  # only a finished sprint compiles
 
@@ -155,20 +158,21 @@ def _llm_answer(turtle: str) -> dict:
 def test_llm_proposer_through_dspy_rlm_then_rerun_needs_no_lm(memory, tmp_path):
     path = tiny_sprint(tmp_path / "s")
     lm = DummyLM([_llm_answer('ex:t1 a ex:Thing ; ex:status "off" .')])
-    first = run_sprint(path, memory, lm=lm)
-    assert first["cqs_passed"] == 1 and first["conforms"] and first["lm_calls"] == 1
+    first = run_sprint(path, memory, proposer=LLMProposer(lm, namespace=load_sprint(path).namespace))
+    assert first.cqs_passed == 1 and first.conforms and first.lm_calls == 1
     run = SprintRun(path, memory)
     assert (URIRef("http://example.org/t1"), URIRef("http://example.org/status"), Literal("off")) \
         not in run.ws.working
     second = run.run()
-    assert second["lm_calls"] == 0 and second["compiled_cq_reused"] == 1 and second["cqs_passed"] == 1
+    assert second.lm_calls == 0 and second.compiled_cq_reused == 1 and second.cqs_passed == 1
     assert (URIRef("http://example.org/t1"), URIRef("http://example.org/status"), Literal("off")) in run.ws.working
 
 
 def test_llm_proposer_falls_back_to_symbolic_on_a_bad_answer(memory, tmp_path):
     lm = DummyLM([_llm_answer("this is not turtle ::: ")])
-    summary = run_sprint(tiny_sprint(tmp_path / "s"), memory, lm=lm)
-    assert summary["cqs_passed"] == 1 and summary["lm_calls"] >= 1
+    path = tiny_sprint(tmp_path / "s")
+    summary = run_sprint(path, memory, proposer=LLMProposer(lm, namespace=load_sprint(path).namespace))
+    assert summary.cqs_passed == 1 and summary.lm_calls >= 1
 
 
 def test_cli_sprint_json_and_exit_codes(tmp_path):
@@ -197,15 +201,15 @@ def test_new_cqs_on_the_same_shapes_reuse_compiled_repairs(memory, tmp_path):
     spec = SPRINT1.read_text().replace("vocabulary.ttl", str(SPRINT1.parent / "vocabulary.ttl"))
     (folder / "sprint.yaml").write_text(spec.replace("shapes.ttl", str(SPRINT1.parent / "shapes.ttl")))
     summary = run_sprint(folder / "sprint.yaml", memory)
-    assert summary["cqs_passed"] == 5 and summary["conforms"]
-    assert summary["compiled_cq_reused"] == 3 and summary["compiled_repair_reused"] >= 2 and summary["proposals"] == 2
+    assert summary.cqs_passed == 5 and summary.conforms
+    assert summary.compiled_cq_reused == 3 and summary.compiled_repair_reused >= 2 and summary.proposals == 2
 
 
 def test_a_compiled_answer_with_a_lost_delta_is_skipped_and_demoted(memory):
     run_sprint(SPRINT1, memory)
     op = memory.by_signature(cq_signature(load_sprint(SPRINT1).cqs[0]))[0]
     lost = replace(op, action_schema=replace(op.action_schema, delta="sha256:" + "0" * 64))
-    assert SprintRun(SPRINT1, memory)._delta_of(lost) is None
+    assert answer_delta(memory, lost) is None
     assert memory.get(op.id).failure_count == 1
 
 
@@ -215,5 +219,5 @@ def test_a_cq_that_fights_the_shapes_stops_after_max_proposals(memory, tmp_path)
     cqs = TINY_CQS.replace("ASK { ex:t1 a ex:Thing }", 'ASK { ex:t1 a ex:Thing ; ex:status \\"maybe\\" }')
     cqs = cqs.replace("'ASK", '"ASK').replace("}'", '}"')
     summary = run_sprint(tiny_sprint(tmp_path / "s", cqs=cqs), memory)
-    assert summary["stuck"] == ["thing"] and summary["cqs_passed"] == 0 and summary["conforms"]
-    assert summary["proposals"] == MAX_PROPOSALS and summary["compiled_cq_reused"] == 0
+    assert summary.stuck == ("thing",) and summary.cqs_passed == 0 and summary.conforms
+    assert summary.proposals == MAX_PROPOSALS and summary.compiled_cq_reused == 0

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import LoadError
+from .records import TaskOutcome
 
 SPLITS = ("train", "holdout")
 
@@ -114,20 +115,18 @@ def load_construction(path: str | Path) -> ConstructionCurriculum:
     return ConstructionCurriculum(str(data["id"]), tasks)
 
 
-def run_construction(task: ConstructionTask, memory) -> dict:
+def run_construction(task: ConstructionTask, memory) -> TaskOutcome:
     """Run one task with the symbolic agent over `memory` (a Memory; A0 passes an empty throwaway one)."""
     if task.sprint is not None:
         from ..construction.sprint import run_sprint
 
         r = run_sprint(task.sprint, memory, run_id=f"ablation-{task.id}")
-        return {"success": r["cqs_passed"] == r["cqs_total"] and r["conforms"], "judge": "cq+shacl",
-                "iterations": r["verify_iterations"], "validations": r["validations"],
-                "compiled_reused": r["compiled_reused"], "lm_calls": r["lm_calls"]}
+        return TaskOutcome(r.succeeded, "cq+shacl", iterations=r.verify_iterations, validations=r.validations,
+                           compiled_reused=r.compiled_reused, lm_calls=r.lm_calls)
     from ..repair import repair
 
     # value-keeping repairs, as these tasks were built and measured (a converted literal then needs a type: the
     # learned follow-up the ablation measures); the default would drop an optional bad value instead
     r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}", keep_values=True)
-    return {"success": r.conforms, "judge": "shacl", "iterations": r.verify_iterations,
-            "validations": r.validations, "compiled_reused": r.compiled_reused + r.prevented,
-            "extracted": tuple(r.compiled_new)}
+    return TaskOutcome(r.conforms, "shacl", iterations=r.verify_iterations, validations=r.validations,
+                       compiled_reused=r.compiled_reused + r.prevented, extracted=tuple(r.compiled_new))

@@ -24,15 +24,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
-from .records import Record, append_record, read_records, summarize, trim_torn
+from .records import Placement, Record, TaskOutcome, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 from .spawn_guard import check_spawn_safe
+from .summary import Summary, summarize
 
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
@@ -165,7 +166,7 @@ def _prepare(job: Job) -> None:
 
 
 def _load(job: Job) -> tuple[object, Callable]:
-    """The job's curriculum and its task runner `runner(task, memory, learn) -> record fields`."""
+    """The job's curriculum and its task runner `runner(task, memory, learn) -> TaskOutcome`."""
     if job.kind == "construction":
         from .construction import load_construction, run_construction
 
@@ -175,7 +176,8 @@ def _load(job: Job) -> tuple[object, Callable]:
 
     course = load_curriculum(job.curriculum)
     runs = Path(job.out) / "runs" / _stem(job)
-    return course, make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition})
+    runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition})
+    return course, lambda task, memory, learn: TaskOutcome(**runner(task, memory, learn))  # lm_tasks reports fields
 
 
 def run_job(job: Job, runner: Callable | None = None) -> int:
@@ -203,17 +205,16 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
 
 
 def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -> Record:
-    """Run one task in its phase and turn what it returns into a record."""
+    """Run one task in its phase and turn what it reports into a record (extracted ids only when it learned)."""
     t0, learn = time.monotonic(), phase == "train" and job.condition not in MEMORY_FREE
     with _memory(job, frozen=phase == "holdout") as m:
         before = len(m)
-        out = runner(task, m, learn)
+        outcome = runner(task, m, learn)
         items = before if phase == "holdout" else len(m)  # holdout: the frozen memory's size
-    extracted = tuple(out.pop("extracted", ()))
-    extracted = extracted if learn else ()
-    return Record(job.arm, job.repeat, phase, cp, seen, task.id, task.split, extracted=extracted,
-                  memory_items=items if job.condition not in MEMORY_FREE else 0,
-                  seconds=round(time.monotonic() - t0, 3), **out)
+    outcome = outcome if learn else replace(outcome, extracted=())
+    return Record.of(Placement(job.arm, job.repeat, phase, cp, seen, task.id, task.split), outcome,
+                     memory_items=items if job.condition not in MEMORY_FREE else 0,
+                     seconds=round(time.monotonic() - t0, 3))
 
 
 def _arms(curriculum: Path, conditions, kind: str) -> tuple[Path, list]:
@@ -256,7 +257,7 @@ def _curriculum_meta(curriculum: Path, kind: str) -> dict:
 def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: str | Path, holdout_every: int = 1,
            repeats: int = 1, memory: str | Path | None = None, parallel: bool = True, lm=None,
            api_base: str | None = None, pack: str | None = None, max_iters: int = 12,
-           max_llm_calls: int = 20) -> dict:
+           max_llm_calls: int = 20) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM; A0, A2), an LM curriculum (A0-A4; needs `lm`, a model
@@ -307,13 +308,13 @@ def _run_jobs(jobs: list[Job], parallel: bool) -> None:
             run_job(job)
 
 
-def finish(out: Path, jobs: list[Job], meta: dict) -> dict:
+def finish(out: Path, jobs: list[Job], meta: dict) -> Summary:
     """Merge the jobs' records into results.jsonl, write summary.json and report.html; the summary."""
     records = [r for job in jobs for r in read_records(out / "parts" / f"{_stem(job)}.jsonl")]
     tmp = out / (RESULTS + ".tmp")
     tmp.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     os.replace(tmp, out / RESULTS)
     summary = summarize(records, meta)
-    (out / SUMMARY).write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / SUMMARY).write_text(json.dumps(summary.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
     build_report(out)
     return summary

@@ -14,7 +14,8 @@ from html import escape
 from pathlib import Path
 
 from ..errors import ConfigError
-from .records import read_records, summarize
+from .records import read_records
+from .summary import ConditionSummary, Summary, summarize
 from .svg import Series, bar_chart, line_chart
 
 RESULTS, SUMMARY, REPORT = "results.jsonl", "summary.json", "report.html"
@@ -25,53 +26,54 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px soli
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}.lead li{margin:4px 0}"""
 
 
-def _load(out: Path) -> tuple[list, dict]:
+def _load(out: Path) -> tuple[list, Summary]:
     """Records and summary of an ablation folder (summary recomputed when summary.json is missing)."""
     results = out / RESULTS
     if not results.is_file():
         raise ConfigError(f"{out} has no {RESULTS}: run `owl-memory ablate CURRICULUM.yaml --out {out}` first")
     records = read_records(results)
     path = out / SUMMARY
-    summary = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else summarize(records)
+    summary = Summary.from_dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else \
+        summarize(records)
     return records, summary
 
 
-def _curve(conds: dict, x_key: str, y_key: str = "mean", band: bool = True) -> list[Series]:
-    """One series per condition over its holdout checkpoints."""
+def _curve(conds: dict[str, ConditionSummary], x_key: str, y_key: str = "mean", band: bool = True) -> list[Series]:
+    """One series per condition over its holdout checkpoints (x and y: Checkpoint fields)."""
     out = []
     for name, c in conds.items():
-        pts = tuple((float(h[x_key]), float(h[y_key]), float(h["low"] if band else h[y_key]),
-                     float(h["high"] if band else h[y_key])) for h in c["holdout"])
+        pts = tuple((float(getattr(h, x_key)), float(getattr(h, y_key)), float(h.low if band else getattr(h, y_key)),
+                     float(h.high if band else getattr(h, y_key))) for h in c.holdout)
         if pts:
             out.append(Series(name, pts))
     return out
 
 
-def figures(summary: dict) -> list[tuple[str, str]]:
+def figures(summary: Summary) -> list[tuple[str, str]]:
     """(svg, caption) for every plot of the report."""
-    conds, names = summary["conditions"], list(summary["conditions"])
+    conds, names = summary.conditions, list(summary.conditions)
     figs = [
         (line_chart("holdout-success", "Holdout success over checkpoints", _curve(conds, "train_seen"),
                     "train tasks seen", "holdout success", y_max=1.0),
          "Share of holdout tasks judged successful at each checkpoint (memory frozen), mean over repeats; "
          "shaded and bars: 95% interval; conditions sit a few pixels apart so equal values stay visible."),
         (bar_chart("tokens-per-task", "Tokens per task", names,
-                   {"prompt": [conds[n]["prompt_tokens_per_task"] for n in names],
-                    "completion": [conds[n]["completion_tokens_per_task"] for n in names]}, "tokens"),
+                   {"prompt": [conds[n].prompt_tokens_per_task for n in names],
+                    "completion": [conds[n].completion_tokens_per_task for n in names]}, "tokens"),
          "Mean prompt and completion tokens per run (train and holdout)."),
         (bar_chart("iterations-per-task", "Iterations and tool calls per task", names,
-                   {"iterations": [conds[n]["iterations_per_task"] for n in names],
-                    "tool calls": [conds[n]["tool_calls_per_task"] for n in names]}, "per task"),
+                   {"iterations": [conds[n].iterations_per_task for n in names],
+                    "tool calls": [conds[n].tool_calls_per_task for n in names]}, "per task"),
          "Mean agent iterations (construction: verify iterations) and tool calls per run."),
         (bar_chart("payload-chars", "Payload characters in the LM history", names,
-                   {"mean": [conds[n]["leakage"]["payload_chars_in_history_mean"] for n in names],
-                    "max": [conds[n]["leakage"]["payload_chars_in_history_max"] for n in names]}, "characters"),
+                   {"mean": [conds[n].leakage.payload_chars_in_history_mean for n in names],
+                    "max": [conds[n].leakage.payload_chars_in_history_max for n in names]}, "characters"),
          "Characters of payload (prompt, memory content, query rows) found in the messages sent to the LM."),
         (line_chart("memory-vs-success", "Memory size vs holdout success", _curve(conds, "memory_items"),
                     "items in memory", "holdout success", y_max=1.0),
          "Each point is one checkpoint: how big the condition's memory was and how well it did."),
     ]
-    if any(h.get("validations") for c in conds.values() for h in c["holdout"]):
+    if any(h.validations for c in conds.values() for h in c.holdout):
         figs.append((line_chart("holdout-validations", "pySHACL validations per holdout task",
                                 _curve(conds, "train_seen", "validations", band=False),
                                 "train tasks seen", "validations"),
@@ -93,33 +95,31 @@ def _cell(v) -> str:
     return f"{v:.3g}" if isinstance(v, float) else str(v)
 
 
-def tables(summary: dict) -> str:
+def tables(summary: Summary) -> str:
     """The summary and per-checkpoint tables."""
-    conds = summary["conditions"]
+    conds = summary.conditions
     main = _table(["condition", "runs", "errors", "final holdout", "gain", "tokens/task", "iterations/task",
                    "tool calls/task", "payload chars (mean)", "large returns", "items start→end", "dedup rate",
                    "conflicts", "exception use"],
-                  [[n, c["runs"], c["errors"], c["holdout"][-1]["mean"] if c["holdout"] else None,
-                    c["memory_growth"]["success_gain"], c["tokens_per_task"], c["iterations_per_task"],
-                    c["tool_calls_per_task"], c["leakage"]["payload_chars_in_history_mean"],
-                    c["leakage"]["large_returns"],
-                    f'{c["memory_growth"]["items_start"]:g}→{c["memory_growth"]["items_end"]:g}', c["dedup_rate"],
-                    c["conflicts"], c["exception_use"]] for n, c in conds.items()])
-    rows = [[n, h["checkpoint"], h["train_seen"], h["mean"], f'[{h["low"]:.3g}, {h["high"]:.3g}]', h["repeats"],
-             h["tasks"], h["memory_items"], h["iterations"], h.get("validations")]
-            for n, c in conds.items() for h in c["holdout"]]
+                  [[n, c.runs, c.errors, c.holdout[-1].mean if c.holdout else None, c.memory_growth.success_gain,
+                    c.tokens_per_task, c.iterations_per_task, c.tool_calls_per_task,
+                    c.leakage.payload_chars_in_history_mean, c.leakage.large_returns,
+                    f"{c.memory_growth.items_start:g}→{c.memory_growth.items_end:g}", c.dedup_rate, c.conflicts,
+                    c.exception_use] for n, c in conds.items()])
+    rows = [[n, h.checkpoint, h.train_seen, h.mean, f"[{h.low:.3g}, {h.high:.3g}]", h.repeats, h.tasks,
+             h.memory_items, h.iterations, h.validations] for n, c in conds.items() for h in c.holdout]
     per = _table(["condition", "checkpoint", "train seen", "success", "95% interval", "repeats", "tasks",
                   "memory items", "iterations", "validations"], rows)
     return f"<h2>Conditions</h2>{main}<h2>Holdout checkpoints</h2>{per}"
 
 
-def headline(summary: dict) -> str:
+def headline(summary: Summary) -> str:
     """Three sentences: which condition learned most, what it cost, how much leaked (ties named, none said so)."""
-    conds = summary["conditions"]
+    conds = summary.conditions
     if not conds:
         return "<p>No records yet.</p>"
-    cost = {n: (c["tokens_per_task"], c["iterations_per_task"]) for n, c in conds.items()}
-    leak = {n: c["leakage"]["payload_chars_in_history_mean"] for n, c in conds.items()}
+    cost = {n: (c.tokens_per_task, c.iterations_per_task) for n, c in conds.items()}
+    leak = {n: c.leakage.payload_chars_in_history_mean for n, c in conds.items()}
     cheap, leaky = _tied(cost, min), _tied(leak, max)
     leaked = (f"Most leakage: <b>{_names(leaky)}</b> ({leak[leaky[0]]:g} payload characters per run in the LM "
               "history)." if leak[leaky[0]] > 0 else "No payload characters reached the LM history in any condition.")
@@ -130,26 +130,25 @@ def headline(summary: dict) -> str:
             f"<li>{leaked}</li>" + _validations_line(conds) + "</ul>")
 
 
-def _learned(conds: dict) -> str:
+def _learned(conds: dict[str, ConditionSummary]) -> str:
     """Who learned most: the largest rise in holdout success, else the largest fall in holdout iterations."""
-    gain = {n: c["memory_growth"]["success_gain"] for n, c in conds.items()}
+    gain = {n: c.memory_growth.success_gain for n, c in conds.items()}
     best = _tied(gain, max)
-    g = conds[best[0]]["memory_growth"]
+    g = conds[best[0]].memory_growth
     if gain[best[0]] > 0:
-        return (f"Learned most: <b>{_names(best)}</b> (holdout success {g['success_gain']:+.3g} from first to last "
-                f"checkpoint, memory {g['items_start']:g} → {g['items_end']:g} items).")
-    ends = {n: (c["holdout"][0], c["holdout"][-1]) for n, c in conds.items() if c["holdout"]}
-    drop = {n: first["iterations"] - last["iterations"] for n, (first, last) in ends.items()}
+        return (f"Learned most: <b>{_names(best)}</b> (holdout success {g.success_gain:+.3g} from first to last "
+                f"checkpoint, memory {g.items_start:g} → {g.items_end:g} items).")
+    ends = {n: (c.holdout[0], c.holdout[-1]) for n, c in conds.items() if c.holdout}
+    drop = {n: first.iterations - last.iterations for n, (first, last) in ends.items()}
     flat = f"holdout success did not rise from the first to the last checkpoint (best change {gain[best[0]]:+.3g})"
     if not drop or max(drop.values()) <= 0:
         return f"No condition learned: {flat}, nor did any need fewer iterations per holdout task."
     fewer = _tied(drop, max)
     first, last = ends[fewer[0]]
-    checks = (f", pySHACL validations {first['validations']:g} → {last['validations']:g}"
-              if first.get("validations") else "")
+    checks = f", pySHACL validations {first.validations:g} → {last.validations:g}" if first.validations else ""
     return (f"Learned most: <b>{_names(fewer)}</b>, in cost: {flat}, but its holdout tasks needed fewer iterations "
-            f"({first['iterations']:g} → {last['iterations']:g} per task{checks}; memory "
-            f"{first['memory_items']:g} → {last['memory_items']:g} items).")
+            f"({first.iterations:g} → {last.iterations:g} per task{checks}; memory "
+            f"{first.memory_items:g} → {last.memory_items:g} items).")
 
 
 def _tied(values: dict, pick) -> list[str]:
@@ -163,10 +162,9 @@ def _names(names: list[str]) -> str:
     return escape(", ".join(names))
 
 
-def _validations_line(conds: dict) -> str:
+def _validations_line(conds: dict[str, ConditionSummary]) -> str:
     """Construction ablations: who needed the fewest pySHACL validations per holdout task at the last checkpoint."""
-    last = {n: c["holdout"][-1]["validations"] for n, c in conds.items() if c["holdout"] and
-            c["holdout"][-1].get("validations")}
+    last = {n: c.holdout[-1].validations for n, c in conds.items() if c.holdout and c.holdout[-1].validations}
     if not last:
         return ""
     best = min(last, key=last.get)
@@ -193,9 +191,9 @@ def _arm(arm: dict) -> str:
     return arm.get("name", "") if said == arm.get("name") else f"{arm.get('name', '')} = {said}"
 
 
-def render(summary: dict, records: list) -> str:
+def render(summary: Summary, records: list) -> str:
     """The whole page as one string."""
-    meta = {k: v for k, v in summary.items() if k not in ("conditions",)}
+    meta = {**{k: v for k, v in summary.settings.items() if k != "conditions"}, "records": summary.records}
     plots = "".join(f"<figure>{svg}<figcaption>{escape(cap)}</figcaption></figure>" for svg, cap in figures(summary))
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>owl-memory ablation</title>"
             f"<style>{CSS}</style></head><body><h1>owl-memory ablation: {escape(str(meta.get('curriculum', '')))}"

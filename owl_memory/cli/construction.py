@@ -34,27 +34,24 @@ def sprint(sprint_file, lm, api_base, memory_path, as_json):
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from ..construction.sprint import default_sprint, load_sprint, run_sprint
+    from ..construction.sprint import run_sprint
+    from ..construction.sprint_file import default_sprint, load_sprint
 
     spec = load_sprint(sprint_file or default_sprint())
-    model = None
+    proposer = None
     if lm:
         from ..agent.runner import resolve_lm
+        from ..llm.proposer import LLMProposer
 
-        model = resolve_lm(lm, api_base)
+        proposer = LLMProposer(resolve_lm(lm, api_base), namespace=spec.namespace)
     console = Console(stderr=True)
     with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
                                             transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(f"sprint {spec.name}", total=None)
-        result = run_sprint(spec, m, lm=model,
-                            progress=lambda event, info: bar.update(task, description=_sprint_line(event, info)))
+        result = run_sprint(spec, m, proposer=proposer,
+                            progress=lambda event: bar.update(task, description=event.line()))
     emit(result, as_json, _sprint_report)
-    sys.exit(EXIT_OK if result["cqs_passed"] == result["cqs_total"] and result["conforms"] else EXIT_FAILED)
-
-
-def _sprint_line(event: str, info: dict) -> str:
-    """One progress line for a sprint event."""
-    return f"{event}: " + ", ".join(f"{k}={v}" for k, v in info.items())
+    sys.exit(EXIT_OK if result.succeeded else EXIT_FAILED)
 
 
 def _sprint_report(result: dict) -> None:
@@ -99,7 +96,7 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
     proposer = None
     if lm:
         from ..agent.runner import resolve_lm
-        from ..construction.proposer import LLMRepairProposer
+        from ..llm.repair_proposer import LLMRepairProposer
 
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]

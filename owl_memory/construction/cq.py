@@ -186,3 +186,8 @@ def _select_passes(cq: CompetencyQuestion, rows: list[tuple]) -> bool:
 def evaluate_all(cqs: list[CompetencyQuestion], graph: Graph) -> list[CQResult]:
     """Every CQ on the graph, in file order."""
     return [evaluate(cq, graph) for cq in cqs]
+
+
+def passed(results: list[CQResult], cq_id: str) -> bool:
+    """Whether the CQ with this id passed among some results."""
+    return any(r.id == cq_id and r.passed for r in results)

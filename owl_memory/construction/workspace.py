@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rdflib import Graph
-from rdflib.plugins.serializers.nt import _nt_row
 
 from ..errors import InvalidItem, UnknownItem
 from ..model import Ref
@@ -27,7 +26,21 @@ class _SameLabels(dict):
 
 def nt_lines(triples: Iterable) -> list[str]:
     """Sorted, de-duplicated N-Triples lines (no newline) of some triples: the canonical text of a triple set."""
-    return sorted({_nt_row(t).rstrip("\n") for t in triples})
+    graph = triples if isinstance(triples, Graph) else _holding(triples)
+    return sorted({line for line in graph.serialize(format="nt").split("\n") if line})  # "\n" is escaped in terms
+
+
+def nt_line(triple) -> str:
+    """The N-Triples line (no newline) of one triple: the key that sorts triples in canonical order."""
+    return nt_lines([triple])[0]
+
+
+def _holding(triples: Iterable) -> Graph:
+    """A graph holding some triples."""
+    g = Graph()
+    for t in triples:
+        g.add(t)
+    return g
 
 
 def parse_lines(lines: Iterable[str]) -> Graph:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -24,6 +24,7 @@ from rdflib import Graph, Namespace
 from rdflib.namespace import RDF, RDFS, SH
 
 from ..errors import ConfigError, LoadError
+from ..model.judgments import Expect
 from ..rdfio import load_graph
 from .judge import check_expect
 
@@ -41,7 +42,7 @@ class Task:
         query: the question the agent gets.
         tags: free tags; the first one is the task type when task_type is not given.
         task_type: what kind of task it is (hierarchy, lookup, ...), used for applicability.
-        expect: gold for the deterministic judges ({sparql}, {answer}, {ask}, {shacl} or {query, endpoint}).
+        expect: gold for the deterministic judges (kind sparql, answer, ask, shacl or query), None for none.
         split: train or holdout.
     """
 
@@ -49,13 +50,13 @@ class Task:
     query: str
     tags: tuple[str, ...] = ()
     task_type: str = "general"
-    expect: dict = field(default_factory=dict)
+    expect: Expect | None = None
     split: str = "train"
 
     def to_dict(self) -> dict:
         """JSON-compatible form."""
         return {"id": self.id, "query": self.query, "tags": list(self.tags), "task_type": self.task_type,
-                "expect": dict(self.expect), "split": self.split}
+                "expect": self.expect.to_dict() if self.expect else {}, "split": self.split}
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,9 @@ def _task(t, n: int, path: Path) -> Task:
     split = str(t.get("split") or "train")
     if split not in SPLITS:
         raise LoadError(f"task {t['id']}: split must be train or holdout, got {split!r}", source=str(path))
-    expect = dict(t.get("expect") or {})
+    block = dict(t.get("expect") or {})
     try:
-        if expect:
-            check_expect(expect)
+        expect = check_expect(block) if block else None
     except ConfigError as e:
         raise LoadError(f"task {t['id']}: {e}", source=str(path)) from e
     return Task(str(t["id"]), str(t["query"]), tags, str(t.get("task_type") or (tags[0] if tags else "general")),
@@ -159,7 +159,7 @@ def _example(g: Graph, ex, n: int, holdout_every: int) -> Task | None:
         return None
     tags = tuple(sorted(str(k) for k in g.objects(ex, SCHEMA.keywords)))
     endpoint = g.value(ex, SCHEMA.target)
-    expect = {"query": str(reference), **({"endpoint": str(endpoint)} if endpoint is not None else {})}
+    expect = Expect("query", str(reference), str(endpoint) if endpoint is not None else None)
     text = " ".join(html.unescape(_TAG.sub("", str(question))).split())
     return Task(str(ex).rstrip("/").rsplit("/", 1)[-1], text, tags, "sparql-authoring", expect,
                 "holdout" if n % holdout_every == 0 else "train")

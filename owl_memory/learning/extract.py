@@ -19,10 +19,12 @@ from rdflib import Graph, Literal, URIRef
 
 from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem
+from ..llm.drafts import Draft, llm_drafts, parse_draft
 from ..model import CompiledOperator, ItemSpec, Parameter, QueryRecipe, ToolSequence
+from ..model.judgments import Judgment
 from ..vocab import local_name
 from .consolidate import action_key
-from .judge import Judgment, answer_terms, canonical_names
+from .judge import answer_terms, canonical_names
 
 MAX_ITEMS = 3
 OUTLINE_CHARS = 3_000
@@ -163,14 +165,21 @@ def extract(record: RunRecord, judgment: Judgment, *, lm=None, max_items: int = 
     base = _rule_item(record, judgment, schema, compiled, note)
     if lm is None:
         return _checked([base], record, max_items)
+    return _drafted(record, judgment, lm, max_items, note, compiled, base)
+
+
+def _drafted(record: RunRecord, judgment: Judgment, lm, max_items: int, note: str, compiled,
+             base: ItemSpec) -> Extraction:
+    """The LLM extractor's items (the rule-based `base` when none survives) and every rejected draft with why."""
+    outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}" + (f" {note}" if note else "")
     try:
-        drafts = llm_drafts(record, judgment, lm, max_items, note)
+        drafts = llm_drafts(record.task_type, outcome, outline(record.events), lm, max_items)
     except Exception as e:  # noqa: BLE001 - any LM or parse failure is recorded; the rule-based item stands in
         return Extraction(_checked([base], record, max_items).items, (f"extractor failed: {type(e).__name__}",))
     items, rejected = [], []
     for n, d in enumerate(drafts, 1):
         try:
-            items.append(_from_draft(d, record, judgment, compiled))
+            items.append(_from_draft(parse_draft(d, judgment.success), record, judgment, compiled))
         except InvalidItem as e:
             rejected.append(f"draft {n}: {str(e)[:200]}")
     checked = _checked(items or [base], record, max_items)
@@ -279,7 +288,7 @@ def _json(op: CompiledOperator | None) -> str:
     return json.dumps(op.to_json() if op is not None else {}, sort_keys=True)
 
 
-# ---- LLM extractor --------------------------------------------------------------------------------------------
+# ---- what the LLM extractor reads and writes (owl_memory.llm.drafts asks the model) ----------------------------
 
 def outline(events, cap: int = OUTLINE_CHARS) -> str:
     """A bounded outline of a trajectory: per iteration its code and output, clipped; at most `cap` characters."""
@@ -298,45 +307,9 @@ def _clip(text, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def llm_drafts(record: RunRecord, judgment: Judgment, lm, max_items: int, note: str = "") -> list:
-    """The LM's draft items (a list of dicts) for a run (`note`: its self-contrast); raises when its output is not a
-    list."""
-    import dspy
-
-    class ExtractItems(dspy.Signature):
-        """Distill at most max_items reusable memory items from one judged agent run over an ontology.
-
-        Items must be general: never copy the task's names, IRIs, literals or answer. A successful run gives
-        Procedure or Principle items; a failed run gives AntiPattern items with a failure_mode. Each draft is a
-        dict with kind, title (at most 10 words), summary (one sentence: when to use it, when not) and content
-        (steps or a checklist)."""
-
-        task_type: str = dspy.InputField()
-        outcome: str = dspy.InputField(desc="success or failure, with the judge's reason")
-        trajectory_outline: str = dspy.InputField(desc="bounded outline of the run, not the whole trace")
-        max_items: int = dspy.InputField()
-        drafts: list = dspy.OutputField(desc="a JSON list of item objects")
-
-    outcome = f"{'success' if judgment.success else 'failure'}: {judgment.reason}" + (f" {note}" if note else "")
-    with dspy.context(lm=lm):
-        pred = dspy.Predict(ExtractItems)(task_type=record.task_type, outcome=outcome,
-                                          trajectory_outline=outline(record.events), max_items=max_items)
-    if not isinstance(pred.drafts, list):
-        raise InvalidItem("the extractor did not return a list of items")
-    return pred.drafts[: 2 * max_items]  # rejected drafts leave room; at most max_items are kept
-
-
-def _from_draft(d, record: RunRecord, judgment: Judgment, schema) -> ItemSpec:
-    """An ItemSpec from one LM draft, checked on its parsed form; InvalidItem says what is wrong."""
-    if not isinstance(d, dict) or not all(isinstance(d.get(k), str) and d[k].strip()
-                                          for k in ("kind", "title", "summary", "content")):
-        raise InvalidItem("a draft item needs string kind, title, summary and content")
-    allowed = ("Procedure", "Principle") if judgment.success else ("AntiPattern",)
-    spec = ItemSpec(d["kind"], d["title"], d["summary"], d["content"])
-    if spec.kind not in allowed:
-        raise InvalidItem(f"a {'successful' if judgment.success else 'failed'} run yields {' or '.join(allowed)}, "
-                          f"not {spec.kind}")
-    mode = str(d.get("failure_mode") or judgment.failure_mode or "wrong-answer")
-    base = _spec(spec.kind, spec.title, spec.summary, spec.content, record, judgment, schema,
-                 (mode,) if spec.kind == "AntiPattern" else ())
+def _from_draft(draft: Draft, record: RunRecord, judgment: Judgment, schema) -> ItemSpec:
+    """The item of one checked LM draft: its prose with the run's applicability, compiled fields and provenance."""
+    mode = draft.failure_mode or judgment.failure_mode or "wrong-answer"
+    base = _spec(draft.kind, draft.title, draft.summary, draft.content, record, judgment, schema,
+                 (mode,) if draft.kind == "AntiPattern" else ())
     return replace(base, tags=(*base.tags, "llm-extracted"))

@@ -9,7 +9,7 @@ Every judge returns a `Judgment`. Deterministic judges:
 - `judge_shacl`: SHACL conformance of the run's graph.
 - `judge_structural`: the agent's SPARQL against a reference query, by structure (triple patterns and filters
   modulo variable names), used when the reference's endpoint cannot be queried.
-The LLM judge (`judge_llm`) sees the task, the answer and bounded evidence read through handles.
+Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and bounded evidence.
 """
 
 from __future__ import annotations
@@ -17,55 +17,21 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
 
 from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
+from ..llm.judge import judge_llm
+from ..model.judgments import EXPECT_KINDS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 
-CONFIDENCES = ("high", "medium", "low")
-EXPECT_KEYS = ("sparql", "answer", "ask", "shacl", "query")
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
 MAX_MISSING = 10
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
-
-
-@dataclass(frozen=True)
-class Judgment:
-    """A judge's verdict on one run.
-
-    Args:
-        success: whether the run achieved the task.
-        reason: one or two sentences (deterministic judges give precision and recall).
-        confidence: high | medium | low.
-        judge: which judge decided (sparql, answer, ask, shacl, structural, llm, error).
-        missing: expected items the answer lacks (at most 10).
-        failure_mode: how a failed run failed (missing-answer-terms, extra-answer-terms, wrong-answer, ...);
-            empty on success. Extraction files AntiPatterns under it.
-    """
-
-    success: bool
-    reason: str
-    confidence: str = "high"
-    judge: str = "answer"
-    missing: tuple[str, ...] = field(default_factory=tuple)
-    failure_mode: str = ""
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form."""
-        return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
-                "missing": list(self.missing), "failure_mode": self.failure_mode}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Judgment:
-        """Inverse of to_dict."""
-        return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
-                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""))
 
 
 def normalize(text) -> str:
@@ -259,60 +225,37 @@ def judge_structural(query: str, reference: str, endpoint: str | None = None) ->
 
 # ---- dispatch -------------------------------------------------------------------------------------------------
 
-def judge(expect: dict | None, answer, *, ontology=None, task: str = "", lm=None, evidence: str = "") -> Judgment:
-    """Judge one answer by the task's `expect` (sparql / answer / ask / shacl / query), else with the LLM judge."""
-    if not expect:
+def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = "", lm=None,
+          evidence: str = "") -> Judgment:
+    """Judge one answer by the task's `expect` (an Expect or its dict form), else with the LLM judge."""
+    expect = Expect.from_dict(expect) if isinstance(expect, dict) and expect else expect or None
+    if expect is None:
         if lm is None:
             raise ConfigError("no gold (expect) and no LM for the LLM judge: pass expect=... or lm=...")
         return judge_llm(task, str(answer), evidence, lm)
-    unknown = set(expect) - set(EXPECT_KEYS) - {"endpoint"}
-    if unknown:
-        raise ConfigError(f"unknown expect keys {sorted(unknown)}; use one of {', '.join(EXPECT_KEYS)}")
-    if "sparql" in expect:
+    if expect.kind == "sparql":
         if ontology is None:
             raise ConfigError("expect.sparql needs the task's ontology: pass ontology=PATH")
-        return judge_sparql(answer, expect["sparql"], ontology, task)
-    if "answer" in expect:
-        return judge_answer(answer, expect["answer"])
-    if "ask" in expect:
-        return judge_ask(run_graph(ontology, str(answer)), expect["ask"])
-    if "shacl" in expect:
-        return judge_shacl(run_graph(ontology, str(answer)), expect["shacl"])
-    return judge_structural(str(answer), expect["query"], expect.get("endpoint"))
+        return judge_sparql(answer, expect.gold, ontology, task)
+    if expect.kind == "answer":
+        return judge_answer(answer, expect.gold)
+    if expect.kind == "ask":
+        return judge_ask(run_graph(ontology, str(answer)), expect.gold)
+    if expect.kind == "shacl":
+        return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
+    return judge_structural(str(answer), expect.gold, expect.endpoint)
 
 
-def check_expect(expect: dict) -> None:
-    """Raise ConfigError when an expect block is malformed (so a curriculum fails at load, not mid-run)."""
+def check_expect(expect: dict) -> Expect:
+    """The Expect of a curriculum's expect block; ConfigError when it is malformed (so a curriculum fails at load,
+    not mid-run): exactly one kind, and its query valid SPARQL."""
     keys = set(expect) - {"endpoint"}
-    if len(keys) != 1 or not keys <= set(EXPECT_KEYS):
-        raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KEYS)}, got {sorted(expect)}")
-    for key in ("sparql", "ask", "query"):
-        if key in expect:
-            try:
-                sparql_text.parse(expect[key])
-            except sparql_text.QuerySyntaxError as e:
-                raise ConfigError(f"expect.{key} is not valid SPARQL ({str(e)[:120]})") from e
-
-
-# ---- LLM judge ------------------------------------------------------------------------------------------------
-
-def judge_llm(task: str, answer: str, evidence: str, lm) -> Judgment:
-    """An LM decides success from the task, the answer and bounded evidence; low confidence when it is unsure."""
-    import dspy
-
-    class JudgeRun(dspy.Signature):
-        """Decide whether the answer achieves the task. Success needs support in the evidence, not plausibility."""
-
-        task: str = dspy.InputField()
-        answer: str = dspy.InputField()
-        evidence: str = dspy.InputField(desc="bounded excerpts of the run, not the whole trace")
-        success: bool = dspy.OutputField()
-        reason: str = dspy.OutputField(desc="one or two sentences")
-        confidence: str = dspy.OutputField(desc="high, medium or low")
-
-    with dspy.context(lm=lm):
-        pred = dspy.Predict(JudgeRun)(task=task[:2000], answer=answer[:2000], evidence=evidence[:4000])
-    confidence = str(pred.confidence).strip().lower()
-    ok = bool(pred.success)
-    return Judgment(ok, str(pred.reason)[:500], confidence if confidence in CONFIDENCES else "low", "llm", (),
-                    "" if ok else "judged-wrong")
+    if len(keys) != 1 or not keys <= set(EXPECT_KINDS):
+        raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KINDS)}, got {sorted(expect)}")
+    checked = Expect.from_dict(expect)
+    if checked.kind in ("sparql", "ask", "query"):
+        try:
+            sparql_text.parse(checked.gold)
+        except sparql_text.QuerySyntaxError as e:
+            raise ConfigError(f"expect.{checked.kind} is not valid SPARQL ({str(e)[:120]})") from e
+    return checked

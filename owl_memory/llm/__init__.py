@@ -1,0 +1,4 @@
+"""Everything that asks a language model and is not the agent runner: the LLM proposer (proposer.py) and the LLM
+repair proposer (repair_proposer.py), both strict-RLM runs over the capped tools (tool_runs.py) answering in Turtle
+(turtle.py); the LLM judge (judge.py); the LLM extractor's drafts (drafts.py). dspy is imported only when a model is
+asked."""

@@ -1,0 +1,80 @@
+"""Judgments: the gold a run is judged against, and a judge's verdict on it (read by the learning loop, provenance,
+ablations and the run result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+CONFIDENCES = ("high", "medium", "low")
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judge's verdict on one run.
+
+    Args:
+        success: whether the run achieved the task.
+        reason: one or two sentences (deterministic judges give precision and recall).
+        confidence: high | medium | low.
+        judge: which judge decided (sparql, answer, ask, shacl, structural, llm, error).
+        missing: expected items the answer lacks (at most 10).
+        failure_mode: how a failed run failed (missing-answer-terms, extra-answer-terms, wrong-answer, ...);
+            empty on success. Extraction files AntiPatterns under it.
+    """
+
+    success: bool
+    reason: str
+    confidence: str = "high"
+    judge: str = "answer"
+    missing: tuple[str, ...] = field(default_factory=tuple)
+    failure_mode: str = ""
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form."""
+        return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
+                "missing": list(self.missing), "failure_mode": self.failure_mode}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Judgment:
+        """Inverse of to_dict."""
+        return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
+                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""))
+
+
+EXPECT_KINDS = ("sparql", "answer", "ask", "shacl", "query")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """The gold a deterministic judge checks a run against (a task's `expect` block).
+
+    Args:
+        kind: sparql (a gold SELECT over the task's ontology), answer (a string, or a list matched as a set), ask
+            (an ASK query over the run's graph), shacl (a shapes file) or query (a reference query judged by
+            structure).
+        gold: the query, answer (a tuple for a list) or shapes file of that kind.
+        endpoint: the SPARQL endpoint a reference query was written for (kind query), when known.
+    """
+
+    kind: str
+    gold: object
+    endpoint: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form: {kind: gold} and the endpoint when there is one."""
+        gold = list(self.gold) if isinstance(self.gold, tuple) else self.gold
+        return {self.kind: gold, **({"endpoint": self.endpoint} if self.endpoint is not None else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Expect:
+        """An expect block: the first kind of EXPECT_KINDS it holds; ConfigError for unknown keys or no kind."""
+        unknown = set(d) - set(EXPECT_KINDS) - {"endpoint"}
+        if unknown:
+            raise ConfigError(f"unknown expect keys {sorted(unknown)}; use one of {', '.join(EXPECT_KINDS)}")
+        kind = next((k for k in EXPECT_KINDS if k in d), None)
+        if kind is None:
+            raise ConfigError(f"expect needs one of {', '.join(EXPECT_KINDS)}, got {sorted(d)}")
+        gold = tuple(d[kind]) if isinstance(d[kind], list | tuple) else d[kind]
+        return cls(kind, gold, None if d.get("endpoint") is None else str(d["endpoint"]))
