@@ -184,3 +184,16 @@ def test_a_required_value_is_not_dropped():
                       format="turtle")
     res = repair(g, g)
     assert res.conforms and res.added == {(EX.a, EX.p, Literal("0", datatype=XSD.integer))}
+
+
+def test_the_registry_holds_typed_strategies_filled_by_the_decorator():
+    """Every entry is a Strategy under its own id; an id is registered once; the views cannot be written."""
+    from owl_memory.repair.registry import Strategy, strategy
+
+    assert all(isinstance(s, Strategy) and s.name == name for name, s in STRATEGIES.items())
+    assert STRATEGIES["class.add_type"].component == SH.ClassConstraintComponent
+    assert STRATEGIES["range.clamp"].component is None and len(STRATEGIES["range.clamp"].components) == 4
+    with pytest.raises(ValueError, match="already exists"):
+        strategy("class.add_type", SH.ClassConstraintComponent, bindings={})(lambda ctx, v: [])
+    with pytest.raises(TypeError):
+        STRATEGIES["x"] = STRATEGIES["class.add_type"]

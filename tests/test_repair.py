@@ -16,7 +16,7 @@ from owl_memory.model import RepairDecision
 from owl_memory.repair import repair, shape_triples
 from owl_memory.repair.patch import Patch
 from owl_memory.repair.plans import shape_key
-from owl_memory.repair.registry import REGISTRY, STRATEGIES
+from owl_memory.repair.registry import strategy, unregister
 from owl_memory.vocab import SH
 from owl_memory_bench.repair.suites import load_set
 from owl_memory_bench.repair.transfer import transfer
@@ -80,16 +80,23 @@ def test_compile_then_reuse(memory):
     assert memory.get(op.id).success_count == 1
 
 
-def _label_only(ctx, v):
-    """A deliberately useless strategy: labels the value instead of fixing it (to test demotion)."""
-    return [Patch("test.label_only", frozenset({(v.focus, EX.note, Literal("looked at"))}),
-                  frozenset(), frozenset({v.focus}))]
+@pytest.fixture
+def label_only():
+    """A deliberately useless sh:datatype strategy, registered for one test: labels the value instead of fixing it
+    (to test demotion)."""
+
+    @strategy("test.label_only", SH.DatatypeConstraintComponent, bindings={})
+    def _label_only(ctx, v):
+        """Label the focus node."""
+        return [Patch("test.label_only", frozenset({(v.focus, EX.note, Literal("looked at"))}),
+                      frozenset(), frozenset({v.focus}))]
+
+    yield
+    unregister("test.label_only")
 
 
-def test_failing_compiled_operator_is_demoted(memory, monkeypatch):
+def test_failing_compiled_operator_is_demoted(memory, label_only):
     comp = SH.DatatypeConstraintComponent
-    monkeypatch.setitem(STRATEGIES, "test.label_only", (comp, {}, _label_only))
-    monkeypatch.setitem(REGISTRY, comp, REGISTRY[comp] + ["test.label_only"])
     bad = memory.add(ItemSpec("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
                      signature=AGE_SIG, action_schema=RepairDecision("test.label_only", str(comp)),
                      verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",)))
@@ -212,7 +219,8 @@ def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_bat
     """Trained on library-shape graphs, a memory repairs a clinic graph with several independent violations by its
     abstract operators, every fix in one round verified once, and stores nothing new: fewer pySHACL runs than an
     empty memory, which must store what it learned (an item check); both results conform."""
-    from owl_memory import Memory, shacl_runs
+    from owl_memory import Memory
+    from owl_memory.adapters.pyshacl import counting
 
     case = load_set("construction:clinic:multi", None, 1)[0]
     with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
@@ -220,9 +228,9 @@ def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_bat
             assert repair(c.data, c.shapes, memory=trained).conforms
         runs, results = [], []
         for m in (empty, trained):
-            before = shacl_runs.runs()
-            results.append(repair(case.data, case.shapes, memory=m))
-            runs.append(shacl_runs.runs() - before)
+            with counting() as count:
+                results.append(repair(case.data, case.shapes, memory=m))
+            runs.append(count.runs)
     cold, warm = results
     assert cold.initial_violations >= 3 and cold.conforms and warm.conforms
     assert warm.verify_iterations == cold.verify_iterations == 2, "one batch of fixes, verified once"

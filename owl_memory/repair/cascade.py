@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from ..compiled import follow_up_spec, follow_ups
 from ..model import FollowUp
-from .patch import Context, Patch, applied, merge
+from .context import Context
+from .patch import Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
 from .verify import Violation, abstract_signature
 
@@ -77,8 +78,8 @@ def with_follow_ups(memory, ctx: Context, v: Violation, p: Patch) -> tuple[Patch
             continue
         values = _written(v, p) if follow_up.value == "added" else [None]
         for value in values:
-            second = replace(v, component=STRATEGIES[op][0], value=value)
-            here = Context(applied(ctx.graph, total), ctx.shapes, ctx.depth, ctx.checks, follow_up.choice)
+            second = replace(v, component=STRATEGIES[op].component, value=value)
+            here = ctx.bare(applied(ctx.graph, total), ctx.depth, follow_up.choice)
             got = run_strategy(op, here, second)
             if got:
                 total = merge(p.operator, total, got[0])
