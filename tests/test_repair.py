@@ -51,7 +51,7 @@ def test_the_smallest_change_set_wins_an_optional_bad_value_is_dropped():
     """ex:age is optional: dropping "42" (one triple) beats casting it (two); a required value is replaced."""
     res = repair(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .', SHAPES)
     assert res.conforms and res.removed == {(EX.a, EX.age, Literal("42"))} and not res.added
-    assert [a["operator"] for a in res.operators_applied] == ["value.drop"]
+    assert [a.operator for a in res.operators_applied] == ["value.drop"]
     required = SHAPES.replace("sh:datatype xsd:integer .", "sh:datatype xsd:integer ; sh:minCount 1 .")
     res = repair(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .', required)
     assert res.conforms and res.added == {(EX.a, EX.age, Literal(42))}
@@ -248,7 +248,7 @@ def test_a_batch_with_a_failing_trusted_fix_falls_back_and_still_repairs(memory)
     data = _graph('ex:r a ex:Rect . ex:b a ex:Person ; ex:name "B" ; ex:age "7" .')
     res = repair(data, shapes, memory=memory, keep_values=True)
     assert res.initial_violations == 2 and res.conforms
-    assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == \
+    assert [(o.operator, o.from_memory) for o in res.operators_applied] == \
         [("datatype.cast", True), ("or.satisfy_branch", False)]
     assert memory.get(bad).failure_count == 1 and memory.get(first.compiled_new[0]).success_count == 1
     assert (EX.b, EX.age, Literal(7)) in res.graph and {t[1] for t in res.added} >= {EX.area}
@@ -324,9 +324,9 @@ def test_a_plan_learned_on_other_shapes_is_re_derived_for_these_not_replayed(mem
     assert res1.conforms and len(res1.compiled_new) == 1 and res1.nested_checks > 0
     second = _graph("ex:y ex:z 1 .\n" + shape.format(n="y", a="r", b="s"))
     res2 = repair(second, second, memory=memory)
-    sig = res2.operators_applied[0]["signature"]
+    sig = res2.operators_applied[0].signature
     assert sig == memory.get(res1.compiled_new[0]).signature == "OrConstraintComponent|_|-|IRI"
-    assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0]["from_memory"]
+    assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0].from_memory
     assert {t[1] for t in res2.added} == {EX.r}, "the first branch's required value, on these shapes"
     assert memory.get(res1.compiled_new[0]).success_count == 1
 
@@ -342,7 +342,7 @@ def test_a_plan_whose_steps_name_other_shapes_is_not_applied_to_new_ones(memory)
     assert [s[1] for s in steps] == ["maxCount.drop_surplus"]
     second = _graph("ex:y ex:q 1, 2 .\n" + shape.format(n="y", a="q"))
     res2 = repair(second, second, memory=memory)
-    assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0]["from_memory"]
+    assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0].from_memory
     assert memory.get(res1.compiled_new[0]).use_count == 0
 
 
@@ -354,7 +354,7 @@ def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
         sh:property [ sh:path ex:seats ; sh:datatype xsd:integer ] ."""
     res = repair(_graph('ex:c a ex:Car ; ex:seats "4" .'), other, memory=memory, keep_values=True)
     assert res.conforms and res.compiled_reused == 1
-    assert res.operators_applied[0]["from_memory"] and res.operators_applied[0]["operator"] == "datatype.cast"
+    assert res.operators_applied[0].from_memory and res.operators_applied[0].operator == "datatype.cast"
     abstract = memory.by_signature("abstract:DatatypeConstraintComponent|predicate|Literal:plain|datatype")
     assert abstract and abstract[0].success_count == 1
     assert res.compiled_new == [], "the abstract operator replays it as it is: no redundant item, no item check"
@@ -387,8 +387,8 @@ def test_a_node_level_decision_transfers_to_a_property_shape(memory):
     prop = HEAD + "ex:T a sh:NodeShape ; sh:targetClass ex:Car ; sh:property [ sh:path ex:driver ; " \
                   "sh:class ex:Person ] ."
     res = repair(_graph("ex:c a ex:Car ; ex:driver ex:ann ."), prop, memory=memory)
-    assert res.conforms and res.operators_applied[0]["from_memory"]
-    assert res.operators_applied[0]["operator"] == "class.add_type"
+    assert res.conforms and res.operators_applied[0].from_memory
+    assert res.operators_applied[0].operator == "class.add_type"
 
 
 def _forbidding(cls: str, prop: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..compiled import follow_up_spec, follow_ups
 from ..model import FollowUp
 from .context import Context
-from .patch import Patch, applied, merge
+from .patch import Chosen, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
 from .verify import Violation, abstract_signature
 
@@ -46,7 +46,7 @@ def _written(v: Violation, p: Patch) -> list:
     return sorted(o for s, _, o in p.added if s == v.focus)
 
 
-def cascades(chosen: list[tuple], before: set, after: list[Violation]) -> list[Cascade]:
+def cascades(chosen: list[Chosen], before: set, after: list[Violation]) -> list[Cascade]:
     """New violations on a patched focus and shape whose value the patch explains, as cascades."""
     out = []
     for w in after:

@@ -12,14 +12,14 @@ from ..errors import OwlMemoryError
 from ..model import RepairDecision
 from ..model.operators import canonical
 from .cascade import Cascade, store_follow_up
-from .patch import Patch
+from .patch import Chosen, Patch
 from .registry import STRATEGIES
 from .verify import Violation, abstract_signatures
 
 _PER_INSTANCE = frozenset({"or.satisfy_branch", "xone.satisfy_one"})  # a choice without a plan fits one node
 
 
-def compile_decisions(memory, shapes: Graph, worked: dict, skip: set, searched: set, run_id: str,
+def compile_decisions(memory, shapes: Graph, worked: dict[str, list[Chosen]], skip: set, searched: set, run_id: str,
                       report_key: str) -> list[str]:
     """Store each distinct verified decision per signature (not those under `skip`, nor patches a stored operator
     made whose replay ran no trial check) as a RepairOperator plus an Episode, and its abstract forms, in one batch;
@@ -43,7 +43,8 @@ def compile_decisions(memory, shapes: Graph, worked: dict, skip: set, searched: 
         return []
 
 
-def compile_cascades(memory, shapes: Graph, cascades: list[Cascade], worked: dict, run_id: str) -> None:
+def compile_cascades(memory, shapes: Graph, cascades: list[Cascade], worked: dict[str, list[Chosen]],
+                     run_id: str) -> None:
     """Store each cascade whose second violation a later patch fixed as a learned follow-up."""
     fixed = {v.key: p for fixes in worked.values() for v, p, _ in fixes}
     for c in cascades:

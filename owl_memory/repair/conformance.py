@@ -7,6 +7,8 @@ sh:hasValue, sh:class, sh:in, or sh:node to another such shape. For those the SH
 operations on the data graph, so no pySHACL run is needed (tests/test_conformance.py holds the reading to pySHACL on
 generated graphs). A shape with anything else (another component, a complex path, sh:deactivated, a shape reached
 again through sh:node) is checked by pySHACL.
+
+Class membership (a SHACL instance: typed by the class or one of its subclasses) is read here too.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from rdflib.collection import Collection
 
 from ..vocab import RDF, RDFS, SH
 
-_NOTES = frozenset(SH[n] for n in ("name", "description", "message", "severity", "order", "group"))  # no bearing
-_TARGETS = frozenset(SH[n] for n in ("targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf"))  # which nodes
+_NOTES = frozenset(SH[n] for n in (  # no bearing on conformance
+    "name", "description", "message", "severity", "order", "group"))
+_TARGETS = frozenset(SH[n] for n in (  # which nodes, not how
+    "targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf"))
 _NODE = frozenset({SH["class"], SH.property, SH.node}) | _NOTES | _TARGETS
 _PROPERTY = frozenset({SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"], SH.node}) | _NOTES
 

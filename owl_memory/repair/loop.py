@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from rdflib import Graph
 
@@ -13,9 +13,11 @@ from .cascade import cascades
 from .compiling import compile_cascades, compile_decisions
 from .context import Context
 from .guards import Guards
+from .patch import Chosen
 from .paths import parse
 from .proposed import OPERATOR as PROPOSED
 from .registry import candidates, is_fixed_term
+from .result import AppliedOperator, RepairResult
 from .verify import NestedChecks, Violation, delta_focus, verify
 
 _DROPPERS = frozenset({SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent,
@@ -25,64 +27,6 @@ _NESTED = frozenset({SH.NodeConstraintComponent, SH.AndConstraintComponent, SH.O
                      SH.XoneConstraintComponent, SH.NotConstraintComponent, SH.QualifiedMinCountConstraintComponent,
                      SH.QualifiedMaxCountConstraintComponent})  # their operators run trial checks: last, when not moot
 FIXED_TERM = "the focus node is a fixed term named by the shapes"
-
-
-@dataclass
-class RepairResult:
-    """What a repair did and where it ended.
-
-    Args:
-        graph: the repaired data graph (a copy; the input is never modified).
-        added: triples the repair added.
-        removed: triples the repair removed.
-        conforms: True when the last verification conformed.
-        verify_iterations: verification rounds (whole-graph or focus-scoped); nested trial checks are not in it.
-        compiled_reused: patches applied from compiled operators found in memory.
-        compiled_new: ids of RepairOperators compiled into memory by this run.
-        operators_applied: one dict per applied patch that fixed its violation (from_memory, and memory_key: the
-            signature or abstract key its compiled operator was found under, None for the library).
-        unrepaired: signatures still violated at the end.
-        reasons: signature -> why it is left (no operator, fixed term, rules forbid, rounds exhausted).
-        initial_violations: violations before the repair.
-        nested_checks: nested (single node, single shape) trial validations run by operators.
-        scopes: the scope of each verification ("full" or "focus").
-        prevented: learned follow-up fixes applied before a verification and confirmed by it.
-        validations: every pySHACL validation run: verify_iterations + nested_checks.
-        proposed: change sets the proposer returned (each then checked like any patch).
-        lm_calls: LM calls the proposer made during this repair.
-    """
-
-    graph: Graph
-    added: set = field(default_factory=set)
-    removed: set = field(default_factory=set)
-    conforms: bool = False
-    verify_iterations: int = 0
-    compiled_reused: int = 0
-    compiled_new: list = field(default_factory=list)
-    operators_applied: list = field(default_factory=list)
-    unrepaired: list = field(default_factory=list)
-    reasons: dict = field(default_factory=dict)
-    initial_violations: int = 0
-    nested_checks: int = 0
-    scopes: list = field(default_factory=list)
-    proposed: int = 0
-    lm_calls: int = 0
-    prevented: int = 0
-
-    @property
-    def validations(self) -> int:
-        """Every pySHACL validation this repair ran (rounds plus nested trial checks)."""
-        return self.verify_iterations + self.nested_checks
-
-    def to_dict(self) -> dict:
-        """JSON-compatible summary (counts, operators and signatures; no graph)."""
-        return {"conforms": self.conforms, "added": len(self.added), "removed": len(self.removed),
-                "verify_iterations": self.verify_iterations, "compiled_reused": self.compiled_reused,
-                "compiled_new": self.compiled_new, "operators_applied": self.operators_applied,
-                "unrepaired": self.unrepaired, "reasons": self.reasons,
-                "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
-                "validations": self.validations, "scopes": self.scopes, "proposed": self.proposed,
-                "lm_calls": self.lm_calls, "prevented": self.prevented}
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
@@ -116,7 +60,7 @@ class _Loop:
         self.ctx = Context(self.g, shapes, checks=NestedChecks(shapes), keep_values=keep_values,
                            learned=self.source.learned if memory is not None else None)
         self.failed: dict = {}  # violation key -> fingerprints of its patches that did not verify
-        self.worked: dict = {}  # signature -> (violation, patch, compiled item id or None) that fixed it
+        self.worked: dict[str, list[Chosen]] = {}  # signature -> the chosen patches that fixed it
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
         self.cascades: list = []
@@ -152,8 +96,8 @@ class _Loop:
             r.violation_count, r.conforms = len(r.violations), not r.violations
         return r
 
-    def _choose(self, violations: list[Violation]) -> list[tuple]:
-        """One guarded, non-conflicting patch per violation: (violation, patch, compiled item id or None)."""
+    def _choose(self, violations: list[Violation]) -> list[Chosen]:
+        """One guarded, non-conflicting patch per violation."""
         chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
         self.ctx = replace(self.ctx, flagged=frozenset((v.focus, v.value) for v in violations if v.value is not None),
                            reported=frozenset(v.key for v in violations))
@@ -165,12 +109,12 @@ class _Loop:
                     continue
                 if p.removed & (added | removed) or p.added & removed:
                     break  # its best patch clashes with one chosen this round: retry after the re-verify
-                chosen.append((v, p, item))
+                chosen.append(Chosen(v, p, item))
                 added, removed = added | p.added, removed | p.removed
                 break
         return chosen
 
-    def _apply(self, chosen: list[tuple]) -> set | None:
+    def _apply(self, chosen: list[Chosen]) -> set | None:
         """Apply the chosen patches; returns the nodes to re-verify (None: the whole graph)."""
         added, removed = set(), set()
         for _, p, _ in chosen:
@@ -183,42 +127,42 @@ class _Loop:
         near = delta_focus(self.g, added, removed)
         return None if near is None else near | {v.focus for v, _, _ in chosen}
 
-    def _settle(self, chosen: list[tuple], new) -> bool:
+    def _settle(self, chosen: list[Chosen], new) -> bool:
         """Record which patches fixed their violation; undo the others. True when something was undone."""
         still, undone = {v.key for v in new.violations}, False
         near = {(v.focus, v.signature) for v in new.violations}
         fixed = {id(p) for v, p, _ in chosen if v.key not in still
                  and (p.operator != PROPOSED or (v.focus, v.signature) not in near)}  # a proposal must clear its focus
         keep = {t for _, p, _ in chosen if id(p) in fixed for t in p.added}
-        for v, p, item in chosen:
-            ok = id(p) in fixed
-            self._record_uses(p, item, ok)
+        for c in chosen:
+            ok = id(c.patch) in fixed
+            self._record_uses(c, ok)
             if ok:
-                self._worked(v, p, item)
+                self._worked(c)
                 continue
-            self.failed.setdefault(v.key, set()).add(fingerprint(p))
-            for t in p.added - keep:
+            self.failed.setdefault(c.violation.key, set()).add(fingerprint(c.patch))
+            for t in c.patch.added - keep:
                 self.g.remove(t)
-            for t in p.removed:
+            for t in c.patch.removed:
                 self.g.add(t)
             undone = True
         return undone
 
-    def _record_uses(self, p, item, ok: bool) -> None:
-        """Count a use of the follow-ups folded into `p` and of the compiled item it came from, in memory."""
-        for fid in self.source.follow_ups_in(p):
+    def _record_uses(self, c: Chosen, ok: bool) -> None:
+        """Count a use of the follow-ups folded into the patch and of the compiled item it came from, in memory."""
+        for fid in self.source.follow_ups_in(c.patch):
             self.memory.record_use(fid, ok)
             self.res.prevented += ok
-        if item is not None and self.memory is not None:
-            self.memory.record_use(item, ok)
+        if c.item is not None and self.memory is not None:
+            self.memory.record_use(c.item, ok)
             self.res.compiled_reused += 1
 
-    def _worked(self, v: Violation, p, item) -> None:
+    def _worked(self, c: Chosen) -> None:
         """Note a patch that fixed its violation (compiled at the end) and report it."""
-        self.worked.setdefault(v.signature, []).append((v, p, item))
-        self.res.operators_applied.append({"signature": v.signature, "operator": p.operator, "choice": p.choice,
-                                           "focus": str(v.focus), "from_memory": item is not None,
-                                           "memory_key": self.source.memory_key(item) if item is not None else None})
+        v, p = c.violation, c.patch
+        self.worked.setdefault(v.signature, []).append(c)
+        key = self.source.memory_key(c.item) if c.item is not None else None
+        self.res.operators_applied.append(AppliedOperator(v.signature, p.operator, p.choice, str(v.focus), key))
 
     def result(self) -> RepairResult:
         """Fill in the delta, leftovers and counts, and compile what worked into memory."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rdflib import Graph
 
@@ -33,6 +34,14 @@ class Patch:
     def size(self) -> int:
         """Number of triples changed."""
         return len(self.added) + len(self.removed)
+
+
+class Chosen(NamedTuple):
+    """A patch the loop chose for a violation, and the compiled item it came from (None: library or proposer)."""
+
+    violation: Violation
+    patch: Patch
+    item: str | None
 
 
 def applied(g: Graph, p: Patch) -> Graph:

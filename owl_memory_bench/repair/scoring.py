@@ -30,7 +30,7 @@ def run_case(case: Case, memory=None) -> dict:
             "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": runs,
             "item_checks": runs - res.validations,
             "reused": res.compiled_reused, "compiled": len(res.compiled_new),
-            "memory_keys": sorted({o["memory_key"] for o in res.operators_applied if o["memory_key"]}),
+            "memory_keys": sorted({o.memory_key for o in res.operators_applied if o.memory_key}),
             "unrepaired": res.unrepaired, "reasons": res.reasons, "initial": res.initial_violations,
             "missing": list(case.missing), "kind": case.kind, "seconds": round(time.perf_counter() - t0, 3)}
 
