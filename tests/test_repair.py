@@ -1,19 +1,17 @@
-"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, the CLI, and transfer between shape
-sets (the W3C and SHACL-SPARQL suites case by case: test_repair_suites.py)."""
+"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, and transfer between shape sets (the
+CLI: test_repair_cli.py; the W3C and SHACL-SPARQL suites case by case: test_repair_suites.py)."""
 
 import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from rdflib import Graph, Literal, Namespace
 from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
 from owl_memory import ItemSpec, Memory
-from owl_memory.cli import main
 from owl_memory.model import RepairDecision
-from owl_memory.repair import repair, shape_triples
+from owl_memory.repair import repair
 from owl_memory.repair.patch import Patch
 from owl_memory.repair.plans import shape_key
 from owl_memory.repair.registry import strategy, unregister
@@ -138,51 +136,6 @@ def test_fixed_term_is_reported_not_faked():
     res = repair(g, g)
     assert not res.conforms and not res.added and not res.removed
     assert "fixed term" in list(res.reasons.values())[0]
-
-
-def test_cli_repair_same_file_keeps_shapes(tmp_path):
-    path = tmp_path / "both.ttl"
-    path.write_text(HEAD + 'ex:a a ex:Person ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""), encoding="utf-8")
-    out = tmp_path / "fixed.ttl"
-    result = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
-                                       str(tmp_path / "mem"), "--out", str(out), "--json"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output.strip().splitlines()[-1])
-    assert summary["conforms"] and len(summary["compiled_new"]) == 2
-    before, after = Graph().parse(path), Graph().parse(out)
-    assert shape_triples(before) <= set(after)
-    assert len(after) == len(before) + summary["added"] - summary["removed"]
-    again = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory", str(tmp_path / "mem"),
-                                      "--json"])
-    assert json.loads(again.output.strip().splitlines()[-1])["compiled_reused"] == 2
-
-
-def test_cli_repair_exit_codes(tmp_path):
-    bad = tmp_path / "bad.ttl"
-    bad.write_text("@prefix ex: <http://ex.org/> .\nex:a ex:b .\n", encoding="utf-8")
-    stuck = tmp_path / "stuck.ttl"
-    stuck.write_text(HEAD + "ex:S a sh:NodeShape ; sh:targetNode 42 ; sh:datatype xsd:string .", encoding="utf-8")
-    mem = str(tmp_path / "mem")
-    assert CliRunner().invoke(main, ["repair", str(bad), "--shapes", str(bad), "--memory", mem]).exit_code == 2
-    res = CliRunner().invoke(main, ["repair", str(stuck), "--shapes", str(stuck), "--memory", mem])
-    assert res.exit_code == 1 and "fixed term" in res.output
-    assert CliRunner().invoke(main, ["repair", "--help"]).exit_code == 0
-
-
-def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
-    """`repair --keep-values` casts the optional bad age; the default drops it (the smaller change set)."""
-    path = tmp_path / "both.ttl"
-    path.write_text(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""),
-                    encoding="utf-8")
-    runs = {}
-    for flag in ([], ["--keep-values"]):
-        res = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
-                                        str(tmp_path / f"mem{len(flag)}"), "--json", *flag])
-        assert res.exit_code == 0, res.output
-        runs[bool(flag)] = json.loads(res.output.strip().splitlines()[-1])
-    assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
-    assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
-    assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
 
 
 def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
