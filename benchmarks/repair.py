@@ -15,7 +15,8 @@ Sets "<mutation set>:multi" (dcat:multi, datacube:multi, construction:clinic:mul
 independent edits each (owl_memory_bench.repair.mutations.combined, fixed seed), as real data rarely has one
 violation.
 Cost: validations = every pySHACL run a repair makes, counted at the one place the package calls pySHACL
-(owl_memory.shacl_runs): verify rounds, nested trial checks and the memory's own item checks when it compiles.
+(owl_memory.adapters.pyshacl.counting): verify rounds, nested trial checks and the memory's own item checks when it
+compiles.
 Sets "sprint" and "construction:<name>" are mutations of the shapes shipped in experiments/ (no data folder needed).
 Set "shapes:PATH" (and "shapes:PATH:multi"): the same for any shapes file, e.g. one the repairer never saw; the named
 mutation sets are names for such files. Targets of every kind get a root (class, implicit class, targetNode,

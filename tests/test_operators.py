@@ -107,7 +107,7 @@ def test_operator_repairs_minimal_graph(text, operator, added, removed):
     shapes_before = shape_triples(g)
     res = repair(g, g, keep_values=True)  # the value-keeping operators (by default an optional bad value is dropped)
     assert res.conforms, res.to_dict()
-    assert operator in [a["operator"] for a in res.operators_applied]
+    assert operator in [a.operator for a in res.operators_applied]
     assert res.added == added if added is not None else True
     assert removed is None or res.removed == removed
     assert shapes_before <= set(res.graph), "shape triples must never change"
@@ -172,10 +172,10 @@ def test_the_smallest_change_set_is_taken_by_default(text, operator, added, remo
     """Candidates are tried smallest change set first; keep_values=True never drops an offending value."""
     g = Graph().parse(data=HEAD + text, format="turtle")
     res = repair(g, g)
-    assert res.conforms and [a["operator"] for a in res.operators_applied] == [operator]
+    assert res.conforms and [a.operator for a in res.operators_applied] == [operator]
     assert res.added == added and res.removed == removed
     kept = repair(g, g, keep_values=True)
-    assert kept.conforms and "value.drop" not in [a["operator"] for a in kept.operators_applied]
+    assert kept.conforms and "value.drop" not in [a.operator for a in kept.operators_applied]
 
 
 def test_a_required_value_is_not_dropped():
@@ -184,3 +184,16 @@ def test_a_required_value_is_not_dropped():
                       format="turtle")
     res = repair(g, g)
     assert res.conforms and res.added == {(EX.a, EX.p, Literal("0", datatype=XSD.integer))}
+
+
+def test_the_registry_holds_typed_strategies_filled_by_the_decorator():
+    """Every entry is a Strategy under its own id; an id is registered once; the views cannot be written."""
+    from owl_memory.repair.registry import Strategy, strategy
+
+    assert all(isinstance(s, Strategy) and s.name == name for name, s in STRATEGIES.items())
+    assert STRATEGIES["class.add_type"].component == SH.ClassConstraintComponent
+    assert STRATEGIES["range.clamp"].component is None and len(STRATEGIES["range.clamp"].components) == 4
+    with pytest.raises(ValueError, match="already exists"):
+        strategy("class.add_type", SH.ClassConstraintComponent, bindings={})(lambda ctx, v: [])
+    with pytest.raises(TypeError):
+        STRATEGIES["x"] = STRATEGIES["class.add_type"]

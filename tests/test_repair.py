@@ -1,22 +1,20 @@
-"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, the CLI, and transfer between shape
-sets (the W3C and SHACL-SPARQL suites case by case: test_repair_suites.py)."""
+"""repair(): the loop, the minimal-change rules, compile-then-reuse with memory, and transfer between shape sets (the
+CLI: test_repair_cli.py; the W3C and SHACL-SPARQL suites case by case: test_repair_suites.py)."""
 
 import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from rdflib import Graph, Literal, Namespace
 from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
 from owl_memory import ItemSpec, Memory
-from owl_memory.cli import main
 from owl_memory.model import RepairDecision
-from owl_memory.repair import repair, shape_triples
+from owl_memory.repair import repair
 from owl_memory.repair.patch import Patch
 from owl_memory.repair.plans import shape_key
-from owl_memory.repair.registry import REGISTRY, STRATEGIES
+from owl_memory.repair.registry import strategy, unregister
 from owl_memory.vocab import SH
 from owl_memory_bench.repair.suites import load_set
 from owl_memory_bench.repair.transfer import transfer
@@ -51,7 +49,7 @@ def test_the_smallest_change_set_wins_an_optional_bad_value_is_dropped():
     """ex:age is optional: dropping "42" (one triple) beats casting it (two); a required value is replaced."""
     res = repair(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .', SHAPES)
     assert res.conforms and res.removed == {(EX.a, EX.age, Literal("42"))} and not res.added
-    assert [a["operator"] for a in res.operators_applied] == ["value.drop"]
+    assert [a.operator for a in res.operators_applied] == ["value.drop"]
     required = SHAPES.replace("sh:datatype xsd:integer .", "sh:datatype xsd:integer ; sh:minCount 1 .")
     res = repair(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .', required)
     assert res.conforms and res.added == {(EX.a, EX.age, Literal(42))}
@@ -80,16 +78,23 @@ def test_compile_then_reuse(memory):
     assert memory.get(op.id).success_count == 1
 
 
-def _label_only(ctx, v):
-    """A deliberately useless strategy: labels the value instead of fixing it (to test demotion)."""
-    return [Patch("test.label_only", frozenset({(v.focus, EX.note, Literal("looked at"))}),
-                  frozenset(), frozenset({v.focus}))]
+@pytest.fixture
+def label_only():
+    """A deliberately useless sh:datatype strategy, registered for one test: labels the value instead of fixing it
+    (to test demotion)."""
+
+    @strategy("test.label_only", SH.DatatypeConstraintComponent, bindings={})
+    def _label_only(ctx, v):
+        """Label the focus node."""
+        return [Patch("test.label_only", frozenset({(v.focus, EX.note, Literal("looked at"))}),
+                      frozenset(), frozenset({v.focus}))]
+
+    yield
+    unregister("test.label_only")
 
 
-def test_failing_compiled_operator_is_demoted(memory, monkeypatch):
+def test_failing_compiled_operator_is_demoted(memory, label_only):
     comp = SH.DatatypeConstraintComponent
-    monkeypatch.setitem(STRATEGIES, "test.label_only", (comp, {}, _label_only))
-    monkeypatch.setitem(REGISTRY, comp, REGISTRY[comp] + ["test.label_only"])
     bad = memory.add(ItemSpec("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
                      signature=AGE_SIG, action_schema=RepairDecision("test.label_only", str(comp)),
                      verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",)))
@@ -133,51 +138,6 @@ def test_fixed_term_is_reported_not_faked():
     assert "fixed term" in list(res.reasons.values())[0]
 
 
-def test_cli_repair_same_file_keeps_shapes(tmp_path):
-    path = tmp_path / "both.ttl"
-    path.write_text(HEAD + 'ex:a a ex:Person ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""), encoding="utf-8")
-    out = tmp_path / "fixed.ttl"
-    result = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
-                                       str(tmp_path / "mem"), "--out", str(out), "--json"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output.strip().splitlines()[-1])
-    assert summary["conforms"] and len(summary["compiled_new"]) == 2
-    before, after = Graph().parse(path), Graph().parse(out)
-    assert shape_triples(before) <= set(after)
-    assert len(after) == len(before) + summary["added"] - summary["removed"]
-    again = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory", str(tmp_path / "mem"),
-                                      "--json"])
-    assert json.loads(again.output.strip().splitlines()[-1])["compiled_reused"] == 2
-
-
-def test_cli_repair_exit_codes(tmp_path):
-    bad = tmp_path / "bad.ttl"
-    bad.write_text("@prefix ex: <http://ex.org/> .\nex:a ex:b .\n", encoding="utf-8")
-    stuck = tmp_path / "stuck.ttl"
-    stuck.write_text(HEAD + "ex:S a sh:NodeShape ; sh:targetNode 42 ; sh:datatype xsd:string .", encoding="utf-8")
-    mem = str(tmp_path / "mem")
-    assert CliRunner().invoke(main, ["repair", str(bad), "--shapes", str(bad), "--memory", mem]).exit_code == 2
-    res = CliRunner().invoke(main, ["repair", str(stuck), "--shapes", str(stuck), "--memory", mem])
-    assert res.exit_code == 1 and "fixed term" in res.output
-    assert CliRunner().invoke(main, ["repair", "--help"]).exit_code == 0
-
-
-def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
-    """`repair --keep-values` casts the optional bad age; the default drops it (the smaller change set)."""
-    path = tmp_path / "both.ttl"
-    path.write_text(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""),
-                    encoding="utf-8")
-    runs = {}
-    for flag in ([], ["--keep-values"]):
-        res = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
-                                        str(tmp_path / f"mem{len(flag)}"), "--json", *flag])
-        assert res.exit_code == 0, res.output
-        runs[bool(flag)] = json.loads(res.output.strip().splitlines()[-1])
-    assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
-    assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
-    assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
-
-
 def test_transfer_between_shipped_shapes_stays_under_its_ceiling():
     """Library mutations train a memory that cuts pySHACL runs per repaired clinic case (never below 2 each: the
     ceiling the benchmark prints), with as many cases repaired; counts, not seconds."""
@@ -212,7 +172,8 @@ def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_bat
     """Trained on library-shape graphs, a memory repairs a clinic graph with several independent violations by its
     abstract operators, every fix in one round verified once, and stores nothing new: fewer pySHACL runs than an
     empty memory, which must store what it learned (an item check); both results conform."""
-    from owl_memory import Memory, shacl_runs
+    from owl_memory import Memory
+    from owl_memory.adapters.pyshacl import counting
 
     case = load_set("construction:clinic:multi", None, 1)[0]
     with Memory(tmp_path / "empty") as empty, Memory(tmp_path / "trained") as trained:
@@ -220,9 +181,9 @@ def test_a_trained_memory_repairs_several_violations_of_unseen_shapes_in_one_bat
             assert repair(c.data, c.shapes, memory=trained).conforms
         runs, results = [], []
         for m in (empty, trained):
-            before = shacl_runs.runs()
-            results.append(repair(case.data, case.shapes, memory=m))
-            runs.append(shacl_runs.runs() - before)
+            with counting() as count:
+                results.append(repair(case.data, case.shapes, memory=m))
+            runs.append(count.runs)
     cold, warm = results
     assert cold.initial_violations >= 3 and cold.conforms and warm.conforms
     assert warm.verify_iterations == cold.verify_iterations == 2, "one batch of fixes, verified once"
@@ -240,7 +201,7 @@ def test_a_batch_with_a_failing_trusted_fix_falls_back_and_still_repairs(memory)
     data = _graph('ex:r a ex:Rect . ex:b a ex:Person ; ex:name "B" ; ex:age "7" .')
     res = repair(data, shapes, memory=memory, keep_values=True)
     assert res.initial_violations == 2 and res.conforms
-    assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == \
+    assert [(o.operator, o.from_memory) for o in res.operators_applied] == \
         [("datatype.cast", True), ("or.satisfy_branch", False)]
     assert memory.get(bad).failure_count == 1 and memory.get(first.compiled_new[0]).success_count == 1
     assert (EX.b, EX.age, Literal(7)) in res.graph and {t[1] for t in res.added} >= {EX.area}
@@ -316,9 +277,9 @@ def test_a_plan_learned_on_other_shapes_is_re_derived_for_these_not_replayed(mem
     assert res1.conforms and len(res1.compiled_new) == 1 and res1.nested_checks > 0
     second = _graph("ex:y ex:z 1 .\n" + shape.format(n="y", a="r", b="s"))
     res2 = repair(second, second, memory=memory)
-    sig = res2.operators_applied[0]["signature"]
+    sig = res2.operators_applied[0].signature
     assert sig == memory.get(res1.compiled_new[0]).signature == "OrConstraintComponent|_|-|IRI"
-    assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0]["from_memory"]
+    assert res2.conforms and res2.nested_checks == 0 and res2.operators_applied[0].from_memory
     assert {t[1] for t in res2.added} == {EX.r}, "the first branch's required value, on these shapes"
     assert memory.get(res1.compiled_new[0]).success_count == 1
 
@@ -334,7 +295,7 @@ def test_a_plan_whose_steps_name_other_shapes_is_not_applied_to_new_ones(memory)
     assert [s[1] for s in steps] == ["maxCount.drop_surplus"]
     second = _graph("ex:y ex:q 1, 2 .\n" + shape.format(n="y", a="q"))
     res2 = repair(second, second, memory=memory)
-    assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0]["from_memory"]
+    assert res2.conforms and res2.nested_checks > 0 and not res2.operators_applied[0].from_memory
     assert memory.get(res1.compiled_new[0]).use_count == 0
 
 
@@ -346,7 +307,7 @@ def test_decisions_transfer_to_unseen_shapes_by_abstract_signature(memory):
         sh:property [ sh:path ex:seats ; sh:datatype xsd:integer ] ."""
     res = repair(_graph('ex:c a ex:Car ; ex:seats "4" .'), other, memory=memory, keep_values=True)
     assert res.conforms and res.compiled_reused == 1
-    assert res.operators_applied[0]["from_memory"] and res.operators_applied[0]["operator"] == "datatype.cast"
+    assert res.operators_applied[0].from_memory and res.operators_applied[0].operator == "datatype.cast"
     abstract = memory.by_signature("abstract:DatatypeConstraintComponent|predicate|Literal:plain|datatype")
     assert abstract and abstract[0].success_count == 1
     assert res.compiled_new == [], "the abstract operator replays it as it is: no redundant item, no item check"
@@ -379,8 +340,8 @@ def test_a_node_level_decision_transfers_to_a_property_shape(memory):
     prop = HEAD + "ex:T a sh:NodeShape ; sh:targetClass ex:Car ; sh:property [ sh:path ex:driver ; " \
                   "sh:class ex:Person ] ."
     res = repair(_graph("ex:c a ex:Car ; ex:driver ex:ann ."), prop, memory=memory)
-    assert res.conforms and res.operators_applied[0]["from_memory"]
-    assert res.operators_applied[0]["operator"] == "class.add_type"
+    assert res.conforms and res.operators_applied[0].from_memory
+    assert res.operators_applied[0].operator == "class.add_type"
 
 
 def _forbidding(cls: str, prop: str) -> str:

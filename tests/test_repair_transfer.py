@@ -4,7 +4,8 @@ the component-and-role back-off key, and a back-off decision that fails falling 
 from rdflib import Graph, Namespace
 from rdflib.collection import Collection
 
-from owl_memory import ItemSpec, Memory, shacl_runs
+from owl_memory import ItemSpec, Memory
+from owl_memory.adapters.pyshacl import counting
 from owl_memory.repair import repair
 from owl_memory.repair.plans import shape_key
 from owl_memory.repair.verify import abstract_signatures, verify
@@ -34,9 +35,9 @@ def _graph(text: str) -> Graph:
 
 def _runs(data: str, shapes: str, memory) -> tuple:
     """(repair result, every pySHACL run it made) for one repair with `memory`."""
-    before = shacl_runs.runs()
-    res = repair(_graph(data), shapes, memory=memory)
-    return res, shacl_runs.runs() - before
+    with counting() as count:
+        res = repair(_graph(data), shapes, memory=memory)
+    return res, count.runs
 
 
 def test_an_and_plan_learned_on_a_property_shape_repairs_an_unseen_node_shape_with_fewer_runs(tmp_path):
@@ -54,7 +55,7 @@ def test_an_and_plan_learned_on_a_property_shape_repairs_an_unseen_node_shape_wi
     assert {t[1] for t in cold.added} == {t[1] for t in warm.added} == {EX.email}
     assert (cold_runs, cold.verify_iterations, cold.nested_checks) == (8, 2, 4)
     assert (warm_runs, warm.verify_iterations, warm.nested_checks) == (2, 2, 0)
-    assert warm.operators_applied[0]["memory_key"] == "abstract:AndConstraintComponent|any|Node|-"
+    assert warm.operators_applied[0].memory_key == "abstract:AndConstraintComponent|any|Node|-"
     assert warm.compiled_new == []
 
 
@@ -75,7 +76,7 @@ def test_the_back_off_key_carries_a_decision_to_another_kind_of_value(tmp_path):
         warm, warm_runs = _runs(case, EQUALS_NODE, trained)
     assert cold.conforms and warm.conforms and warm.added == cold.added == {(EX.r, EX.self, EX.r)}
     assert (cold_runs, warm_runs) == (4, 2)
-    assert warm.operators_applied[0]["memory_key"] == keys[-1] and warm.compiled_new == [] and cold.compiled_new
+    assert warm.operators_applied[0].memory_key == keys[-1] and warm.compiled_new == [] and cold.compiled_new
 
 
 def test_a_failing_back_off_decision_is_demoted_and_the_library_repairs(memory):
@@ -97,7 +98,7 @@ def test_a_failing_back_off_decision_is_demoted_and_the_library_repairs(memory):
     res = repair(data, shapes, memory=memory)
     assert res.conforms and res.verify_iterations == 4 and res.nested_checks > 0  # find, bad, undone, good
     assert memory.get(bad).failure_count == 1 and memory.get(bad).success_count == 0
-    assert [(o["operator"], o["from_memory"]) for o in res.operators_applied] == [("or.satisfy_branch", False)]
+    assert [(o.operator, o.from_memory) for o in res.operators_applied] == [("or.satisfy_branch", False)]
 
 
 COUNTS = HEAD + """ex:ItemShape a sh:NodeShape ; sh:targetClass ex:Item ;
@@ -116,10 +117,10 @@ def test_recording_a_use_of_a_reused_operator_costs_no_pyshacl_run_and_the_memor
     res, runs = _runs(data, EQUALS_PROPERTY, memory)
     assert res.conforms and res.compiled_reused == 1 and res.compiled_new == []
     assert runs == res.verify_iterations == 2 and res.nested_checks == 0
-    op = next(o for o in memory.by_signature(res.operators_applied[0]["signature"]) if o.success_count)
-    before = shacl_runs.runs()
-    assert memory.record_use(op.id, True).success_count == 2
-    assert shacl_runs.runs() == before
+    op = next(o for o in memory.by_signature(res.operators_applied[0].signature) if o.success_count)
+    with counting() as count:
+        assert memory.record_use(op.id, True).success_count == 2
+    assert count.runs == 0
     assert memory.validate().conforms
 
 

@@ -4,7 +4,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, SH, XSD
 
-from owl_memory import shacl_runs
+from owl_memory.adapters import pyshacl as shacl_runs
 from owl_memory.resources import memory_shapes
 from owl_memory.store.validation import _class_tree, _message, _shapes, check
 from owl_memory.vocab import ITEM, KINDS, OM, PROV, RUN
@@ -173,12 +173,42 @@ def test_the_focused_check_groups_nodes_of_different_kinds_and_follows_node_targ
 
 
 def test_pyshacl_finds_constraint_parameters_by_set_lookup_with_its_own_list():
-    """shacl_runs indexes pySHACL's constraint-parameter list (a speed change only): the same IRIs in the same order,
-    `in` answers as the list does, and the copy pySHACL extends for advanced shapes is a plain list."""
-    import pyshacl.shape
+    """The adapter indexes the constraint-parameter list its prepared shapes search (a speed change only): the same
+    IRIs in the same order, `in` answers as the list does, and the copy pySHACL extends for advanced shapes is a plain
+    list."""
     from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS
 
     assert check(good()).conforms and not check(with_(good(), drop=[OM.title])).conforms
-    members = pyshacl.shape.CONSTRAINT_PARAMS[0]
+    members = _shapes().parameters
+    assert all(type(s).validate.__globals__["module"].CONSTRAINT_PARAMS[0] is members for s in _shapes().shapes.shapes)
     assert list(members) == ALL_CONSTRAINT_PARAMETERS and SH.minCount in members and OM.title not in members
     assert type(members.copy()) is list
+
+
+def test_another_pyshacl_user_in_the_process_sees_pyshacl_as_shipped():
+    """The speed-up stays with the adapter's prepared shapes: after item checks and a fresh preparation, pySHACL's
+    Shape class, its module's parameter list and the shapes another caller harvests are pySHACL's own."""
+    import pyshacl
+    import pyshacl.shape
+    from pyshacl.shapes_graph import ShapesGraph
+
+    shipped, before = pyshacl.shape.Shape.validate, getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None)
+    assert not check(with_(good(), drop=[OM.title])).conforms
+    shacl_runs.prepare(Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle"))
+    assert pyshacl.shape.Shape.validate is shipped and getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None) is before
+    shapes = Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle")
+    data = Graph().parse(data=DATA_WITH_NODE_TARGETS, format="turtle")
+    assert not pyshacl.validate(data, shacl_graph=shapes)[0]
+    assert type(pyshacl.shape.CONSTRAINT_PARAMS[0]) is list and pyshacl.shape.Shape.validate is shipped
+    assert all(type(s) is pyshacl.shape.Shape for s in ShapesGraph(shapes).shapes)
+
+
+def test_counting_sees_the_runs_made_inside_its_block():
+    """Each counting block counts the pySHACL runs made inside it, nested blocks included, and none after it."""
+    with shacl_runs.counting() as outer:
+        check(good())
+        with shacl_runs.counting() as inner:
+            check(good())
+            check(good())
+    check(good())
+    assert (outer.runs, inner.runs) == (3, 2)

@@ -5,6 +5,8 @@ this package registers them all. With a `proposer`, what no operator derives is 
 """
 
 from . import components  # noqa: F401  (registers every strategy)
-from .loop import FIXED_TERM, RepairResult, repair, shape_triples, target_nodes
+from .guards import shape_triples, target_nodes
+from .loop import FIXED_TERM, repair
+from .result import RepairResult
 
 __all__ = ["FIXED_TERM", "RepairResult", "repair", "shape_triples", "target_nodes"]

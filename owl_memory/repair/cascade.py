@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from ..compiled import follow_up_spec, follow_ups
 from ..model import FollowUp
-from .patch import Context, Patch, applied, merge
+from .context import Context
+from .patch import Chosen, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
 from .verify import Violation, abstract_signature
 
@@ -45,7 +46,7 @@ def _written(v: Violation, p: Patch) -> list:
     return sorted(o for s, _, o in p.added if s == v.focus)
 
 
-def cascades(chosen: list[tuple], before: set, after: list[Violation]) -> list[Cascade]:
+def cascades(chosen: list[Chosen], before: set, after: list[Violation]) -> list[Cascade]:
     """New violations on a patched focus and shape whose value the patch explains, as cascades."""
     out = []
     for w in after:
@@ -77,8 +78,8 @@ def with_follow_ups(memory, ctx: Context, v: Violation, p: Patch) -> tuple[Patch
             continue
         values = _written(v, p) if follow_up.value == "added" else [None]
         for value in values:
-            second = replace(v, component=STRATEGIES[op][0], value=value)
-            here = Context(applied(ctx.graph, total), ctx.shapes, ctx.depth, ctx.checks, follow_up.choice)
+            second = replace(v, component=STRATEGIES[op].component, value=value)
+            here = ctx.bare(applied(ctx.graph, total), ctx.depth, follow_up.choice)
             got = run_strategy(op, here, second)
             if got:
                 total = merge(p.operator, total, got[0])

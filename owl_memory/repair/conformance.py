@@ -7,6 +7,8 @@ sh:hasValue, sh:class, sh:in, or sh:node to another such shape. For those the SH
 operations on the data graph, so no pySHACL run is needed (tests/test_conformance.py holds the reading to pySHACL on
 generated graphs). A shape with anything else (another component, a complex path, sh:deactivated, a shape reached
 again through sh:node) is checked by pySHACL.
+
+Class membership (a SHACL instance: typed by the class or one of its subclasses) is read here too.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..vocab import SH
-from .paths import is_instance
+from ..vocab import RDF, RDFS, SH
 
-_NOTES = {SH[n] for n in ("name", "description", "message", "severity", "order", "group")}  # no bearing on conformance
-_TARGETS = {SH[n] for n in ("targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf")}  # which nodes, not how
-_NODE = {SH["class"], SH.property, SH.node} | _NOTES | _TARGETS
-_PROPERTY = {SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"], SH.node} | _NOTES
+_NOTES = frozenset(SH[n] for n in (  # no bearing on conformance
+    "name", "description", "message", "severity", "order", "group"))
+_TARGETS = frozenset(SH[n] for n in (  # which nodes, not how
+    "targetClass", "targetNode", "targetSubjectsOf", "targetObjectsOf"))
+_NODE = frozenset({SH["class"], SH.property, SH.node}) | _NOTES | _TARGETS
+_PROPERTY = frozenset({SH.path, SH.minCount, SH.maxCount, SH.hasValue, SH["class"], SH["in"], SH.node}) | _NOTES
 
 
 def readable(shapes: Graph, shape, within: frozenset = frozenset()) -> bool:
@@ -63,3 +66,14 @@ def _only(shapes: Graph, node, allowed: set) -> bool:
     """True when every sh: predicate of `node` is in `allowed`."""
     sh = str(SH)
     return all(p in allowed for p in shapes.predicates(node, None) if str(p).startswith(sh))
+
+
+def instances(g: Graph, cls) -> list:
+    """Nodes typed `cls` or one of its rdfs:subClassOf descendants, sorted."""
+    classes = set(g.transitive_subjects(RDFS.subClassOf, cls))
+    return sorted({s for c in classes for s in g.subjects(RDF.type, c)})
+
+
+def is_instance(g: Graph, node, cls) -> bool:
+    """True when `node` has a type that is `cls` or a subclass of it."""
+    return any(cls in set(g.transitive_objects(t, RDFS.subClassOf)) for t in g.objects(node, RDF.type))

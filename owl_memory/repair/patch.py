@@ -1,14 +1,13 @@
-"""Patches as change sets (triples added and removed) and the Context an operator reads."""
+"""Patches: a strategy's candidate change (triples added and removed), and how patches are made and combined."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from rdflib import Graph
-from rdflib.collection import Collection
 
-from ..vocab import SH
-from .conformance import read, readable
+from .context import Context
 from .paths import path_of, value_triple
 from .verify import Violation
 
@@ -37,63 +36,12 @@ class Patch:
         return len(self.added) + len(self.removed)
 
 
-@dataclass
-class Context:
-    """What an operator may read: the working data graph, the shapes graph and a nested-check function.
+class Chosen(NamedTuple):
+    """A patch the loop chose for a violation, and the compiled item it came from (None: library or proposer)."""
 
-    Args:
-        graph: the data graph being repaired (not modified by operators).
-        shapes: the shapes graph (never modified).
-        depth: nesting depth of sh:node / logical descents.
-        checks: counter of nested conformance checks run.
-        hint: a compiled operator's recorded choice (e.g. an sh:or branch and its plan): replayed with no trial checks.
-        keep_values: never drop an offending value to repair it (replace it instead), even where dropping is smaller.
-        flagged: (focus, value) pairs the last verification reported: a value some other constraint rejects.
-        reported: keys (Violation.key) of every violation the last verification reported.
-        learned: (violation, strategy id) -> True when a memory holds a verified decision by that strategy under the
-            violation's abstract key (None: no memory); a descent then derives what a member needs by it, unchecked.
-    """
-
-    graph: Graph
-    shapes: Graph
-    depth: int = 0
-    checks: list = field(default_factory=lambda: [0])
-    hint: object = None
-    keep_values: bool = False
-    flagged: frozenset = frozenset()
-    reported: frozenset = frozenset()
-    learned: object = None
-
-    def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
-        """Violations of `node` against `shape` alone (pySHACL with a temporary target)."""
-        from .verify import nested_violations
-
-        self.checks[0] += 1
-        return nested_violations(self.graph if graph is None else graph, self.shapes, node, shape)
-
-    def conforms(self, node, shape, graph: Graph | None = None) -> bool:
-        """Does `node` conform to `shape` (in `graph`, else the working graph)? Read off the data for a shape that only
-        counts, lists and types values on predicate paths (repair.conformance), else one nested check."""
-        g = self.graph if graph is None else graph
-        return read(g, self.shapes, node, shape) if readable(self.shapes, shape) else not self.nested(node, shape, g)
-
-    def param(self, shape, name):
-        """One value of a shape parameter (sh:<name>), or None."""
-        return self.shapes.value(shape, SH[name])
-
-    def params(self, shape, name) -> list:
-        """All values of a shape parameter, sorted."""
-        return sorted(self.shapes.objects(shape, SH[name]))
-
-    def listed(self, shape, name) -> list:
-        """Members of an RDF list parameter (sh:in, sh:or, ...), in list order."""
-        head = self.param(shape, name)
-        return list(Collection(self.shapes, head)) if head is not None else []
-
-    def deeper(self, graph: Graph | None = None) -> Context:
-        """A context one descent deeper, optionally over another graph."""
-        return Context(self.graph if graph is None else graph, self.shapes, self.depth + 1, self.checks,
-                       keep_values=self.keep_values, learned=self.learned)
+    violation: Violation
+    patch: Patch
+    item: str | None
 
 
 def applied(g: Graph, p: Patch) -> Graph:

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..model import sha256
-from ..vocab import RDF, RDFS, SH
+from ..vocab import RDF, SH
+from .context import Context
 from .verify import Violation
-
-if TYPE_CHECKING:
-    from .patch import Context
-
 
 NEW = "urn:owl-memory:new:"
 
@@ -170,13 +165,3 @@ def fresh(*parts) -> URIRef:
     """A deterministic new IRI for a node the repair has to create."""
     return URIRef(NEW + sha256("|".join(str(p) for p in parts))[:16])
 
-
-def instances(g: Graph, cls) -> list:
-    """Nodes typed `cls` or one of its rdfs:subClassOf descendants, sorted."""
-    classes = set(g.transitive_subjects(RDFS.subClassOf, cls))
-    return sorted({s for c in classes for s in g.subjects(RDF.type, c)})
-
-
-def is_instance(g: Graph, node, cls) -> bool:
-    """True when `node` has a type that is `cls` or a subclass of it."""
-    return any(cls in set(g.transitive_objects(t, RDFS.subClassOf)) for t in g.objects(node, RDF.type))

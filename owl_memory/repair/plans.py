@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..model import sha256
 from ..vocab import RDF, RDFS, SH
-from .patch import Context, Patch, applied, merge, replace_value
-from .paths import instances, values
+from .conformance import instances
+from .context import Context
+from .patch import Patch, applied, merge, replace_value
+from .paths import values
 from .registry import STRATEGIES, candidates, run_strategy
 from .synth import convert, default_literal
 from .verify import Violation, path_text
@@ -18,8 +21,9 @@ from .verify import Violation, path_text
 MAX_DEPTH = 3
 
 
-SELF_CHECKING = {"class.add_type", "minCount.add_values", "hasValue.add_value", "maxCount.drop_surplus",
-                 "range.clamp", "datatype.cast", "minLength.pad", "maxLength.truncate", "node.descend", "and.descend"}
+SELF_CHECKING = frozenset({"class.add_type", "minCount.add_values", "hasValue.add_value", "maxCount.drop_surplus",
+                           "range.clamp", "datatype.cast", "minLength.pad", "maxLength.truncate", "node.descend",
+                           "and.descend"})
 
 
 def value_rule(v: Violation, node, p: Patch) -> str | None:
@@ -90,8 +94,8 @@ def run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> 
         shape = find_shape(ctx.shapes, shapes_list, key)
         if shape is None:
             return None
-        for v in _synthetic(Context(work, ctx.shapes), node, shape, rule, op):
-            got = run_strategy(op, Context(work, ctx.shapes, ctx.depth + 1, ctx.checks, choice), v)
+        for v in _synthetic(ctx.bare(work, ctx.depth), node, shape, rule, op):
+            got = run_strategy(op, ctx.bare(work, ctx.depth + 1, choice), v)
             if got:
                 work, total = applied(work, got[0]), merge(name, total, got[0])
     return Patch(name, total.added, total.removed, total.touches, plan)
@@ -101,7 +105,7 @@ def _synthetic(ctx: Context, node, shape, rule: str, operator: str) -> list[Viol
     """The violations a compiled step stands for, built from the shape (no validation run)."""
     path = ctx.param(shape, "path")
     base = Violation(focus=node, shape=shape, path=path,
-                     component=STRATEGIES[operator][0] if operator in STRATEGIES else None)
+                     component=STRATEGIES[operator].component if operator in STRATEGIES else None)
     if rule == "none":
         return [base]
     if rule == "node":
@@ -167,9 +171,11 @@ def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch
                                                                        for s in shapes_list) else []
 
 
-_COUNTS = {SH.minCount: "minCount.add_values", SH.maxCount: "maxCount.drop_surplus", SH.hasValue: "hasValue.add_value"}
-_INERT = {RDF.type, RDFS.label, RDFS.comment, SH.path, SH.name, SH.description, SH.message, SH.severity, SH.order,
-          SH.group, SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjectsOf}  # constrain no value
+_COUNTS = MappingProxyType({SH.minCount: "minCount.add_values", SH.maxCount: "maxCount.drop_surplus",
+                            SH.hasValue: "hasValue.add_value"})
+_INERT = frozenset({RDF.type, RDFS.label, RDFS.comment, SH.path, SH.name, SH.description, SH.message, SH.severity,
+                    SH.order, SH.group, SH.targetNode, SH.targetClass, SH.targetSubjectsOf,
+                    SH.targetObjectsOf})  # constrain no value
 
 
 def learned_descent(name: str, ctx: Context, node, shapes_list, focus) -> Patch | None:
@@ -182,7 +188,7 @@ def learned_descent(name: str, ctx: Context, node, shapes_list, focus) -> Patch 
         return None
     total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
     for v, op, _ in steps:
-        got = run_strategy(op, Context(work, ctx.shapes, ctx.depth + 1, ctx.checks), v)
+        got = run_strategy(op, ctx.bare(work, ctx.depth + 1), v)
         if got:
             work, total = applied(work, got[0]), merge(name, total, got[0])
             done.append([shape_key(ctx.shapes, v.shape), op, "none", None])
@@ -207,7 +213,7 @@ def _count_steps(ctx: Context, node, shapes_list) -> list | None:
                 op = _COUNTS.get(p)
                 if op is None or not isinstance(path, URIRef):
                     return None
-                v = Violation(focus=node, component=STRATEGIES[op][0], shape=ps, path=path,
+                v = Violation(focus=node, component=STRATEGIES[op].component, shape=ps, path=path,
                               path_text=path_text(ctx.shapes, path))
                 if not ctx.learned(v, op):
                     return None

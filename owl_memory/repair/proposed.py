@@ -4,21 +4,28 @@ from __future__ import annotations
 
 from rdflib.util import from_n3
 
+from ..model import ChangeSet
 from ..vocab import SH
-from .patch import Context, Patch
-from .registry import SPARQL_BASED, register
+from .context import Context
+from .patch import Patch
+from .registry import SPARQL_BASED, strategy
 from .verify import Violation
 
 OPERATOR = "llm.propose"
 THIS, VALUE = "$this", "$value"  # placeholders for the focus node and the violation's value in a compiled template
+_CORE = tuple(SH[f"{c}ConstraintComponent"] for c in (
+    "Class", "Datatype", "NodeKind", "MinCount", "MaxCount", "MinExclusive", "MinInclusive", "MaxExclusive",
+    "MaxInclusive", "MinLength", "MaxLength", "Pattern", "LanguageIn", "UniqueLang", "Equals", "Disjoint", "LessThan",
+    "LessThanOrEquals", "Not", "And", "Or", "Xone", "Node", "Property", "QualifiedMinCount", "QualifiedMaxCount",
+    "Closed", "HasValue", "In", "SPARQL"))
 
 
-def proposed_patch(v: Violation, added, removed) -> Patch | None:
+def proposed_patch(v: Violation, change: ChangeSet) -> Patch | None:
     """A proposer's change set for `v` as a patch whose choice is its template (None when it changes nothing)."""
-    if not added and not removed:
+    if not change.added and not change.removed:
         return None
-    choice = {"added": _template(v, added), "removed": _template(v, removed)}
-    return Patch(OPERATOR, frozenset(added), frozenset(removed), frozenset({v.focus}), choice)
+    choice = {"added": _template(v, change.added), "removed": _template(v, change.removed)}
+    return Patch(OPERATOR, frozenset(change.added), frozenset(change.removed), frozenset({v.focus}), choice)
 
 
 def _template(v: Violation, triples) -> list:
@@ -49,6 +56,7 @@ def _term(text):
         return None
 
 
+@strategy(OPERATOR, *_CORE, SPARQL_BASED, bindings={"change set": "proposer, compiled as a template"})
 def replay(ctx: Context, v: Violation) -> list[Patch]:
     """Replay a compiled proposer template (ctx.hint) on a violation: its removals must all be in the graph."""
     h = ctx.hint
@@ -60,10 +68,3 @@ def replay(ctx: Context, v: Violation) -> list[Patch]:
     p = Patch(OPERATOR, frozenset(added), frozenset(removed), frozenset({v.focus}), h)
     return [p] if p.size else []
 
-
-_CORE = [SH[f"{c}ConstraintComponent"] for c in (
-    "Class", "Datatype", "NodeKind", "MinCount", "MaxCount", "MinExclusive", "MinInclusive", "MaxExclusive",
-    "MaxInclusive", "MinLength", "MaxLength", "Pattern", "LanguageIn", "UniqueLang", "Equals", "Disjoint", "LessThan",
-    "LessThanOrEquals", "Not", "And", "Or", "Xone", "Node", "Property", "QualifiedMinCount", "QualifiedMaxCount",
-    "Closed", "HasValue", "In", "SPARQL")]
-register(OPERATOR, (*_CORE, SPARQL_BASED), {"change set": "proposer, compiled as a template"}, replay)

@@ -1,56 +1,95 @@
-"""The strategy registry: strategy id -> component, parameter bindings, function; lookup and running."""
+"""The strategy registry: every library strategy as a typed `Strategy`, registered by the `@strategy` decorator of
+the module that defines it (importing repair.components registers them all); lookup and running.
+
+`STRATEGIES` (id -> Strategy) and `REGISTRY` (constraint component IRI -> strategy ids in default order) are
+read-only views; only `strategy` adds to them, and `unregister` takes a strategy out again (a test's own).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from rdflib import Graph, Literal, URIRef
 
 from ..vocab import SH
-from .patch import Context, Patch
+from .context import Context
+from .patch import Patch
 from .verify import Violation
 
 SPARQL_BASED = URIRef("urn:owl-memory:component:sparql-based")  # key for components no Core IRI names
-STRATEGIES: dict = {}  # strategy id -> (component or None when it serves several, bindings, function)
-REGISTRY: dict = {}  # constraint component IRI -> strategy ids in default order
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One repair strategy of the library.
+
+    Args:
+        name: its id, e.g. "class.add_type" (what a compiled operator names).
+        components: the constraint component IRIs it repairs.
+        bindings: where its values come from, in words (a compiled operator's action schema records them).
+        function: (context, violation) -> candidate patches ([] when it does not apply).
+    """
+
+    name: str
+    components: tuple
+    bindings: dict = field(compare=False)
+    function: Callable[[Context, Violation], list[Patch]] = field(compare=False)
+
+    @property
+    def component(self):
+        """The one component it repairs; None when it serves several."""
+        return self.components[0] if len(self.components) == 1 else None
+
+
+_BY_NAME: dict[str, Strategy] = {}
+_ORDER: dict[URIRef, tuple[str, ...]] = {}
+STRATEGIES = MappingProxyType(_BY_NAME)  # strategy id -> Strategy
+REGISTRY = MappingProxyType(_ORDER)  # constraint component IRI -> strategy ids in default order
 
 
 def strategy(name: str, *components, bindings: dict):
-    """Decorator: register a strategy function under `name` for one or more constraint components."""
+    """Decorator: register a strategy function under `name` for one or more constraint components (appended to their
+    default order); ValueError when the id is taken."""
 
     def wrap(function):
         """Register `function` and return it unchanged."""
-        register(name, components, bindings, function)
+        if name in _BY_NAME:
+            raise ValueError(f"strategy {name!r} already exists; pick another id")
+        _BY_NAME[name] = Strategy(name, tuple(components), dict(bindings), function)
+        for c in components:
+            _ORDER[c] = (*_ORDER.get(c, ()), name)
         return function
 
     return wrap
 
 
-def register(name: str, component, bindings: dict, function) -> None:
-    """Add a strategy (appended to its components' default order); ValueError when the id is taken."""
-    if name in STRATEGIES:
-        raise ValueError(f"strategy {name!r} already exists; pick another id")
-    comps = tuple(component) if isinstance(component, tuple | list) else (component,)
-    STRATEGIES[name] = (comps[0] if len(comps) == 1 else None, dict(bindings), function)
-    for c in comps:
-        REGISTRY.setdefault(c, []).append(name)
+def unregister(name: str) -> None:
+    """Take a registered strategy out again (from its components' order too)."""
+    gone = _BY_NAME.pop(name)
+    for c in gone.components:
+        _ORDER[c] = tuple(n for n in _ORDER[c] if n != name)
 
 
-TERM_COMPONENTS = {SH[f"{c}ConstraintComponent"] for c in (
+TERM_COMPONENTS = frozenset(SH[f"{c}ConstraintComponent"] for c in (
     "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "HasValue", "LanguageIn", "MinInclusive",
-    "MinExclusive", "MaxInclusive", "MaxExclusive")}
+    "MinExclusive", "MaxInclusive", "MaxExclusive"))
 
 
 def strategies_for(component) -> list[str]:
     """Strategy ids for a constraint component IRI, in default order (empty when none exists); a component outside
     the sh: namespace is a SPARQL-based one and gets the SPARQL strategies."""
-    if component in REGISTRY:
-        return list(REGISTRY[component])
+    if component in _ORDER:
+        return list(_ORDER[component])
     core = component is None or str(component).startswith(str(SH))
-    return [] if core else list(REGISTRY.get(SPARQL_BASED, []))
+    return [] if core else list(_ORDER.get(SPARQL_BASED, ()))
 
 
 def run_strategy(name: str, ctx: Context, violation: Violation) -> list[Patch]:
-    """Candidate patches of one strategy for one violation (empty when it does not apply)."""
-    return STRATEGIES[name][2](ctx, violation) if name in STRATEGIES else []
+    """Candidate patches of one strategy for one violation (empty when it does not apply or is not registered)."""
+    found = _BY_NAME.get(name)
+    return found.function(ctx, violation) if found is not None else []
 
 
 def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> list[Patch]:

@@ -7,30 +7,32 @@ import logging
 import re
 from decimal import Decimal
 from itertools import islice
+from types import MappingProxyType
 
 import exrex
 from rdflib import BNode, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..vocab import RDF, SH, XSD, local_name
-from .patch import Context
-from .paths import fresh, instances
+from .conformance import instances
+from .context import Context
+from .paths import fresh
 from .verify import re_flags
 
-NUMERIC = {XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
-                            "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
-                            "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte")}
+NUMERIC = frozenset(XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
+                                     "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",
+                                     "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte"))
 
 
 INTEGER = NUMERIC - {XSD.decimal, XSD.double, XSD.float}
 
 
 MAX_TRIES = 300  # candidates generate() draws from exrex before giving up
-DEFAULT_LEXICAL = {XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00",
-                   XSD.decimal: "0.0", XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1",
-                   XSD.negativeInteger: "-1", XSD.gYear: "2000", XSD.time: "00:00:00",
-                   XSD.anyURI: "http://example.org/", XSD.duration: "P1D", XSD.hexBinary: "00",
-                   XSD.gYearMonth: "2000-01", XSD.dateTimeStamp: "2000-01-01T00:00:00Z"}
+DEFAULT_LEXICAL = MappingProxyType({
+    XSD.boolean: "false", XSD.date: "2000-01-01", XSD.dateTime: "2000-01-01T00:00:00", XSD.decimal: "0.0",
+    XSD.double: "0.0E0", XSD.float: "0.0E0", XSD.positiveInteger: "1", XSD.negativeInteger: "-1", XSD.gYear: "2000",
+    XSD.time: "00:00:00", XSD.anyURI: "http://example.org/", XSD.duration: "P1D", XSD.hexBinary: "00",
+    XSD.gYearMonth: "2000-01", XSD.dateTimeStamp: "2000-01-01T00:00:00Z"})
 
 
 def ill_typed(lexical: str, datatype) -> bool:

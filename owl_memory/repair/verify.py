@@ -6,14 +6,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-from pyparsing import ParseException
-from pyshacl.errors import ReportableRuntimeError
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from .. import shacl_runs
+from ..adapters import pyshacl as shacl_runs
 from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..model import Ref
@@ -23,7 +21,7 @@ from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")
 _NESTING = (SH.node, SH.qualifiedValueShape, SH["and"], SH["or"], SH.xone, SH["not"], SH.sparql)
-_PATH_KINDS = {SH.inversePath: "^", SH.zeroOrMorePath: "*", SH.oneOrMorePath: "+", SH.zeroOrOnePath: "?"}
+_PATH_KINDS = ((SH.inversePath, "^"), (SH.zeroOrMorePath, "*"), (SH.oneOrMorePath, "+"), (SH.zeroOrOnePath, "?"))
 
 
 @dataclass(frozen=True)
@@ -125,19 +123,22 @@ def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | Non
 
 
 def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
-    """pySHACL (advanced mode) -> report graph; a malformed shapes graph becomes a LoadError."""
+    """pySHACL (advanced mode) -> report graph; a malformed shapes graph, a SPARQL target that does not parse or
+    select ?this, a pattern Python's re cannot compile or a SHACL-SPARQL query with an undeclared prefix becomes a
+    LoadError naming the culprit (other failures pass through)."""
     try:
         return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
-    except ReportableRuntimeError as e:
-        raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and retry") from e
-    except (KeyError, ParseException) as e:  # a SPARQL target that does not parse, or a row without ?this
-        _check_sparql_targets(shapes, e)
-        raise
-    except re.error as e:  # pySHACL compiles every sh:pattern with Python's re
-        _check_patterns(shapes, e)
-        raise
-    except Exception as e:  # rdflib raises a bare Exception for a prefix a SHACL-SPARQL query does not declare
-        _check_sparql_prefixes(data, shapes, e)
+    except Exception as e:  # pySHACL and rdflib raise many types; failure_of sorts them, the checks name the culprit
+        kind = shacl_runs.failure_of(e)
+        if kind == "shapes":
+            raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and "
+                            "retry") from e
+        if kind == "target":
+            _check_sparql_targets(shapes, e)
+        elif kind == "pattern":
+            _check_patterns(shapes, e)
+        else:  # rdflib raises a bare Exception for a prefix a SHACL-SPARQL query does not declare
+            _check_sparql_prefixes(data, shapes, e)
         raise
 
 
@@ -277,7 +278,7 @@ def path_text(graph: Graph, path) -> str:
         return f"<{path}>"
     if graph.value(path, RDF.first) is not None or path == RDF.nil:
         return "(" + "/".join(path_text(graph, p) for p in Collection(graph, path)) + ")"
-    for pred, mark in _PATH_KINDS.items():
+    for pred, mark in _PATH_KINDS:
         inner = graph.value(path, pred)
         if inner is not None:
             return f"^{path_text(graph, inner)}" if mark == "^" else f"({path_text(graph, inner)}){mark}"
@@ -345,21 +346,31 @@ def path_form(text: str) -> str:
 
 
 _TARGETS = (SH.targetNode, SH.targetClass, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target)
-_UNTARGETED: dict = {}
 
 
-def nested_violations(data: Graph, shapes: Graph, node, shape) -> list[Violation]:
-    """Violations of one node against one shape alone (every other target of the shapes graph ignored)."""
-    if _UNTARGETED.get("of") is not shapes or _UNTARGETED.get("size") != len(shapes):
-        _UNTARGETED.update(of=shapes, size=len(shapes), copy=_untargeted(shapes))  # holding `shapes` keeps its id
-    s = _UNTARGETED["copy"]
-    t = (shape, SH.targetNode, node)
-    s.add(t)
-    try:
-        report = _validate(data, s)
-    finally:
-        s.remove(t)
-    return violations_of(report)
+class NestedChecks:
+    """Checks of one node against one shape alone, every other target of the shapes graph ignored, counted (`count`).
+
+    Args:
+        shapes: the shapes graph every check reads (its copy without targets is made on the first check).
+    """
+
+    def __init__(self, shapes: Graph) -> None:
+        """No check run yet."""
+        self.shapes, self.count, self._untargeted = shapes, 0, None
+
+    def violations(self, data: Graph, node, shape) -> list[Violation]:
+        """Violations of `node` against `shape` alone in `data` (pySHACL with a temporary target)."""
+        self.count += 1
+        if self._untargeted is None:
+            self._untargeted = _untargeted(self.shapes)
+        s, t = self._untargeted, (shape, SH.targetNode, node)
+        s.add(t)
+        try:
+            report = _validate(data, s)
+        finally:
+            s.remove(t)
+        return violations_of(report)
 
 
 def _untargeted(shapes: Graph) -> Graph:

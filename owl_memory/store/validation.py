@@ -7,7 +7,7 @@ from functools import cache
 from rdflib import Graph
 from rdflib.namespace import RDFS, SH
 
-from .. import shacl_runs
+from ..adapters import pyshacl as shacl_runs
 from ..errors import InvalidItem
 from ..model import ValidationReport
 from ..resources import memory_ontology, memory_shapes

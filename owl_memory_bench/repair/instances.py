@@ -11,7 +11,7 @@ from rdflib.compare import to_canonical_graph
 from owl_memory.errors import InstanceError
 from owl_memory.rdfio import load_graph
 from owl_memory.repair import repair
-from owl_memory.repair.patch import Context
+from owl_memory.repair.context import Context
 from owl_memory.repair.paths import fresh
 from owl_memory.repair.synth import synthesize
 from owl_memory.repair.verify import verify

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from rdflib import BNode, Graph, Literal, URIRef
 
 from owl_memory.repair import target_nodes
-from owl_memory.repair.patch import Context, Patch, applied
+from owl_memory.repair.context import Context
+from owl_memory.repair.patch import Patch, applied
 from owl_memory.repair.paths import fresh
 from owl_memory.repair.verify import re_flags
 from owl_memory.vocab import RDF, SH, XSD

@@ -7,7 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from owl_memory import Memory, shacl_runs
+from owl_memory import Memory
+from owl_memory.adapters.pyshacl import counting
 from owl_memory.repair import repair, target_nodes
 from owl_memory.vocab import RDF
 
@@ -18,9 +19,10 @@ from .oracle import oracle
 def run_case(case: Case, memory=None) -> dict:
     """Repair one case and measure it: conformance, delta size, target deletions, every pySHACL run."""
     before = target_nodes(case.data, case.shapes)
-    t0, runs0 = time.perf_counter(), shacl_runs.runs()
-    res = repair(case.data, case.shapes, memory=memory, run_id=f"bench-{case.name}")
-    runs = shacl_runs.runs() - runs0
+    t0 = time.perf_counter()
+    with counting() as count:
+        res = repair(case.data, case.shapes, memory=memory, run_id=f"bench-{case.name}")
+    runs = count.runs
     after = target_nodes(res.graph, case.shapes)
     lost_types = [t for t in res.removed if t[1] == RDF.type and t[0] in before and t[0] not in after]
     return {"case": case.name, "conforms": res.conforms, "added": len(res.added), "removed": len(res.removed),
@@ -28,7 +30,7 @@ def run_case(case: Case, memory=None) -> dict:
             "iterations": res.verify_iterations, "nested": res.nested_checks, "validations": runs,
             "item_checks": runs - res.validations,
             "reused": res.compiled_reused, "compiled": len(res.compiled_new),
-            "memory_keys": sorted({o["memory_key"] for o in res.operators_applied if o["memory_key"]}),
+            "memory_keys": sorted({o.memory_key for o in res.operators_applied if o.memory_key}),
             "unrepaired": res.unrepaired, "reasons": res.reasons, "initial": res.initial_violations,
             "missing": list(case.missing), "kind": case.kind, "seconds": round(time.perf_counter() - t0, 3)}
 

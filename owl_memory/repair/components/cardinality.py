@@ -5,8 +5,10 @@ from __future__ import annotations
 from rdflib import Literal
 
 from ...vocab import SH
-from ..patch import Context, Patch, dropping
-from ..paths import is_instance, link_triples, path_of, shortcuts, value_triple, values
+from ..conformance import is_instance
+from ..context import Context
+from ..patch import Patch, dropping
+from ..paths import link_triples, path_of, shortcuts, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
 from ..verify import Violation

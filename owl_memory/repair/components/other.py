@@ -5,7 +5,8 @@ from __future__ import annotations
 from rdflib import URIRef
 
 from ...vocab import SH
-from ..patch import Context, Patch, replace_value
+from ..context import Context
+from ..patch import Patch, replace_value
 from ..paths import link_triples, path_of
 from ..registry import strategy
 from ..synth import listed_fit

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rdflib import Literal
 
 from ...vocab import SH
-from ..patch import Context, Patch, drop_value, replace_value
+from ..context import Context
+from ..patch import Patch, drop_value, replace_value
 from ..paths import link_triples, path_of, values
 from ..registry import strategy
 from ..synth import nudge

@@ -5,8 +5,10 @@ from __future__ import annotations
 from rdflib import Literal, URIRef
 
 from ...vocab import SH
-from ..patch import Context, Patch, applied, dropping
-from ..paths import fresh, instances, link_triples, path_of, value_triple, values
+from ..conformance import instances
+from ..context import Context
+from ..patch import Patch, applied, dropping
+from ..paths import fresh, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
 from ..verify import Violation

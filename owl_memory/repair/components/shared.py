@@ -9,7 +9,8 @@ verifies; it is not offered where the shape's own sh:minCount needs the value, n
 from __future__ import annotations
 
 from ...vocab import SH
-from ..patch import Context, Patch, drop_value
+from ..context import Context
+from ..patch import Patch, drop_value
 from ..paths import path_of, values
 from ..registry import strategy
 from ..verify import Violation

@@ -10,7 +10,8 @@ from rdflib import BNode, Literal, URIRef
 
 from ...adapters import sparql as sparql_text
 from ...vocab import RDF, SH
-from ..patch import Context, Patch, applied
+from ..context import Context
+from ..patch import Patch, applied
 from ..paths import fresh
 from ..registry import SPARQL_BASED, strategy
 from ..verify import Violation

@@ -7,7 +7,8 @@ import re
 from rdflib import Literal, URIRef
 
 from ...vocab import SH
-from ..patch import Context, Patch, drop_value, dropping, replace_value
+from ..context import Context
+from ..patch import Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...vocab import SH
-from ..patch import Context, Patch, replace_value
+from ..context import Context
+from ..patch import Patch, replace_value
 from ..registry import strategy
 from ..synth import clamp
 from ..verify import Violation

@@ -8,8 +8,10 @@ from rdflib import BNode, Literal, URIRef
 
 from ...model import sha256
 from ...vocab import RDF, SH
-from ..patch import Context, Patch, replace_value
-from ..paths import fresh, instances, is_instance
+from ..conformance import instances, is_instance
+from ..context import Context
+from ..patch import Patch, replace_value
+from ..paths import fresh
 from ..registry import strategy
 from ..synth import convert, default_literal, typed
 from ..verify import Violation

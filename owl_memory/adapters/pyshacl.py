@@ -1,0 +1,220 @@
+"""pySHACL behind one door: every validation run the package makes, counted, and every use of pySHACL's internals.
+
+Runs are counted by `counting()`: a block's counter sees the runs made inside it (nested blocks each see theirs), so
+the repair benchmark and the tests measure a span without a process-wide tally. Shapes `prepare`d once for many
+focused runs (the memory's item checks) carry their own copy of pySHACL's shape-evaluation method that looks up
+constraint parameters by set; pySHACL's modules are never changed, so any other pySHACL user in the process sees
+pySHACL as shipped. pySHACL is imported on first use (0.5 s of imports).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import FunctionType, SimpleNamespace
+
+from rdflib import Graph, URIRef
+from rdflib.namespace import RDF, RDFS
+
+_LOG = logging.getLogger("pyshacl-validate")
+_KEYS = 4096  # (types, subclass axioms) keys a Prepared keeps at most
+
+
+class RunCount:
+    """pySHACL runs made inside one `counting()` block so far (`runs`)."""
+
+    def __init__(self) -> None:
+        """Start at zero."""
+        self.runs = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        """Count one run."""
+        with self._lock:
+            self.runs += 1
+
+
+_COUNTS: ContextVar[tuple[RunCount, ...]] = ContextVar("pyshacl_run_counts", default=())
+
+
+@contextmanager
+def counting() -> Iterator[RunCount]:
+    """Count the pySHACL runs made inside the block (in this thread or task): `with counting() as c: ...; c.runs`."""
+    count = RunCount()
+    token = _COUNTS.set((*_COUNTS.get(), count))
+    try:
+        yield count
+    finally:
+        _COUNTS.reset(token)
+
+
+def _count() -> None:
+    """Count one pySHACL Validator run in every open `counting()` block."""
+    for count in _COUNTS.get():
+        count.add()
+
+
+def validate(data, **kwargs):
+    """pyshacl.validate(data, **kwargs), counted."""
+    import pyshacl
+
+    _count()
+    return pyshacl.validate(data, **kwargs)
+
+
+def failure_of(error: Exception) -> str:
+    """What an exception out of a pySHACL run means: "shapes" (pySHACL rejects the shapes graph), "target" (a
+    SHACL-SPARQL target whose query does not parse or yields a row without ?this), "pattern" (an sh:pattern Python's
+    re, which pySHACL matches with, cannot compile), else "other"."""
+    from pyparsing import ParseException
+    from pyshacl.errors import ReportableRuntimeError
+
+    if isinstance(error, ReportableRuntimeError):
+        return "shapes"
+    if isinstance(error, KeyError | ParseException):
+        return "target"
+    return "pattern" if isinstance(error, re.error) else "other"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Shapes made ready for many runs (see `prepare`): pySHACL's harvested ShapesGraph and those of its shapes that
+    declare targets (the only ones a run starts from; the others run when a targeted shape refers to them), split
+    into shapes that target classes only (whether one targets a node depends on the node's types and the data's
+    subclass axioms alone: `reached` keeps the answer by those) and the others (sh:targetNode, ...SubjectsOf,
+    ...ObjectsOf); `parameters` is the constraint-parameter list its shapes search, with a set behind `in`."""
+
+    shapes: object  # pyshacl.shapes_graph.ShapesGraph
+    by_class: tuple
+    by_node: tuple
+    parameters: list = field(compare=False, repr=False)
+    reached: dict = field(default_factory=dict, compare=False, repr=False)  # (types, axioms) -> shape IRIs
+
+    @property
+    def named(self) -> bool:
+        """Whether every targeted shape has an IRI (pySHACL's use_shapes takes shapes by IRI)."""
+        return all(isinstance(s.node, URIRef) for s in (*self.by_class, *self.by_node))
+
+
+def prepare(shapes: Graph) -> Prepared:
+    """Shapes made ready once for many `validate_prepared` runs: copied into rdflib's context-free store (faster
+    lookups than the default store; the prefixes of the IRIs they use kept for pySHACL's messages, not the dozens
+    rdflib binds by default, which every report would bind again), harvested by pySHACL into its ShapesGraph now,
+    not on every run, and each harvested shape given the indexed parameter list (`_indexed`)."""
+    from pyshacl.shapes_graph import ShapesGraph
+
+    g = Graph(store="SimpleMemory", bind_namespaces="none")
+    iris = {str(term) for t in shapes for term in t if isinstance(term, URIRef)}
+    for prefix, namespace in shapes.namespaces():
+        if any(iri.startswith(str(namespace)) for iri in iris):
+            g.bind(prefix, namespace)
+    for t in shapes:
+        g.add(t)
+    harvested = ShapesGraph(g)
+    parameters = _indexed(harvested.shapes)
+    targets = {s: [list(found) for found in s.target()] for s in harvested.shapes}  # nodes, classes, implicit, ...
+    by_class = tuple(s for s, t in targets.items() if (t[1] or t[2]) and not (t[0] or t[3] or t[4]))
+    by_node = tuple(s for s, t in targets.items() if t[0] or t[3] or t[4])
+    return Prepared(harvested, by_class, by_node, parameters)
+
+
+class _Members(list):
+    """A list whose `in` is a set lookup (one hash instead of a Python __eq__ per member)."""
+
+    def __init__(self, items) -> None:
+        """The members in order, and their set."""
+        super().__init__(items)
+        self.index = frozenset(items)
+
+    def __contains__(self, item) -> bool:
+        """Set membership."""
+        return item in self.index
+
+
+def _indexed(shapes) -> list:
+    """Let these shapes find their constraint parameters by set lookup: for each predicate of each shape it runs,
+    pySHACL's Shape.validate asks `p in` its list of ~40 parameter IRIs, ~3,700 rdflib __eq__ calls per item check
+    (~0.5-0.9 ms of ~3). That method reads the list from its module (`module.CONSTRAINT_PARAMS`); these shapes become
+    instances of a Shape subclass (no new slots) whose validate is pySHACL's own code run with a private module
+    namespace, where the list has a set behind `in` (same members, same order; the copy pySHACL extends for SHACL-JS
+    or advanced shapes is a plain list). pySHACL's modules and classes stay as shipped. Returns that list."""
+    import pyshacl.shape
+    from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS, CONSTRAINT_PARAMETERS_MAP
+
+    parameters = _Members(ALL_CONSTRAINT_PARAMETERS)
+    scope = SimpleNamespace(CONSTRAINT_PARAMS=(parameters, CONSTRAINT_PARAMETERS_MAP))
+    method = pyshacl.shape.Shape.validate
+    scoped = FunctionType(method.__code__, {**vars(pyshacl.shape), "module": scope}, method.__name__,
+                          method.__defaults__, method.__closure__)
+    indexed = type("IndexedShape", (pyshacl.shape.Shape,), {"__slots__": (), "validate": scoped})
+    for shape in shapes:
+        shape.__class__ = indexed
+    return parameters
+
+
+def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None = None) -> tuple:
+    """pyshacl.validate(data, shacl_graph=..., inference="none", focus_nodes=...) against `prepare`d shapes:
+    (conforms, report graph, report text); each Validator run it makes is counted.
+
+    With focus nodes, each is checked only against the shapes that target it, named to pySHACL as `use_shapes` (one
+    Validator run per group of focus nodes the same shapes target): the same results as the full run, which starts
+    every shape, finds its targets and drops those not in focus (for a memory item: 2 of the 53 memory shapes instead
+    of 53, and no target search once its kind was seen). Which shapes target a node is pySHACL's answer (its own
+    target search), kept for class targets by the node's types and the data's subclass axioms."""
+    from pyshacl.graph_abstraction import DataGraph
+
+    graph = DataGraph.from_rdflib(data)
+    if not focus_nodes or not prepared.named:
+        return _run(graph, prepared, {"focus_nodes": focus_nodes})
+    axioms = frozenset(data.triples((None, RDFS.subClassOf, None)))
+    found = [(s, set(s.focus_nodes(graph))) for s in prepared.by_node]
+    groups: dict[tuple, list] = {}
+    for node in (n for n in focus_nodes if isinstance(n, URIRef)):  # pySHACL drops other focus nodes too
+        names = _by_class(prepared, graph, node, (frozenset(data.objects(node, RDF.type)), axioms))
+        groups.setdefault(names + tuple(str(s.node) for s, nodes in found if node in nodes), []).append(node)
+    runs = [_run(graph, prepared, {"focus_nodes": nodes, "use_shapes": list(names)})
+            for names, nodes in groups.items() if names]
+    return _merged(prepared, runs)
+
+
+def _by_class(prepared: Prepared, graph, node, key: tuple) -> tuple:
+    """IRIs of the class-targeting shapes that target `node` (found by pySHACL the first time its key is seen)."""
+    names = prepared.reached.get(key)
+    if names is None:
+        names = tuple(str(s.node) for s in prepared.by_class if node in s.focus_nodes(graph))
+        if len(prepared.reached) >= _KEYS:
+            prepared.reached.clear()
+        prepared.reached[key] = names
+    return names
+
+
+def _run(graph, prepared: Prepared, options: dict) -> tuple:
+    """One pySHACL Validator run over a DataGraph, given the harvested ShapesGraph instead of harvesting it again
+    (counted)."""
+    from pyshacl.validator import Validator
+
+    _count()
+    validator = Validator(graph, shacl_graph=prepared.shapes.graph,
+                          options={"inference": "none", "logger": _LOG, **options})
+    validator.shacl_graph = prepared.shapes
+    return validator.run()
+
+
+def _merged(prepared: Prepared, runs: list[tuple]) -> tuple:
+    """One (conforms, report, text) of several runs: each run's report graph merged (an empty conforming report when
+    no shape targets a focus node)."""
+    if len(runs) == 1:
+        return runs[0]
+    if not runs:
+        from pyshacl.validator import Validator
+
+        return (True, *Validator.create_validation_report(prepared.shapes, True, []))
+    report = Graph(bind_namespaces="none")
+    for _, g, _ in runs:
+        report += g
+    return all(c for c, _, _ in runs), report, "".join(text for _, _, text in runs)

@@ -1,0 +1,90 @@
+"""Minimal-change rules of a repair: which nodes the shapes target, which triples no patch may remove, and whether a
+patch keeps every target and every node it touches."""
+
+from __future__ import annotations
+
+from rdflib import BNode, Graph, Literal
+
+from ..vocab import RDF, RDFS, SH
+from .patch import Patch, applied
+
+
+def target_nodes(data: Graph, shapes: Graph, shape=None) -> set:
+    """Every node `shape` targets, any shape's when None (targetNode, targetClass with subclasses, implicit class,
+    subjects/objects of)."""
+    out = set(shapes.objects(shape, SH.targetNode))
+    classes = set(shapes.objects(shape, SH.targetClass))
+    classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class) if shape in (None, s)
+                and ((s, RDF.type, SH.NodeShape) in shapes or (s, RDF.type, SH.PropertyShape) in shapes)}
+    for c in classes:
+        for sub in set(data.transitive_subjects(RDFS.subClassOf, c)) | {c}:
+            out |= set(data.subjects(RDF.type, sub))
+    for p in shapes.objects(shape, SH.targetSubjectsOf):
+        out |= set(data.subjects(p, None))
+    for p in shapes.objects(shape, SH.targetObjectsOf):
+        out |= set(data.objects(None, p))
+    return out
+
+
+def shape_triples(shapes: Graph) -> set:
+    """Triples that describe shapes: sh: predicates, triples of shape nodes and of blank nodes they reach."""
+    sh = str(SH)
+    nodes = {s for s, p, _ in shapes if str(p).startswith(sh)}
+    nodes |= {s for s, _, o in shapes.triples((None, RDF.type, None)) if str(o).startswith(sh)}
+    todo = [o for n in nodes for o in shapes.objects(n, None) if isinstance(o, BNode)]
+    while todo:
+        b = todo.pop()
+        if b not in nodes:
+            nodes.add(b)
+            todo += [o for o in shapes.objects(b, None) if isinstance(o, BNode)]
+    return {t for t in shapes if t[0] in nodes or str(t[1]).startswith(sh)}
+
+
+class Guards:
+    """The minimal-change rules of one repair run, fixed from the input data and shapes.
+
+    Args:
+        original: the data graph as given.
+        shapes: the shapes graph.
+        protected: triples the caller forbids removing (shape triples and target types are added).
+    """
+
+    def __init__(self, original: Graph, shapes: Graph, protected=frozenset()) -> None:
+        """Targets, protected triples (the caller's, shapes, target types), nodes present, watched predicates."""
+        self.shapes = shapes
+        self.targets = target_nodes(original, shapes)
+        self.protected = set(protected) | shape_triples(shapes) | _target_types(original, shapes)
+        self.present = {n for t in original for n in (t[0], t[2])}
+        self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
+
+    def allow(self, g: Graph, p: Patch, focus: set) -> bool:
+        """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
+        if not p.added and not p.removed:
+            return False
+        if p.removed & self.protected:
+            return False
+        near = focus | p.touches
+        if any(s not in near and o not in near for s, _, o in p.removed):
+            return False
+        if not p.removed:
+            return True
+        watched = any(t[1] in self.watched for t in p.removed)
+        if watched and not self.targets <= target_nodes(applied(g, p), self.shapes):
+            return False
+        keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
+        return all(_still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+
+
+def _target_types(original: Graph, shapes: Graph) -> set:
+    """rdf:type triples that make a node a target of some shape: never removed."""
+    classes = set(shapes.objects(None, SH.targetClass)) | set(shapes.subjects(RDF.type, RDFS.Class))
+    sub = {s for c in classes for s in original.transitive_subjects(RDFS.subClassOf, c)}
+    return {t for t in original.triples((None, RDF.type, None)) if t[2] in sub | classes}
+
+
+def _still_appears(g: Graph, node, removed) -> bool:
+    """True when `node` keeps a triple in `g` once `removed` is gone."""
+    for t in g.triples((node, None, None)):
+        if t not in removed:
+            return True
+    return any(t not in removed for t in g.triples((None, None, node)))

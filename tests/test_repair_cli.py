@@ -1,0 +1,55 @@
+"""`owl-memory repair`: a file holding data and shapes keeps its shapes, exit codes, --keep-values."""
+
+import json
+
+from click.testing import CliRunner
+from rdflib import Graph
+from test_repair import HEAD, SHAPES
+
+from owl_memory.cli import main
+from owl_memory.repair import shape_triples
+
+
+def test_cli_repair_same_file_keeps_shapes(tmp_path):
+    path = tmp_path / "both.ttl"
+    path.write_text(HEAD + 'ex:a a ex:Person ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""), encoding="utf-8")
+    out = tmp_path / "fixed.ttl"
+    result = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
+                                       str(tmp_path / "mem"), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert summary["conforms"] and len(summary["compiled_new"]) == 2
+    before, after = Graph().parse(path), Graph().parse(out)
+    assert shape_triples(before) <= set(after)
+    assert len(after) == len(before) + summary["added"] - summary["removed"]
+    again = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory", str(tmp_path / "mem"),
+                                      "--json"])
+    assert json.loads(again.output.strip().splitlines()[-1])["compiled_reused"] == 2
+
+
+def test_cli_repair_exit_codes(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix ex: <http://ex.org/> .\nex:a ex:b .\n", encoding="utf-8")
+    stuck = tmp_path / "stuck.ttl"
+    stuck.write_text(HEAD + "ex:S a sh:NodeShape ; sh:targetNode 42 ; sh:datatype xsd:string .", encoding="utf-8")
+    mem = str(tmp_path / "mem")
+    assert CliRunner().invoke(main, ["repair", str(bad), "--shapes", str(bad), "--memory", mem]).exit_code == 2
+    res = CliRunner().invoke(main, ["repair", str(stuck), "--shapes", str(stuck), "--memory", mem])
+    assert res.exit_code == 1 and "fixed term" in res.output
+    assert CliRunner().invoke(main, ["repair", "--help"]).exit_code == 0
+
+
+def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
+    """`repair --keep-values` casts the optional bad age; the default drops it (the smaller change set)."""
+    path = tmp_path / "both.ttl"
+    path.write_text(HEAD + 'ex:a a ex:Person ; ex:name "A" ; ex:age "42" .\n' + SHAPES.replace(HEAD, ""),
+                    encoding="utf-8")
+    runs = {}
+    for flag in ([], ["--keep-values"]):
+        res = CliRunner().invoke(main, ["repair", str(path), "--shapes", str(path), "--memory",
+                                        str(tmp_path / f"mem{len(flag)}"), "--json", *flag])
+        assert res.exit_code == 0, res.output
+        runs[bool(flag)] = json.loads(res.output.strip().splitlines()[-1])
+    assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
+    assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
+    assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
