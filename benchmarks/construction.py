@@ -37,10 +37,10 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     s = ablate(curriculum(a.data or data_dir(), out, a.shapes), "A0,A2", out=out / "run", holdout_every=len(TRAIN),
                parallel=False)
-    last = {c: s["conditions"][c]["holdout"][-1] for c in ("A0", "A2")}
+    last = {c: s.conditions[c].holdout[-1] for c in ("A0", "A2")}
     print(f"holdout {', '.join(HOLDOUT)} after training on {', '.join(TRAIN)} ({a.shapes} node shapes per case)")
     for key in ("iterations", "validations", "mean"):
-        a0, a2 = last["A0"][key], last["A2"][key]
+        a0, a2 = getattr(last["A0"], key), getattr(last["A2"], key)
         ratio = f"{a2 / a0:.2f}" if a0 else "-"
         print(f"  {key:<12} A0 {a0:<6} A2 {a2:<6} A2/A0 {ratio}")
     print(f"records: {out / 'run' / 'results.jsonl'}")

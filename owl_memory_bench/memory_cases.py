@@ -204,8 +204,8 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
             "bait_chars_in_history": leaked["payload_chars_in_history"],
             "by_source": leaked["payload_chars_by_source"],
             "baits_returned": sum(b in r.answer for b in BAITS.values()),
-            "payload_chars_in_history": r.metrics["payload_chars_in_history"],
-            "tool_calls": r.metrics["tool_calls"], "tool_errors": r.metrics["tool_errors"],
+            "payload_chars_in_history": r.metrics.payload_chars_in_history,
+            "tool_calls": r.metrics.tool_calls, "tool_errors": r.metrics.tool_errors,
             "items_injected": len(start["memory_ids_injected"])}
 
 

@@ -4,7 +4,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, SH, XSD
 
-from owl_memory.adapters import pyshacl as shacl_runs
+from owl_memory.adapters import pyshacl as shacl
 from owl_memory.resources import memory_shapes
 from owl_memory.store.validation import _class_tree, _message, _shapes, check
 from owl_memory.vocab import ITEM, KINDS, OM, PROV, RUN
@@ -120,8 +120,8 @@ def reference(g: Graph, shapes: Graph, focus: list) -> tuple:
 
 
 def focused(g: Graph, prepared, focus: list) -> tuple:
-    """The focused check of shacl_runs.validate_prepared: conforms and messages."""
-    conforms, report, _ = shacl_runs.validate_prepared(g, prepared, focus_nodes=focus)
+    """The focused check of shacl.validate_prepared: conforms and messages."""
+    conforms, report, _ = shacl.validate_prepared(g, prepared, focus_nodes=focus)
     return conforms, sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
 
 
@@ -162,7 +162,7 @@ def test_the_focused_check_groups_nodes_of_different_kinds_and_follows_node_targ
     assert not focused(both, _shapes(), [S, R])[0]  # the Episode has no provenance
     shapes = Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle")
     data = Graph().parse(data=DATA_WITH_NODE_TARGETS, format="turtle")
-    prepared = shacl_runs.prepare(shapes)
+    prepared = shacl.prepare(shapes)
     ex = "http://example.org/"
     for focus in ([ex + "a"], [ex + "b"], [ex + "c"], [ex + "d"], [ex + "a", ex + "b", ex + "c", ex + "d"]):
         nodes = [URIRef(f) for f in focus]
@@ -194,7 +194,7 @@ def test_another_pyshacl_user_in_the_process_sees_pyshacl_as_shipped():
 
     shipped, before = pyshacl.shape.Shape.validate, getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None)
     assert not check(with_(good(), drop=[OM.title])).conforms
-    shacl_runs.prepare(Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle"))
+    shacl.prepare(Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle"))
     assert pyshacl.shape.Shape.validate is shipped and getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None) is before
     shapes = Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle")
     data = Graph().parse(data=DATA_WITH_NODE_TARGETS, format="turtle")
@@ -205,9 +205,9 @@ def test_another_pyshacl_user_in_the_process_sees_pyshacl_as_shipped():
 
 def test_counting_sees_the_runs_made_inside_its_block():
     """Each counting block counts the pySHACL runs made inside it, nested blocks included, and none after it."""
-    with shacl_runs.counting() as outer:
+    with shacl.counting() as outer:
         check(good())
-        with shacl_runs.counting() as inner:
+        with shacl.counting() as inner:
             check(good())
             check(good())
     check(good())

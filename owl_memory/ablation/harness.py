@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
-from .records import Placement, Record, TaskOutcome, append_record, read_records, trim_torn
+from .records import Placement, Record, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 from .spawn_guard import check_spawn_safe
 from .summary import Summary, summarize
@@ -177,7 +177,7 @@ def _load(job: Job) -> tuple[object, Callable]:
     course = load_curriculum(job.curriculum)
     runs = Path(job.out) / "runs" / _stem(job)
     runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition})
-    return course, lambda task, memory, learn: TaskOutcome(**runner(task, memory, learn))  # lm_tasks reports fields
+    return course, runner
 
 
 def run_job(job: Job, runner: Callable | None = None) -> int:

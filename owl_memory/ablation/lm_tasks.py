@@ -19,13 +19,14 @@ from ..learning.judge import judge
 from ..learning.loop import Learning, run_learning
 from ..model import RunConfig
 from ..rdfio import load_graph
+from .records import TaskOutcome
 
 COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history",
          "large_returns")
 
 
 def make_runner(course: Curriculum, options: dict) -> Callable:
-    """A harness task runner `runner(task, memory, learn) -> record fields` over an LM curriculum.
+    """A harness task runner `runner(task, memory, learn) -> TaskOutcome` over an LM curriculum.
 
     options: RunConfig fields by name (lm, api_base, condition, layers, guide, trajectory_dir, ...).
     """
@@ -35,8 +36,8 @@ def make_runner(course: Curriculum, options: dict) -> Callable:
     return functools.partial(run_task, graph=graph, config=config)
 
 
-def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> dict:
-    """Run one task (learning on or off) and return the record fields; a failing LM run is an error record."""
+def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> TaskOutcome:
+    """Run one task (learning on or off) and report it; a failing LM run is an error outcome."""
     try:
         if learn:
             r = run_learning(task.query, memory, config, Learning(task.expect or None, task.task_type, task.id),
@@ -50,11 +51,11 @@ def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> di
     except OwlMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the ablation goes on
-        return {"success": False, "judge": "error", "error": f"{type(e).__name__}: {str(e)[:300]}"}
+        return TaskOutcome(False, "error", error=f"{type(e).__name__}: {str(e)[:300]}")
     used = tuple(r.memory_ids_used)
-    return {"success": bool(verdict.success), "judge": verdict.judge,
-            **{k: int(getattr(r.metrics, k)) for k in COSTS}, "memory_ids_used": used, "extracted": tuple(extracted),
-            "conflicts": conflicts, "exceptions_used": sum(_is_exception(memory, i) for i in used)}
+    return TaskOutcome(bool(verdict.success), verdict.judge, **{k: int(getattr(r.metrics, k)) for k in COSTS},
+                       memory_ids_used=used, extracted=tuple(extracted), conflicts=conflicts,
+                       exceptions_used=sum(_is_exception(memory, i) for i in used))
 
 
 def _is_exception(memory, id: str) -> bool:

@@ -157,9 +157,9 @@ def judge_ask(graph: Graph, ask: str) -> Judgment:
 
 def judge_shacl(graph: Graph, shapes) -> Judgment:
     """SHACL conformance of the run's graph against the task's shapes."""
-    from .. import shacl_runs
+    from ..adapters import pyshacl as shacl
 
-    conforms, report, _ = shacl_runs.validate(graph, shacl_graph=load_graph(shapes), inference="none")
+    conforms, report, _ = shacl.validate(graph, shacl_graph=load_graph(shapes), inference="none")
     n = len(set(report.subjects(URIRef("http://www.w3.org/ns/shacl#resultSeverity"), None)))
     return Judgment(bool(conforms), f"SHACL: {'conforms' if conforms else f'{n} violation(s)'}", "high", "shacl",
                     () if conforms else (f"{n} violation(s)",), "" if conforms else "shacl-violation")

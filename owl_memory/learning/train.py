@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 from ..errors import OwlMemoryError
 from ..model import RunConfig
+from .consolidate import Report
 from .curriculum import Curriculum, Task
 from .loop import Learning, run_learning
 
-FIGURES = ("added", "duplicates", "merged", "conflicts", "exceptions", "rejected", "archived")
+FIGURES = tuple(Report().counts())  # the consolidation report's fields, in its order
 
 
 def train_curriculum(course: Curriculum, memory, config: RunConfig, *, split: str = "train",
@@ -37,21 +38,15 @@ def _one(course: Curriculum, task: Task, memory, config: RunConfig, learning: Le
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the next one still runs
         return {"id": task.id, "success": None, "error": f"{type(e).__name__}: {str(e)[:200]}"}
-    consolidation = r.consolidation.to_dict()
     return {"id": task.id, "success": r.judgment.success, "answer": r.answer[:200], "run_id": r.run_id,
-            "judgment": r.judgment.to_dict(), "extracted": list(r.extracted), "consolidation": consolidation,
-            "figures": figures(consolidation), "memories_used": [u.to_dict() for u in r.memory_usage],
-            "iterations": r.metrics.iterations}
-
-
-def figures(consolidation: dict | None) -> dict:
-    """The per-run consolidation figures: how many ids each field of a consolidation report holds."""
-    return {k: len((consolidation or {}).get(k, [])) for k in FIGURES}
+            "judgment": r.judgment.to_dict(), "extracted": list(r.extracted),
+            "consolidation": r.consolidation.to_dict(), "figures": r.consolidation.counts(),
+            "memories_used": [u.to_dict() for u in r.memory_usage], "iterations": r.metrics.iterations}
 
 
 def _summary(course: Curriculum, rows: list[dict], memory) -> dict:
     """Totals over the tasks (success count, per-run consolidation figures summed)."""
-    totals = {k: sum(figures(r.get("consolidation"))[k] for r in rows) for k in FIGURES}
+    totals = {k: sum(r.get("figures", {}).get(k, 0) for r in rows) for k in FIGURES}
     return {"curriculum": course.id, "ran": len(rows), "succeeded": sum(r.get("success") is True for r in rows),
             "errors": sum("error" in r for r in rows), "consolidation": totals, "items": len(memory),
             "tasks": rows}

@@ -159,12 +159,6 @@ class RunMetrics:
         """JSON form (the metrics object of the CLI's --json and of trajectories)."""
         return asdict(self)
 
-    def __getitem__(self, name: str):
-        """A metric by its JSON name (metrics["tool_calls"]), as scripts written against the JSON form read it."""
-        if name not in self.__dataclass_fields__:
-            raise KeyError(name)
-        return getattr(self, name)
-
 
 @dataclass(frozen=True)
 class MemoryUse:

@@ -36,7 +36,7 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
     The smallest change set that verifies wins, so an optional bad value is dropped (one triple) rather than
     replaced (two); `keep_values` offers no drop of an offending value, so values are replaced or completed instead.
 
-    `proposer` (e.g. construction.proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
+    `proposer` (e.g. llm.repair_proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
     change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
     """
     original, shapes = load_graph(data), load_graph(shapes)

@@ -11,7 +11,7 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ..adapters import pyshacl as shacl_runs
+from ..adapters import pyshacl as shacl
 from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..model import Ref
@@ -127,9 +127,9 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
     select ?this, a pattern Python's re cannot compile or a SHACL-SPARQL query with an undeclared prefix becomes a
     LoadError naming the culprit (other failures pass through)."""
     try:
-        return shacl_runs.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
+        return shacl.validate(data, shacl_graph=shapes, advanced=True, **kwargs)[1]
     except Exception as e:  # pySHACL and rdflib raise many types; failure_of sorts them, the checks name the culprit
-        kind = shacl_runs.failure_of(e)
+        kind = shacl.failure_of(e)
         if kind == "shapes":
             raise LoadError(f"the shapes graph is not valid SHACL: {str(e).strip()[:300]}; fix the shapes and "
                             "retry") from e

@@ -7,7 +7,7 @@ from functools import cache
 from rdflib import Graph
 from rdflib.namespace import RDFS, SH
 
-from ..adapters import pyshacl as shacl_runs
+from ..adapters import pyshacl as shacl
 from ..errors import InvalidItem
 from ..model import ValidationReport
 from ..resources import memory_ontology, memory_shapes
@@ -24,8 +24,8 @@ def _class_tree() -> Graph:
 
 @cache
 def _shapes():
-    """The memory shapes, prepared once per process for pySHACL (shacl_runs.prepare)."""
-    return shacl_runs.prepare(memory_shapes())
+    """The memory shapes, prepared once per process for pySHACL (shacl.prepare)."""
+    return shacl.prepare(memory_shapes())
 
 
 def check(*graphs: Graph, focus: list | None = None) -> ValidationReport:
@@ -34,7 +34,7 @@ def check(*graphs: Graph, focus: list | None = None) -> ValidationReport:
     for g in (*graphs, _class_tree()):
         for t in g:
             data.add(t)
-    conforms, report, _ = shacl_runs.validate_prepared(data, _shapes(), focus_nodes=focus)
+    conforms, report, _ = shacl.validate_prepared(data, _shapes(), focus_nodes=focus)
     msgs = sorted({_message(report, r) for r in report.subjects(SH.resultSeverity, None)})
     return ValidationReport(bool(conforms), len(msgs), tuple(msgs))
 

@@ -1,0 +1,136 @@
+"""The package's shape holds: every package is installed, rooms stay small, no import cycle, and a dependency's
+private API is used only inside its adapter (owl_memory/adapters/)."""
+
+import ast
+import collections
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "owl_memory"
+DEPENDENCIES = ("rdflib", "pyshacl", "owlready2", "dspy", "litellm", "pyparsing")
+MAX_LINES = 400
+
+
+def modules(folder: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module under `folder`."""
+    out = {}
+    for path in folder.rglob("*.py"):
+        name = ".".join(path.relative_to(folder.parent).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def test_every_package_folder_is_installed():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {name for name, path in {**modules(PACKAGE), **modules(ROOT / "owl_memory_bench")}.items()
+             if path.name == "__init__.py"}
+    assert found <= listed, f"add to pyproject's packages: {sorted(found - listed)}"
+
+
+def test_no_package_file_is_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"split these by job: {long}"
+
+
+def imports(name: str, path: Path, names: set[str]) -> set[str]:
+    """The package modules `name` imports anywhere in its file (top level or inside functions)."""
+    out, package = set(), name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            out |= {f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return {m for m in out if m in names and m != name}
+
+
+def test_no_import_cycle_in_the_package():
+    mods = modules(PACKAGE)
+    graph = {name: imports(name, path, set(mods)) for name, path in mods.items()}
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while not group or v not in group:
+                group.add(stack.pop())
+            on.difference_update(group)
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles
+
+
+SOURCES = ("owl_memory", "owl_memory_bench", "tests", "benchmarks")
+DOCUMENTED = {"_exit"}  # os._exit: documented public API despite its underscore
+
+
+def trees() -> dict[Path, ast.Module]:
+    """The parsed files of the project (package, tooling, tests, benchmarks)."""
+    return {p: ast.parse(p.read_text(encoding="utf-8")) for folder in SOURCES for p in (ROOT / folder).rglob("*.py")}
+
+
+def own_names(parsed: dict) -> set[str]:
+    """Every name the project itself defines or assigns: its own private names are not a dependency's."""
+    out = set()
+    for tree in parsed.values():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out.add(n.name)
+            elif isinstance(n, ast.Attribute | ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.attr if isinstance(n, ast.Attribute) else n.id)
+            elif isinstance(n, ast.arg | ast.alias):
+                out.add(n.arg if isinstance(n, ast.arg) else (n.asname or n.name.split(".")[-1]))
+    return out
+
+
+def _private(name: str) -> bool:
+    """A single-underscore name (not a dunder)."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_private_api_of_a_dependency_outside_its_adapter():
+    parsed = trees()
+    own = own_names(parsed) | DOCUMENTED
+    uses = collections.defaultdict(set)
+    for path, tree in parsed.items():
+        if "adapters" in path.parts:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and _private(n.attr) and n.attr not in own:
+                uses[str(path.relative_to(ROOT))].add(n.attr)  # someone else's private attribute
+            elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in DEPENDENCIES:
+                uses[str(path.relative_to(ROOT))] |= {a.name for a in n.names if _private(a.name)}
+    assert not {k: v for k, v in uses.items() if v}, dict(uses)
+
+
+def test_only_the_adapters_import_rdflib_sparql_internals_and_pyshacl():
+    inside = collections.defaultdict(list)
+    for name, path in modules(PACKAGE).items():
+        if ".adapters." in name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mod = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [mod] if mod else []
+            for n in names:
+                if n and (n.startswith("rdflib.plugins.sparql") or n.split(".")[0] in ("pyshacl", "pyparsing")):
+                    inside[name].append(n)
+    assert not inside, dict(inside)
