@@ -11,7 +11,8 @@ from rdflib import Graph
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
-from owl_memory.store import postings, retrieval, text_index
+from owl_memory.store import lexical, retrieval
+from owl_memory.store.embedded import postings
 from owl_memory.vocab import KINDS
 
 ONTOLOGIES = [f"http://example.org/onto{n}#" for n in range(4)]
@@ -110,7 +111,7 @@ def test_a_memory_made_before_the_accelerator_tables_gets_them_on_open_and_read_
         def searches(memory_path):
             """Whether the memory walks the accelerator tables, and the ids of every shape's search."""
             with Memory(memory_path) as m:
-                return [m.backend.ordered, [[h.id for h in m.search(**kw)] for kw in [*shapes(), *texts]]]
+                return [m.backend.index.ordered, [[h.id for h in m.search(**kw)] for kw in [*shapes(), *texts]]]
 
         with Memory(path) as m:
             want = [*(retrieval.run_defining(exported, retrieval.search_query(**kw)) for kw in shapes()),
@@ -135,7 +136,7 @@ def test_a_format_4_memory_gets_the_delta_tables_on_open_and_searches_the_same(b
     import tempfile
     from pathlib import Path
 
-    from owl_memory.store.quadstore import FORMAT
+    from owl_memory.store.embedded.world import FORMAT
 
     path, _ = built
     root = Path(tempfile.mkdtemp())
@@ -323,9 +324,10 @@ def ranked_both_ways(m: Memory, kw: dict) -> tuple[list, list]:
     """(postings ranking, FTS5 ranking) of one text search: ids with scores."""
     from owl_memory.store import retrieval as r
 
-    q = m.backend._fts_query(r.search_query(**kw))
-    fast = m.backend.top_text(q)
-    slow = r._by_level_in_python(m.backend, q) if q.filters or q.kinds else r._by_level_in_fts(m.backend, q)
+    index = m.backend.index
+    q = index.query(r.search_query(**kw))
+    fast = index.top_text(q)
+    slow = r._by_level_in_python(index, q) if q.filters or q.kinds else r._by_level_in_fts(index, q)
     return fast, slow[: q.k]
 
 
@@ -334,15 +336,14 @@ def test_postings_rank_text_exactly_as_fts5(zipf, monkeypatch, few, small):
     """The postings path (cells of equal score read row by row or through the order walk, few filtered items scored
     directly) returns FTS5's ranking: same ids in the same order, same BM25 scores (one or two words: FTS5 scores
     those without repeating a phrase), for searches with and without filters."""
-    from owl_memory.store import topk
-    from owl_memory.store.quadstore import QuadstoreBackend
+    from owl_memory.store.embedded import topk
+    from owl_memory.store.embedded.itemsets import ItemSets
 
     monkeypatch.setattr(topk, "FEW", few)
     monkeypatch.setattr(topk, "SMALL", small)
     monkeypatch.setattr(topk, "READ_BUDGET", 10**6)
     walks = []
-    monkeypatch.setattr(QuadstoreBackend, "order_walk",
-                        lambda *a, _walk=QuadstoreBackend.order_walk: walks.append(1) or _walk(*a))
+    monkeypatch.setattr(ItemSets, "order_walk", lambda *a, _walk=ItemSets.order_walk: walks.append(1) or _walk(*a))
     compared = 0
     floored = [{"text": "use when", "k": 12}, {"text": "when", "k": 30},  # in every item: FTS5's IDF floor, all tied
                {"text": f"use {VOCABULARY[0]}", "k": 5}, {"text": "when", "k": 5, "kinds": list(KINDS[:2])}]
@@ -474,8 +475,8 @@ def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path):
         for kw in queries:
             ranked_both_ways(m, kw)
         read = []
-        patch.setattr(m.backend, "_term_sets", lambda keys, _read=m.backend._term_sets: read.extend(keys) or
-                      _read(keys))
+        sets = m.backend.index.sets
+        patch.setattr(sets, "_term_sets", lambda keys, _read=sets._term_sets: read.extend(keys) or _read(keys))
         rewritten = [ItemSpec(s.kind, f"{s.title} rollback", "Use when rollback.", s.content, s.applies_to,
                               task_types=s.task_types, tags=["rollback"], priority=2) for s in specs[:10]]
         for step in range(6):
@@ -483,7 +484,7 @@ def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path):
                 m.backend.write_items([(s, item_graph(s)) for s in rewritten[5 * (step // 2):][:5]])
             else:
                 m.add_many(specs[200 + 20 * step:][:20], validate=False)
-            assert m.backend.decoded.state == m.backend._state()  # followed, not dropped
+            assert sets.decoded.state == m.backend.index.state()  # followed, not dropped
             for kw in queries:
                 fast, slow = ranked_both_ways(m, kw)
                 assert fast is None or [r[1] for r in fast] == [r[1] for r in slow], kw
@@ -507,7 +508,7 @@ def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path):
     with Memory(tmp_path / "m") as m, Memory(tmp_path / "m") as other:
         m.add_many([spec(n, f"Shared rule {n} about shapes") for n in range(40)], validate=False)
         agrees(m, "shapes rule")
-        assert m.backend.decoded.kept  # kept for the next search
+        assert m.backend.index.sets.decoded.kept  # kept for the next search
         mine = m.add(spec(100, "Rollback rollback rollback"))
         assert agrees(m, "rollback")[0] == mine  # its own write
         theirs = other.add(spec(101, "Quorum quorum quorum shapes"))
@@ -524,7 +525,7 @@ def test_the_tokenizer_keeps_nothing_of_a_bulk_call():
     """Words as FTS5's unicode61 tokenizer gives them (case and diacritics folded, `_` and `-` split), and a call
     of 20,000 texts (a bulk load's batch) leaves nothing in the tokenizer's index: deleting its rows left 136 segment
     blocks there, which every later call (one per add) scanned, 350 ms a call after 300,000 texts."""
-    assert text_index.tokens(["Béta-Gamma x_y", ""]) == [["beta", "gamma", "x", "y"], []]
-    text_index.tokens([f"word{i} shared text {i % 7}" for i in range(20000)])
-    assert text_index._local.db.execute("SELECT count(*) FROM t_data").fetchone()[0] <= 2
-    assert text_index.tokens(["after it"]) == [["after", "it"]]
+    assert lexical.tokens(["Béta-Gamma x_y", ""]) == [["beta", "gamma", "x", "y"], []]
+    lexical.tokens([f"word{i} shared text {i % 7}" for i in range(20000)])
+    assert lexical._local.db.execute("SELECT count(*) FROM t_data").fetchone()[0] <= 2
+    assert lexical.tokens(["after it"]) == [["after", "it"]]
