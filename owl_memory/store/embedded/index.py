@@ -105,7 +105,7 @@ class EmbeddedIndex:
         return self.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- writes (inside the memory's write transaction) ----
-    def row(self, spec: ItemSpec, g: Graph, ids: dict) -> tuple:
+    def row(self, spec: ItemSpec, g: Graph, ids: dict) -> postings.IndexRow:
         """(Re)write the index and order rows of an item (its rowid is the item's quadstore id), drop its old
         postings; returns the row `add` takes (`ids`: the write's memo of term ids)."""
         term_id = self.store.term_id
@@ -119,9 +119,10 @@ class EmbeddedIndex:
                          spec.confidence))
         if self.ordered:
             postings.replace(self.db, s, keys, spec.id, spec.priority, spec.confidence, self.terms[RDF.type])
-        return s, keys, spec.id, spec.priority, spec.confidence, (spec.title, spec.summary, " ".join(spec.tags))
+        return postings.IndexRow(s, keys, spec.id, spec.priority, spec.confidence,
+                                 (spec.title, spec.summary, " ".join(spec.tags)))
 
-    def add(self, rows: Sequence[tuple]) -> None:
+    def add(self, rows: Sequence[postings.IndexRow]) -> None:
         """The postings and item sets of rows `row` wrote (folding the deltas when due)."""
         if self.ordered:
             postings.add(self.db, rows)

@@ -8,10 +8,38 @@ import operator
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from typing import NamedTuple
 
 from ...adapters.owlready2 import live_condition
 from ...vocab import OM
 from . import postings
+
+
+class TermSet(NamedTuple):
+    """The items holding a token tf times: tf, how many, and the set (an int whose bit s is set for storid s)."""
+
+    tf: int
+    n: int
+    items: int
+
+
+class TextStatistics(NamedTuple):
+    """FTS5's BM25 statistics for a query: rows indexed, average document length, each token's sets by tf."""
+
+    rows: int
+    avgdl: float
+    sets: dict[str, list[TermSet]]
+
+
+class Doc(NamedTuple):
+    """The postings row of an item a search checks: storid, document length, ranking fields, "token:tf ..." pairs."""
+
+    storid: int
+    dl: int
+    priority: int
+    confidence: float
+    id: str
+    terms: str
 
 
 class ItemSets:
@@ -26,13 +54,12 @@ class ItemSets:
         self.db, self.terms = db, terms
         self.decoded = Decoded()  # item sets a text search decoded, kept while the memory is unchanged
 
-    def text_stats(self, terms: Sequence[str]) -> tuple[int, float, dict[str, list[tuple[int, int, int]]]]:
+    def text_stats(self, terms: Sequence[str]) -> TextStatistics:
         """FTS5's BM25 statistics: its row count and average document length (every column, from its averages
-        record); and each token's (tf, number of items, item set) rows, one per frequency it has in some item (the
-        sets decoded: bit s set for storid s)."""
+        record); and each token's sets, one per frequency it has in some item."""
         rows, size = self.decoded.get(["averages"], self._averages)["averages"]
         sets = self.decoded.get([("om_df", t) for t in terms], self._term_sets)
-        return rows, size / rows if rows else 0.0, {t: sets["om_df", t] for t in terms}
+        return TextStatistics(rows, size / rows if rows else 0.0, {t: sets["om_df", t] for t in terms})
 
     def _averages(self, _: list) -> dict[str, tuple[int, int]]:
         """{"averages": (rows, summed document length of every column)} from FTS5's averages record."""
@@ -40,13 +67,13 @@ class ItemSets:
         rows, *sizes = varints(block) or [0]
         return {"averages": (rows, sum(sizes))}
 
-    def _term_sets(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
-        """The decoded (tf, n, items) rows of the om_df keys ("om_df", term)."""
+    def _term_sets(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[TermSet]]:
+        """The decoded sets of the om_df keys ("om_df", term)."""
         out: dict[tuple[str, str], list] = {key: [] for key in keys}
         terms = [t for _, t in keys]
         for t, tf, n, items in postings.item_sets(self.db, "om_df", f"term IN ({', '.join('?' * len(terms))})",
                                                   terms):
-            out["om_df", t].append((tf, n, postings.bitmap(items)))
+            out["om_df", t].append(TermSet(tf, n, postings.bitmap(items)))
         return out
 
     def holders(self, terms: Sequence[str]) -> int:
@@ -54,7 +81,7 @@ class ItemSets:
         each term's union kept with its sets."""
         def load(keys: list) -> dict:
             sets = self.decoded.get([("om_df", t) for _, t in keys], self._term_sets)
-            return {("any", t): functools.reduce(operator.or_, (items for _, _, items in sets["om_df", t]), 0)
+            return {("any", t): functools.reduce(operator.or_, (s.items for s in sets["om_df", t]), 0)
                     for _, t in keys}
         return functools.reduce(operator.or_, self.decoded.get([("any", t) for t in terms], load).values(), 0)
 
@@ -76,12 +103,12 @@ class ItemSets:
         return self.db.execute("SELECT s FROM om_order INDEXED BY om_order_walk WHERE token = ? "
                                "ORDER BY priority DESC, confidence DESC, item", (token or postings.ALL,))
 
-    def docs(self, items: Sequence[int], token: str | None = None, any_of: Sequence[str] = ()) -> list[tuple]:
-        """(storid, dl, priority, confidence, id, "token:tf ...") of those `items` that are live, hold `token` (None:
-        any) and one of `any_of`."""
+    def docs(self, items: Sequence[int], token: str | None = None, any_of: Sequence[str] = ()) -> list[Doc]:
+        """The postings rows of those `items` that are live, hold `token` (None: any) and one of `any_of`."""
         where, params = self.admits("d.s", token, any_of)
-        return self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_docs d WHERE "
-                               f"d.s IN ({', '.join('?' * len(items))}) AND {where}", [*items, *params]).fetchall()
+        rows = self.db.execute(f"SELECT d.s, d.dl, d.priority, d.confidence, d.item, d.terms FROM om_docs d WHERE "
+                               f"d.s IN ({', '.join('?' * len(items))}) AND {where}", [*items, *params])
+        return list(map(Doc._make, rows))
 
     def token_items(self, token: str, limit: int) -> list[int]:
         """Up to `limit` storids of the items, live or not, holding `token`."""
@@ -172,15 +199,15 @@ class Decoded:
 
 
 def _changed(value, key: tuple, storids: list[int], joined: bool):
-    """A kept set (om_dl: an int; om_df: a term's (tf, n, items) rows) with `storids` joining or leaving the set of
-    `key`; an om_df row left empty goes, a new one is added."""
+    """A kept set (om_dl: an int; om_df: a term's TermSets) with `storids` joining or leaving the set of `key`; an
+    om_df set left empty goes, a new one is added."""
     if isinstance(value, int):
         return _flipped(value, storids, joined)[0]
     rows = {tf: (n, items) for tf, n, items in value}
     n, items = rows.get(key[1], (0, 0))
     items, flips = _flipped(items, storids, joined)
     rows[key[1]] = (n + flips if joined else n - flips, items)
-    return [(tf, n, items) for tf, (n, items) in rows.items() if n > 0]
+    return [TermSet(tf, n, items) for tf, (n, items) in rows.items() if n > 0]
 
 
 def _flipped(items: int, storids: list[int], joined: bool) -> tuple[int, int]:

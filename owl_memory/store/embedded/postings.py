@@ -11,6 +11,7 @@ import sqlite3
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from .. import lexical
 from .keys import filter_combinations
@@ -50,6 +51,17 @@ TABLES = ("om_order", "om_docs", "om_df", "om_dl", "om_df_delta", "om_dl_delta")
 _RETIRED = ("om_terms",)  # format 3's walk lists, dropped by `build`
 
 
+class IndexRow(NamedTuple):
+    """What an item's index row holds: its storid, key tokens, id, ranking fields and (title, summary, tags) texts."""
+
+    storid: int
+    keys: str
+    id: str
+    priority: int
+    confidence: float
+    texts: tuple[str, str, str]
+
+
 def create(db: sqlite3.Connection) -> None:
     """Create the order and postings tables (empty) when missing."""
     for statement in (*ORDER, *POSTINGS, *DELTAS):
@@ -65,7 +77,7 @@ def build(db: sqlite3.Connection, type_id: int) -> None:
     while batch := rows.fetchmany(5000):
         db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
                        [row for r in batch for row in order_rows(*r[:5], type_id)])
-        add(db, [(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+        add(db, [IndexRow(*r[:5], (r[5], r[6], r[7])) for r in batch])
         for table in SETS:
             fold(db, table)
 
@@ -85,12 +97,12 @@ def order_rows(s: int, keys: str, item: str, priority: int, confidence: float, t
     return [(t, priority, confidence, item, s) for t in tokens]
 
 
-def add(db: sqlite3.Connection, docs: Sequence[tuple]) -> None:
-    """Postings and item sets of new index rows (s, keys, id, priority, confidence, texts)."""
+def add(db: sqlite3.Connection, docs: Sequence[IndexRow]) -> None:
+    """Postings and item sets of new index rows."""
     if not docs:
         return
     per_doc, by_tf, by_dl = [], {}, {}
-    for (s, keys, item, priority, confidence, _), words in zip(docs, lexical.term_counts(d[5] for d in docs),
+    for (s, keys, item, priority, confidence, _), words in zip(docs, lexical.term_counts(d.texts for d in docs),
                                                                 strict=True):
         dl = sum(words.values()) + len(keys.split())
         per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from ..lexical import K1, B, idf
 from ..retrieval import Ranked, level
 from . import postings
-from .itemsets import ItemSets
+from .itemsets import Doc, ItemSets
 
 READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, slower)
 FEW = 1000  # a filter admitting at most this many items confines the cells to them
@@ -46,8 +46,8 @@ class _Scorer:
         """Read the statistics of `terms`."""
         self.rows, self.avgdl, stats = sets.text_stats(terms)
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
-        self.sets = {t: sorted(stats[t], reverse=True) for t in self.terms}  # (tf, n, items), highest tf first
-        self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
+        self.sets = {t: sorted(stats[t], reverse=True) for t in self.terms}  # highest tf first
+        self.idf = {t: idf(self.rows, sum(s.n for s in self.sets[t])) for t in self.terms}
         self.parts: dict[tuple[int, int, int], float] = {}
 
     def part(self, i: int, tf: int, dl: int) -> float:
@@ -88,7 +88,7 @@ class _Cells:
         self.sets, self.scorer, self.k = sets, scorer, k
         self.lengths, self.length_sets = sets.doc_lengths(), {}
         shortest = self.lengths[0] if self.lengths else 0
-        per_token = [[(tf, items) for tf, _, items in scorer.sets[t]] for t in scorer.terms]
+        per_token = [[(s.tf, s.items) for s in scorer.sets[t]] for t in scorer.terms]
         gain = [scorer.part(i, per[0][0], shortest) if per else 0.0 for i, per in enumerate(per_token)]
         # tokens are decided in falling order of what they can add, so the bounds tighten early
         self.plan = sorted(range(len(per_token)), key=lambda i: -gain[i])
@@ -197,13 +197,14 @@ class _Cells:
             self.read += len(keyed)
             if self.read > READ_BUDGET:
                 return False
-            rows += [(*keyed[r[0]], r) for r in self.sets.docs(list(keyed), self.token, scorer.kinds)]
-        self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for lvl, score, r in rows])[: self.k]
+            rows += [(*keyed[r.storid], r) for r in self.sets.docs(list(keyed), self.token, scorer.kinds)]
+        self.top = sorted(self.top + [((-lvl, -score, -r.priority, -r.confidence, r.id), r.storid)
+                                      for lvl, score, r in rows])[: self.k]
         return True
 
-    def _first(self, cell: int, count: int) -> list[tuple] | None:
-        """The checked rows (storid, dl, priority, confidence, id, terms) of a large cell's (of `count` items) first
-        k members in (priority, confidence, id) order, through the order walk; None past READ_BUDGET."""
+    def _first(self, cell: int, count: int) -> list[Doc] | None:
+        """The checked postings rows of a large cell's (of `count` items) first k members in (priority, confidence,
+        id) order, through the order walk; None past READ_BUDGET."""
         scorer = self.scorer
         member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
         rows, walk = [], self.sets.order_walk(scorer.token)
