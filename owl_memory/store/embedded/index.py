@@ -78,13 +78,13 @@ class EmbeddedIndex:
             return self._walked(filter_token(q.filters), [key_token(p, o) for p, o in q.kinds], limit, offset)
         bm25 = f"-bm25(om_fts, {_TEXT_WEIGHTS})"
         rows = self._fts(match_expression(q), f"round({bm25}, 6)" if q.words else "0.0", "", limit, only, offset)
-        return [Ranked(*r) for r in rows]
+        return list(map(Ranked._make, rows))
 
     def matches(self, q: IndexQuery, word: str) -> list[Match]:
         """Every applicable, live item holding `word`, with its exact FTS5 score for that word alone."""
         expr = match_expression(replace(q, words=(word,)))
         rows = self._fts(expr, f"-bm25(om_fts, {_TEXT_WEIGHTS})", ", priority, confidence", -1)
-        return [Match(*r) for r in rows]
+        return list(map(Match._make, rows))
 
     def exceptions_of(self, keys: list[int]) -> dict[int, int]:
         """{exception storid: rule storid} for the exceptions of the given rules."""
@@ -175,4 +175,4 @@ class EmbeddedIndex:
         where, params = self.sets.admits("o.s", None, any_of)
         sql = (f"SELECT o.s, o.item, 0.0 FROM om_order o INDEXED BY om_order_walk WHERE o.token = ? AND {where} "
                "ORDER BY o.priority DESC, o.confidence DESC, o.item ASC LIMIT ? OFFSET ?")
-        return [Ranked(*r) for r in self.db.execute(sql, [token or postings.ALL, *params, limit, offset])]
+        return list(map(Ranked._make, self.db.execute(sql, [token or postings.ALL, *params, limit, offset])))
