@@ -80,6 +80,7 @@ class ItemSets:
         """The items holding one of `terms` (the union of their item sets) as an int whose bit s is set for storid s;
         each term's union kept with its sets."""
         def load(keys: list) -> dict:
+            """The unions of the terms in `keys` ("any", term)."""
             sets = self.decoded.get([("om_df", t) for _, t in keys], self._term_sets)
             return {("any", t): functools.reduce(operator.or_, (s.items for s in sets["om_df", t]), 0)
                     for _, t in keys}
@@ -93,6 +94,7 @@ class ItemSets:
     def length_items(self, dl: int) -> int:
         """The items of document length `dl` as an int whose bit s is set for storid s."""
         def load(_: list) -> dict:
+            """The decoded set of length dl."""
             rows = postings.item_sets(self.db, "om_dl", "dl = ?", [dl])
             return {("om_dl", dl): postings.bitmap(rows[0][-1]) if rows else 0}
         return self.decoded.get([("om_dl", dl)], load)["om_dl", dl]
