@@ -5,8 +5,8 @@ Run: python benchmarks/retrieval.py [--sizes 1000,10000,100000] [--queries 200] 
 Baselines (interleaved with owl-memory query by query, same ids in the same order checked on every query they run):
 - rdflib, over the same triples in memory: the defining SELECT of a search without text (retrieval.defining_sparql);
   for a search with text, the SPARQL server backend's own text search (its statistics, coordination-level and
-  exception queries and its BM25 ranking SELECT, over the text index a server holds: text_index.py), so the same
-  work with the same ranking, its matches spelled in the form rdflib evaluates best (RdflibServer);
+  exception queries and its BM25 ranking SELECT, over the text index a server holds: server/ranking.py), so the same
+  work with the same ranking, its matches spelled in the form rdflib evaluates best (RdflibSearch);
 - owlready2's native SPARQL engine over the memory's own quadstore, for shapes without text (in owlready2's dialect:
   it cannot compile EXISTS inside BIND, so the rule check is an OPTIONAL; same filters, same order).
 Every timed call runs with the garbage collector paused, as timeit runs its statements.

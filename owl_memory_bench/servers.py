@@ -135,9 +135,9 @@ def clear(url: str) -> None:
 
 def drop_memory_graphs(url: str) -> None:
     """Drop the graphs a memory uses on the server at `url` (its other graphs, such as Virtuoso's own, stay)."""
-    from owl_memory.store import sparql_server as ss
-    from owl_memory.store.sparql_client import SparqlClient
+    from owl_memory.store.server.client import SparqlClient
+    from owl_memory.store.server.layout import GRAPHS
 
     client = SparqlClient(url)
-    client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in ss.GRAPHS))
+    client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in GRAPHS))
     client.close()

@@ -45,10 +45,10 @@ def test_copy_directory_to_server_and_back(tmp_path, server_url):
     with Memory(tmp_path / "a") as a:
         made = fill(a)
         with Memory(server_url) as s:
-            assert copy_memory(a, s)["items"] == 4
+            assert copy_memory(a, s).items == 4
             same(a, s, made["ids"], made["trace"])
             with Memory(tmp_path / "b") as b:
-                assert copy_memory(s, b)["payloads"] == 1
+                assert copy_memory(s, b).payloads == 1
                 same(a, b, made["ids"], made["trace"])
 
 

@@ -145,19 +145,21 @@ def test_sigkill_in_a_loop_of_adds_keeps_every_returned_id(tmp_path):
 def test_an_add_checks_again_under_the_write_lock_only_when_another_writer_committed(memory, monkeypatch):
     """An item is validated before the write lock; under it, it is checked again when another connection committed
     meanwhile and changed what it is validated against (here: the rule it refines), and not when none committed."""
+    from owl_memory.store import memory as memory_module
+
     rule = add_rule(memory)
     calls, between = [], []
-    real = Memory._check_batch
+    real = memory_module.check_batch
 
-    def spy(self, items):
+    def spy(backend, items):
         """Count the checks; run what another writer does between the first check and the write lock."""
         calls.append([spec.title for spec, _ in items])
-        out = real(self, items)
+        out = real(backend, items)
         while between:
             between.pop()()
         return out
 
-    monkeypatch.setattr(Memory, "_check_batch", spy)
+    monkeypatch.setattr(memory_module, "check_batch", spy)
     first = add_rule(memory, title="First exception", scope="exception", refines=rule)
     assert calls == [["First exception"]]
     with Memory(memory.backend.path) as other:

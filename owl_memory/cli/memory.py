@@ -200,7 +200,7 @@ def copy_command(src, dst, as_json):
 
     with Memory(src, create=False) as a, Memory(dst) as b:
         result = copy_memory(a, b)
-    emit(result | {"src": src, "dst": dst}, as_json,
+    emit(result.to_dict() | {"src": src, "dst": dst}, as_json,
          lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
                               f"from {d['src']} to {d['dst']}"))
 

@@ -1,13 +1,14 @@
 """The backend interface: what a memory store must do. `Memory` is a facade over one backend.
 
-Two implementations: `quadstore.QuadstoreBackend` (embedded: owlready2's SQLite quadstore plus a blob file) and
-`sparql_server.SparqlServerBackend` (any SPARQL 1.1 Query + Update server). The facade owns everything that is
+Two implementations: `embedded.backend.QuadstoreBackend` (owlready2's SQLite quadstore plus a blob file) and
+`server.backend.SparqlServerBackend` (any SPARQL 1.1 Query + Update server). The facade owns everything that is
 the same on both: building an item's RDF (items.py), SHACL validation (validation.py), the search request and its
 defining SPARQL (retrieval.py), the read-only guard for user queries (adapters/sparql.py). A backend only stores,
 finds and counts; it never validates.
 
 Items cross this interface as (ItemSpec, rdflib Graph of its triples); search requests as `retrieval.SearchQuery`
-(IRIs, words, k); search results as (id, score) pairs; item cards as `model.Card`s.
+(IRIs, words, k); search results as `retrieval.Scored` (id, score) rows; item cards as `model.Card`s; SPARQL results
+as `TermRows`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,23 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from rdflib import Graph, URIRef
 
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
+from .retrieval import Scored, SearchQuery
+
+
+@dataclass(frozen=True)
+class TermRows:
+    """What a backend's SPARQL query gives: column names, rows of rdflib terms (None: unbound) and whether rows were
+    cut at the limit; an ASK gives the column "ask" and one row holding its bool."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    truncated: bool
 
 
 class Backend(ABC):
@@ -48,8 +61,8 @@ class Backend(ABC):
         """Search cards of stored items, in the order given (applies_to: sorted IRIs; conflicts_with: sorted ids)."""
 
     @abstractmethod
-    def search(self, query) -> list[tuple[str, float]]:
-        """Up to query.k (id, score) pairs, best first, with the semantics retrieval.py defines for a
+    def search(self, query: SearchQuery) -> list[Scored]:
+        """Up to query.k (id, score) rows, best first, with the semantics retrieval.py defines for a
         `retrieval.SearchQuery`: applicable, not superseded, not archived, exceptions above their rules."""
 
     @abstractmethod
@@ -81,10 +94,9 @@ class Backend(ABC):
 
     # ---- whole memory ----
     @abstractmethod
-    def sparql(self, query: str, bindings: dict, limit: int) -> tuple[list[str], list[list], bool]:
+    def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
         """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
-        ({Variable: rdflib term}):
-        (column names, up to `limit` rows of rdflib terms or None, truncated?). ASK gives (["ask"], [[bool]])."""
+        ({Variable: rdflib term}): at most `limit` rows."""
 
     def others_changes(self) -> int | None:
         """A number that changes whenever another connection commits to the store (None: the store cannot tell, so

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF
 
@@ -12,11 +14,25 @@ from ..vocab import BLOB, ITEM, KINDS, OM
 from .memory import Memory
 
 
-def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
+@dataclass(frozen=True)
+class CopyReport:
+    """What a copy moved: items, triples and payloads copied, and the ids the destination's bound then archived."""
+
+    items: int
+    triples: int
+    payloads: int
+    archived: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready values (the CLI's --json output)."""
+        return asdict(self) | {"archived": list(self.archived)}
+
+
+def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> CopyReport:
     """Copy every item (with its own triples: counters, dates, links, archive flag), every other triple
     (runs, trajectories, provenance) and every payload the memory refers to from `src` into `dst`; then validate
     `dst`; a destination with a bound (max_items) then archives its least useful items, as every write does.
-    Returns {items, triples, payloads, archived}; InvalidItem when the copy does not validate."""
+    InvalidItem when the copy does not validate."""
     g = src.to_graph()
     kinds = {OM[k] for k in KINDS}
     items = sorted({s for s, k in g.subject_objects(RDF.type) if k in kinds and str(s).startswith(str(ITEM))})
@@ -33,7 +49,7 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> dict:
     report = dst.validate()
     if not report.conforms:
         raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report.messages[:5]))
-    return {"items": len(items), "triples": len(g), "payloads": payloads, "archived": dst.enforce_bound()}
+    return CopyReport(len(items), len(g), payloads, tuple(dst.enforce_bound()))
 
 
 def data_triples(g: Graph) -> Graph:

@@ -20,10 +20,10 @@ from ..vocab import ITEM, OM, PROV
 from . import forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ
+from .embedded.backend import QuadstoreBackend
 from .export import with_header
 from .items import COUNTERS, ID, item_graph, linked_ids
-from .quadstore import QuadstoreBackend
-from .validation import check, require_valid
+from .validation import batch_context, check, check_batch, context, require_valid
 
 MAX_ROWS = 1000  # rows one sparql() call returns at most
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -36,7 +36,7 @@ def open_backend(location: str | Path, max_read: int, create: bool = True) -> Ba
     (MemoryNotFound when it holds no memory and `create` is False)."""
     text = str(location)
     if text.startswith(("http://", "https://")):
-        from .sparql_server import SparqlServerBackend
+        from .server.backend import SparqlServerBackend
 
         return SparqlServerBackend(text, max_read=max_read, create=create)
     path = Path(location)
@@ -99,7 +99,7 @@ class Memory:
         returns their ids."""
         if self.max_items is None or self.backend.count() <= self.max_items:
             return []
-        _, rows, _ = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN)
+        rows = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN).rows
         active = [forgetting.Candidate(str(i)[len(str(ITEM)):], UseCounts(int(u), int(ok), int(bad)), str(c))
                   for i, u, ok, bad, c in rows]
         kept = set(keep)
@@ -231,9 +231,10 @@ class Memory:
         asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
-        columns, rows, truncated = self.backend.sparql(str(query), _bound(bindings or {}), limit)
-        cells = tuple(tuple(c if isinstance(c, bool) else None if c is None else str(c) for c in row) for row in rows)
-        return SparqlResult(tuple(columns), cells, truncated)
+        found = self.backend.sparql(str(query), _bound(bindings or {}), limit)
+        cells = tuple(tuple(c if isinstance(c, bool) else None if c is None else str(c) for c in row)
+                      for row in found.rows)
+        return SparqlResult(found.columns, cells, found.truncated)
 
     def by_signature(self, signature: str) -> list[Item]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
@@ -260,7 +261,7 @@ class Memory:
         nodes = [ITEM[i] for i in ids]
         self._require(*ids)
         g = self.backend.describe(nodes)
-        return check(g, self._context(g, nodes), focus=nodes)
+        return check(g, context(self.backend, g, nodes), focus=nodes)
 
     def to_graph(self) -> Graph:
         """The whole memory (ontology, items, provenance) as an rdflib Graph, not validated."""
@@ -309,67 +310,25 @@ class Memory:
             self._require(*[i for i in linked_ids(spec) if i not in new])
             new[spec.id] = (spec, item_graph(spec))
         version = self.backend.others_changes()
-        checked = self._check_batch(list(new.values())) if validate and new else None  # unlocked: in parallel
+        checked = check_batch(self.backend, list(new.values())) if validate and new else None  # unlocked: in parallel
         with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
             fresh = self.backend.stored(new)
             new = {i: item for i, item in new.items() if i not in fresh}
             moved = version is None or self.backend.others_changes() != version  # else the context is unchanged
-            if checked is not None and new and moved and set(self._batch_context(list(new.values()))[1]) != checked:
-                self._check_batch(list(new.values()))
+            batch = list(new.values())
+            if checked is not None and new and moved and set(batch_context(self.backend, batch)[1]) != checked:
+                check_batch(self.backend, batch)
             if new:
-                self.backend.write_items(list(new.values()))
+                self.backend.write_items(batch)
         return [s.id for s in specs]
-
-    def _batch_context(self, items: list[tuple[ItemSpec, Graph]]) -> tuple[Graph, Graph]:
-        """A batch's triples as one graph, and the stored triples it is validated against: those of the stored items it
-        links to, with the types of the nodes they point to (the batch's own triples type every other node they name,
-        see items.item_graph, so nothing else of the store can change its check)."""
-        union = items[0][1]
-        if len(items) > 1:
-            union = Graph(bind_namespaces="none")
-            for _, g in items:
-                union += g
-        batch = {ITEM[s.id] for s, _ in items}
-        return union, self._around({ITEM[i] for s, _ in items for i in linked_ids(s)} - batch, batch)
-
-    def _check_batch(self, items: list[tuple[ItemSpec, Graph]]) -> set:
-        """Validate a batch in one pyshacl run; InvalidItem names the first failing item; returns the stored context
-        it was validated against (a write under the lock validates again if that changed meanwhile)."""
-        union, context = self._batch_context(items)
-        focus = sorted({node for s, _ in items for node in _changed(s)})
-        if not check(union, context, focus=focus).conforms:
-            graphs = {s.id: g for s, g in items}
-            for spec, g in items:
-                linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
-                require_valid(g, *linked, self._batch_context([(spec, g)])[1], what=f"item {str(spec.title)[:60]!r}",
-                              focus=_changed(spec))
-        return set(context)
-
-    def _context(self, g: Graph, items: list) -> Graph:
-        """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of
-        its other nodes, and the types of the nodes those stored items point to."""
-        nodes = {n for n in set(g.objects()) | set(g.subjects()) if isinstance(n, URIRef)} - set(items)
-        return self._around(nodes, set(items))
-
-    def _around(self, nodes: set, skip: set) -> Graph:
-        """The stored triples of `nodes` (all of an item's, the types of any other node), and those of the nodes they
-        point to (but `nodes` and `skip`)."""
-        ctx = self.backend.describe(nodes)
-        hop = {o for o in ctx.objects() if isinstance(o, URIRef)} - nodes - skip
-        return ctx + self.backend.describe(hop)
 
     def _update(self, g: Graph, focus: list) -> None:
         """Add `g`, validate the focus nodes with what is stored about them, commit or roll back."""
         with self.backend.transaction():
             self.backend.add_triples(g)
             now = self.backend.describe(focus) + g
-            require_valid(now, self._context(now, [f for f in focus if str(f).startswith(str(ITEM))]),
+            require_valid(now, context(self.backend, now, [f for f in focus if str(f).startswith(str(ITEM))]),
                           what=" and ".join(str(f) for f in focus[:3]), focus=focus)
-
-
-def _changed(spec: ItemSpec) -> list[URIRef]:
-    """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
-    return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])
 
 
 def _bound(bindings: dict) -> dict:

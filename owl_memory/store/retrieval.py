@@ -1,4 +1,4 @@
-"""Deterministic retrieval: the SPARQL that defines a search, and the FTS5 accelerator that runs it embedded.
+"""Deterministic retrieval: the SPARQL that defines a search, and the ranking that computes it through an index.
 
 **Definition without text** (`defining_sparql`, one SELECT; filter values are bound, never pasted): the items
 that apply (every given filter holds: om:appliesToOntology ?ontology, om:appliesToTaskType ?taskType,
@@ -25,24 +25,19 @@ results is moved next to its rule (just above it when its narrower applicability
 below it; `place_exceptions`), and the list is cut to k. A backend without BM25 statistics must compute
 them over the same fields to return the same order.
 
-**The embedded accelerator**: each item has one row in the `om_fts` index: the words of its title, summary and
-tags; key tokens for its kind and applicability links (`k<property id>x<object id>`, quadstore ids); and its
-priority, confidence and id. FTS5 MATCH expressions (keys AND words) are passed as bound parameters: user text
-reaches them only as quoted word tokens, filter values only as quadstore ids. A search without text walks the
-`om_order` table (one row per key token and item, one per combination of links on 2 or 3 applicability properties,
-and `*` for every item, indexed in priority, confidence, id order): the one token of its filters, in that order,
-each row checked for a kind, up to k, so it never sorts every match. A search with text ranks through the item
-sets of postings.py (topk.py: the items holding each word token tf times, the items of each document length; FTS5's
-own statistics and bm25 formula): items of one tf signature and length share a score, so whole cells of equal score
-are taken best first and only the rows that can enter the top k are read. A word FTS5 would fold or split (not ASCII
-letters and digits) or a search that would read too many rows hands the search to FTS5 itself (`bm25()`, one query per
-level), with the same result. A read-only memory made before store format 4 searches through FTS5 alone.
+**The ranking** (`rank`) computes that result through a typed index (`Index`: rows of applicable, live items in
+the orders above, the exceptions of rules and which of them narrow their rule): it pages through the rows of a
+search without text and groups each rule with its exceptions; it takes a text search's top k from the index, or
+ranks it one coordination level (or one word) at a time, then places exceptions. Control goes one way: the ranking
+asks, the index answers (embedded/index.py on FTS5 and its own tables; a SPARQL server ranks on the server,
+server/ranking.py, and shares `place_exceptions`).
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
-from itertools import combinations, product
+from typing import NamedTuple, Protocol, TypeVar
 
 from rdflib import URIRef
 from rdflib.namespace import RDF
@@ -84,15 +79,72 @@ def search_query(text=None, ontology=None, task_type=None, failure_mode=None, ki
 
 
 @dataclass(frozen=True)
-class FtsQuery:
-    """A search in the embedded index's terms: quadstore ids of the filters and kinds, words, result count."""
+class IndexQuery:
+    """A search in an index's own terms: its keys (quadstore ids, embedded) of the filters, kinds and unstated
+    applicability properties, the words and the result count."""
 
-    filters: tuple  # ((property storid, object storid), ...): every one must hold
-    kinds: tuple  # ((rdf:type storid, kind class storid), ...): any one must hold
-    words: tuple  # lower-case word tokens of the text
+    filters: tuple[tuple[int, int], ...]  # (property, object) pairs: every one must hold
+    kinds: tuple[tuple[int, int], ...]  # (rdf:type, kind class) pairs: any one must hold
+    words: tuple[str, ...]  # lower-case word tokens of the text
     k: int
     need: int = 0  # how many of the words an item must contain (0: all)
-    unstated: tuple = ()  # storids of the applicability properties the query states no value for
+    unstated: tuple[int, ...] = ()  # the applicability properties the query states no value for
+
+
+class Ranked(NamedTuple):
+    """One ranked row of an index: its key of the item (a quadstore id, embedded), the item's id and score."""
+
+    key: int
+    id: str
+    score: float
+
+
+class Match(NamedTuple):
+    """An item holding one query word: its key, id, exact (unrounded) score for the word, priority and confidence."""
+
+    key: int
+    id: str
+    score: float
+    priority: int
+    confidence: float
+
+
+class Scored(NamedTuple):
+    """One search result as a backend returns it: the item's id and its score."""
+
+    id: str
+    score: float
+
+
+class Index(Protocol):
+    """What the ranking below asks of an index (embedded/index.py answers it from its FTS5, order and postings tables).
+
+    Every row it gives is of an applicable item (every one of q.filters, one of q.kinds when given) that is live
+    (neither superseded nor archived). The index answers questions; it never calls the ranking back.
+    """
+
+    def top_text(self, q: IndexQuery) -> list[Ranked] | None:
+        """The q.k best rows of a text search in the text ranking's order (coordination level, BM25 rounded to 6
+        places, priority, confidence, id), before exceptions are placed; None when the index cannot tell them
+        cheaply (the ranking then asks `ranked` and `matches`)."""
+
+    def ranked(self, q: IndexQuery, limit: int, only: Sequence[int] | None = None, offset: int = 0) -> list[Ranked]:
+        """Up to `limit` rows (-1: all) from `offset` of the items holding q.need (0: all) of q.words, by BM25 score
+        rounded to 6 places (0.0 without words) DESC, priority DESC, confidence DESC, id ASC; only the items whose
+        keys are in `only`, when given."""
+
+    def matches(self, q: IndexQuery, word: str) -> list[Match]:
+        """Every item holding `word`, with its exact BM25 score for that word alone (scores of several words add up
+        to the score of the whole query)."""
+
+    def exceptions_of(self, keys: list[int]) -> dict[int, int]:
+        """{exception key: rule key} for the exceptions (om:hasException) of the given rules."""
+
+    def rules_of(self, keys: list[int]) -> dict[int, int]:
+        """{exception key: rule key} for those of the given items that are exceptions of a rule."""
+
+    def narrowing(self, exceptions: dict[int, int], properties: tuple[int, ...]) -> set[int]:
+        """Those exceptions (of {exception: rule}) with a value on one of `properties` that their rule lacks."""
 
 
 def unstated(q: SearchQuery) -> tuple[URIRef, ...]:
@@ -106,108 +158,72 @@ def words(text: str | None) -> tuple:
     return tuple(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:MAX_TOKENS]
 
 
-def key_token(p: int, o: int) -> str:
-    """The index token that stands for the link (item, p, o)."""
-    return f"k{p}x{o}"
-
-
-def filter_token(filters: tuple) -> str | None:
-    """The one order-table token of a query's filters ((property, object) storid pairs, all to hold): the key
-    token of a single filter, the combination token of several, None without filters."""
-    return "+".join(sorted(key_token(p, o) for p, o in filters)) or None
-
-
-def filter_combinations(keys: list[str], kind_property: int) -> list[str]:
-    """The combination tokens of an item's key tokens: one per choice of one link on each of 2 or 3 different
-    applicability properties (the kind's rdf:type tokens take no part), as filter_token names them."""
-    by_property: dict[str, list[str]] = {}
-    for token in keys:
-        p = token[1:].split("x", 1)[0]
-        if p != str(kind_property):
-            by_property.setdefault(p, []).append(token)
-    groups = list(by_property.values())
-    return ["+".join(sorted(choice)) for r in range(2, len(groups) + 1) for chosen in combinations(groups, r)
-            for choice in product(*chosen)]
-
-
-def match_expression(q: FtsQuery) -> str | None:
-    """The FTS5 MATCH text of a query: key tokens AND quoted words; None when there is neither."""
-    parts = [f'"{key_token(p, o)}"' for p, o in q.filters]
-    if q.kinds:
-        parts.append("(" + " OR ".join(f'"{key_token(p, o)}"' for p, o in q.kinds) + ")")
-    keys = f"keys : ({' AND '.join(parts)})" if parts else ""
-    need = q.need or len(q.words)
-    groups = [" AND ".join(f'"{w}"' for w in c) for c in combinations(q.words, need)] if q.words else []
-    text = f"{{title summary tags}} : ({' OR '.join(f'({g})' for g in groups)})" if groups else ""
-    return " AND ".join(x for x in (keys, text) if x) or None
-
-
-def rank(fts, q: FtsQuery) -> list[tuple[int, str, float]]:
-    """Up to q.k (item storid, id, score), best first, exceptions next to the rules they refine."""
+def rank(index: Index, q: IndexQuery) -> list[Ranked]:
+    """Up to q.k rows, best first, exceptions next to the rules they refine."""
     if not q.words:
-        return _grouped(fts, q)
-    rows = fts.top_text(q)
+        return _grouped(index, q)
+    rows = index.top_text(q)
     if rows is None:  # a memory without item sets, a word FTS5 splits, too many rows: FTS5 ranks (same order)
-        rows = _by_level_in_python(fts, q) if q.filters or q.kinds else _by_level_in_fts(fts, q)
-    rules = fts.exceptions_of([r[0] for r in rows])
+        rows = _by_level_in_python(index, q) if q.filters or q.kinds else _by_level_in_fts(index, q)
+    rules = index.exceptions_of([r.key for r in rows])
     if rules:
-        found = _ranked(fts, replace(q, need=1), len(rules), only=sorted(rules))
-        rows = place_exceptions(rows, [(r, rules[r[0]]) for r in found], fts.narrowing(rules, q.unstated))
+        found = index.ranked(replace(q, need=1), len(rules), only=sorted(rules))
+        rows = place_exceptions(rows, [(r, rules[r.key]) for r in found], index.narrowing(rules, q.unstated))
     return rows[: q.k]
 
 
-def _grouped(fts, q: FtsQuery) -> list[tuple]:
+def _grouped(index: Index, q: IndexQuery) -> list[Ranked]:
     """No text: walk the live applicable rows in (priority, confidence, id) order, each rule with its applicable
     live exceptions around it (winning ones before, the others after), each such exception shown only there (the
     definition's groups)."""
-    out: list = []
+    out: list[Ranked] = []
     offset, page = 0, max(2 * q.k, 16)
     while len(out) < q.k:
-        rows = _ranked(fts, q, page, offset=offset)
-        ids = [r[0] for r in rows]
-        parents = fts.rules_of(ids)
-        live = {r[0] for r in _ranked(fts, q, len(parents), only=sorted(set(parents.values())))} if parents else set()
-        children = fts.exceptions_of(ids)
-        below = fts.narrowing(children, q.unstated)
-        kids: dict[tuple[int, bool], list] = {}
-        for e in _ranked(fts, q, len(children), only=sorted(children)) if children else []:
-            kids.setdefault((children[e[0]], e[0] in below), []).append(e)
+        rows = index.ranked(q, page, offset=offset)
+        keys = [r.key for r in rows]
+        parents = index.rules_of(keys)
+        live = {r.key for r in index.ranked(q, len(parents), only=sorted(set(parents.values())))} if parents else set()
+        children = index.exceptions_of(keys)
+        below = index.narrowing(children, q.unstated)
+        kids: dict[tuple[int, bool], list[Ranked]] = {}
+        for e in index.ranked(q, len(children), only=sorted(children)) if children else []:
+            kids.setdefault((children[e.key], e.key in below), []).append(e)
         for r in rows:
-            out += kids.get((r[0], False), [])
-            if parents.get(r[0]) not in live:
+            out += kids.get((r.key, False), [])
+            if parents.get(r.key) not in live:
                 out.append(r)
-            out += kids.get((r[0], True), [])
+            out += kids.get((r.key, True), [])
         if len(rows) < page:
             break
         offset += page
     return out[: q.k]
 
 
-def _by_level_in_fts(fts, q: FtsQuery) -> list[tuple]:
-    """Top q.k rows, one FTS5 query per coordination level until k are found (large candidate sets)."""
-    rows: list = []
+def _by_level_in_fts(index: Index, q: IndexQuery) -> list[Ranked]:
+    """Top q.k rows, one index query per coordination level until k are found (large candidate sets)."""
+    rows: list[Ranked] = []
     for need in levels(len(q.words)):
         if len(rows) >= q.k:
             break
-        seen = {r[0] for r in rows}
-        rows += [r for r in _ranked(fts, replace(q, need=need), q.k + len(rows)) if r[0] not in seen]
+        seen = {r.key for r in rows}
+        rows += [r for r in index.ranked(replace(q, need=need), q.k + len(rows)) if r.key not in seen]
     return rows[: q.k]
 
 
-def _by_level_in_python(fts, q: FtsQuery) -> list[tuple]:
-    """Top q.k rows for small, filtered candidate sets: one cheap keys-AND-word query per word.
+def _by_level_in_python(index: Index, q: IndexQuery) -> list[Ranked]:
+    """Top q.k rows for small, filtered candidate sets: one cheap query per word.
 
-    FTS5 bm25 is a sum over the query's phrases, so the per-word scores add up to the score of the whole query;
-    the number of words an item matched gives its coordination level.
+    BM25 is a sum over the query's words, so the per-word scores add up to the score of the whole query; the number
+    of words an item matched gives its coordination level.
     """
     hits: dict[int, list] = {}
     for w in q.words:
-        for s, item, score, prio, conf in _ranked(fts, replace(q, words=(w,)), -1, ranks=True, exact=True):
-            h = hits.setdefault(s, [0, 0.0, item, prio, conf])
-            h[0], h[1] = h[0] + 1, h[1] + score
+        for m in index.matches(q, w):
+            h = hits.setdefault(m.key, [0, 0.0, m.id, m.priority, m.confidence])
+            h[0], h[1] = h[0] + 1, h[1] + m.score
     n = len(q.words)
     best = sorted(hits.items(), key=lambda x: (-level(x[1][0], n), -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
-    return [(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
+    return [Ranked(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
 
 
 def second_level(n: int) -> bool:
@@ -225,16 +241,20 @@ def levels(n: int) -> list[int]:
     return [n] + ([n - 1] if second_level(n) else []) + ([1] if n > 1 else [])
 
 
-def place_exceptions(rows: list, exceptions: list, below: set) -> list:
+Row = TypeVar("Row", bound=tuple)
+
+
+def place_exceptions(rows: list[Row], exceptions: list[tuple[Row, Hashable]], below: set) -> list[Row]:
     """Text results with exceptions next to their rules: each (exception row, rule key) goes just above the rule's
     row, or just below it when its key is in `below` (it narrows the rule on an unstated property); rows are
-    tuples keyed by their first value, exceptions keep their ranked order on each side (one logic, every backend)."""
+    tuples keyed by their first value (Ranked by key, Scored by id), exceptions keep their ranked order on each side
+    (one logic, every backend)."""
     moved = {row[0] for row, _ in exceptions}
     sides: dict[tuple, list] = {}
     for row, rule in exceptions:
         sides.setdefault((rule, row[0] in below), []).append(row)
 
-    def around(row: tuple, seen: frozenset) -> list:
+    def around(row: Row, seen: frozenset) -> list[Row]:
         """`row` with its exceptions (and theirs) around it; `seen` guards against om:hasException cycles."""
         if row[0] in seen:
             return []
@@ -243,19 +263,6 @@ def place_exceptions(rows: list, exceptions: list, below: set) -> list:
                 + [x for e in sides.get((row[0], True), []) for x in around(e, seen)])
 
     return [x for r in rows if r[0] not in moved for x in around(r, frozenset())]
-
-
-def _ranked(fts, q: FtsQuery, limit: int, only: list | None = None, ranks: bool = False,
-            offset: int = 0, exact: bool = False) -> list[tuple]:
-    """Ranked (storid, id, score[, priority, confidence]) rows of applicable, live items (fts.key_ranked without
-    text: it walks the one order token of the filters and stops at `limit`; else fts.fts_ranked, also for a memory
-    without the order table); `exact` scores are summed by the caller and rounded once, as the definition says."""
-    if not q.words and only is None and not ranks:
-        rows = fts.key_ranked(filter_token(q.filters), [key_token(p, o) for p, o in q.kinds], limit, offset)
-        if rows is not None:
-            return rows
-    return fts.fts_ranked(match_expression(q), limit, only=only, scored=bool(q.words), ranks=ranks, offset=offset,
-                          exact=exact)
 
 
 # ---- the defining SPARQL ----

@@ -1,16 +1,19 @@
-"""SHACL checks of memory items against shapes/owl-memory-shapes.ttl (pyshacl)."""
+"""SHACL checks of memory items against shapes/owl-memory-shapes.ttl (pyshacl), with the stored context they need."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from rdflib import Graph
+from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SH
 
 from ..adapters import pyshacl as shacl
 from ..errors import InvalidItem
-from ..model import ValidationReport
+from ..model import ItemSpec, ValidationReport
 from ..resources import memory_ontology, memory_shapes
+from ..vocab import ITEM
+from .backend import Backend
+from .items import linked_ids
 
 
 @cache
@@ -51,3 +54,50 @@ def _message(report: Graph, result) -> str:
     msg = str(report.value(result, SH.resultMessage) or report.value(result, SH.sourceConstraintComponent))
     value = report.value(result, SH.value)
     return f"{msg} (got {str(value)[:80]!r})" if value is not None else msg
+
+
+def check_batch(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> set:
+    """Validate a batch of new items in one pyshacl run; InvalidItem names the first failing item; returns the stored
+    context it was validated against (a write under the lock validates again if that changed meanwhile)."""
+    union, stored = batch_context(backend, items)
+    focus = sorted({node for s, _ in items for node in _changed(s)})
+    if not check(union, stored, focus=focus).conforms:
+        graphs = {s.id: g for s, g in items}
+        for spec, g in items:
+            linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
+            require_valid(g, *linked, batch_context(backend, [(spec, g)])[1], what=f"item {str(spec.title)[:60]!r}",
+                          focus=_changed(spec))
+    return set(stored)
+
+
+def batch_context(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> tuple[Graph, Graph]:
+    """A batch's triples as one graph, and the stored triples it is validated against: those of the stored items it
+    links to, with the types of the nodes they point to (the batch's own triples type every other node they name,
+    see items.item_graph, so nothing else of the store can change its check)."""
+    union = items[0][1]
+    if len(items) > 1:
+        union = Graph(bind_namespaces="none")
+        for _, g in items:
+            union += g
+    batch = {ITEM[s.id] for s, _ in items}
+    return union, _around(backend, {ITEM[i] for s, _ in items for i in linked_ids(s)} - batch, batch)
+
+
+def context(backend: Backend, g: Graph, items: list) -> Graph:
+    """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of its other
+    nodes, and the types of the nodes those stored items point to."""
+    nodes = {n for n in set(g.objects()) | set(g.subjects()) if isinstance(n, URIRef)} - set(items)
+    return _around(backend, nodes, set(items))
+
+
+def _around(backend: Backend, nodes: set, skip: set) -> Graph:
+    """The stored triples of `nodes` (all of an item's, the types of any other node), and those of the nodes they
+    point to (but `nodes` and `skip`)."""
+    ctx = backend.describe(nodes)
+    hop = {o for o in ctx.objects() if isinstance(o, URIRef)} - nodes - skip
+    return ctx + backend.describe(hop)
+
+
+def _changed(spec: ItemSpec) -> list[URIRef]:
+    """The nodes a new item's triples describe: the item, and the rule it refines when it is an exception."""
+    return [ITEM[spec.id]] + ([ITEM[spec.refines]] if spec.scope == "exception" and spec.refines is not None else [])

@@ -11,15 +11,18 @@ from rdflib.namespace import XSD
 from rdflib.plugins.sparql.operators import default_cast, register_custom_function
 
 from owl_memory import ItemSpec
-from owl_memory.store import retrieval, text_index
-from owl_memory.store.sparql_client import iri, string
-from owl_memory.store.sparql_server import (
-    GRAPH_INDEX,
-    GRAPH_ITEMS,
+from owl_memory.adapters.owlready2 import Quadstore
+from owl_memory.store import retrieval
+from owl_memory.store.server.client import iri, string
+from owl_memory.store.server.layout import GRAPH_INDEX, GRAPH_ITEMS
+from owl_memory.store.server.ranking import (
     INDEX_ENTRY,
-    SparqlServerBackend,
+    ServerSearch,
+    TextStats,
     applicable_patterns,
     double,
+    index_triples,
+    scored,
     text_ranking,
 )
 from owl_memory.vocab import ITEM, OM
@@ -59,21 +62,21 @@ def native_sparql(q: retrieval.SearchQuery) -> tuple[str, list[str]]:
 class Native:
     """The defining SELECT on owlready2's native SPARQL engine, over the open memory's own quadstore."""
 
-    def __init__(self, store):
-        """Wrap an embedded memory's store (`Memory.backend`); queries are prepared once per text."""
+    def __init__(self, store: Quadstore):
+        """Wrap an embedded memory's quadstore (`Memory.backend.quadstore`); queries are prepared once per text."""
         self.store, self.prepared = store, {}
 
     def search(self, shape: str, kw: dict) -> list[str]:
         """Item ids of one query without text, best first."""
         text, params = native_sparql(retrieval.search_query(**kw))
         if text not in self.prepared:
-            self.prepared[text] = self.store.world.prepare_sparql(text)
+            self.prepared[text] = self.store.prepare_sparql(text)
         rows = self.prepared[text].execute_raw([self.store.storid(v) for v in params])
         return [str(self.store.iri(r[0]))[len(str(ITEM)):] for r in rows]
 
 
 class Endpoint:
-    """The SPARQL client methods the server backend calls (sparql_client.SparqlClient's), answered in process by
+    """The SPARQL client methods the server's search calls (client.SparqlClient's), answered in process by
     rdflib over a Dataset: the server backend's own queries, with no HTTP and no server."""
 
     def __init__(self, ds: Dataset):
@@ -99,7 +102,7 @@ class Endpoint:
         """Nothing to close."""
 
 
-class RdflibServer(SparqlServerBackend):
+class RdflibSearch(ServerSearch):
     """The SPARQL server backend's text search (its statistics, top-coordination-level and exception queries, and its
     ranking SELECT: same tokens, BM25 and order) run by rdflib in process. The ranking SELECT's matches are spelled
     as a UNION of one flat pattern per query token (the token's hits, then their applicability), after the VALUES
@@ -107,7 +110,8 @@ class RdflibServer(SparqlServerBackend):
     bound variables. It joins the server's spelling (two GRAPH groups) as a cross product: 900 x 1,000
     compatibility checks for one query at 1k items."""
 
-    def _ranked(self, query, limit: int, stats, only: list[str] | None = None) -> list[tuple[str, float]]:
+    def ranked(self, query: retrieval.SearchQuery, limit: int, stats: TextStats,
+               only: list[str] | None = None) -> list[retrieval.Scored]:
         """Text-ranked (id, score) rows of applicable, live items, from one SELECT on rdflib."""
         weights, avgdl = stats
         hits = " UNION ".join(
@@ -115,7 +119,7 @@ class RdflibServer(SparqlServerBackend):
             f"BIND({double(x)} AS ?idf) }}" for w, tok, x in weights)
         ids = f"VALUES ?i {{ {' '.join(iri(ITEM[i]) for i in only)} }} " if only else ""
         _, rows = self.client.select(text_ranking(f"{ids}{{ {hits} }}", weights, limit, avgdl))
-        return [(str(r["i"])[len(ITEM):], int(r["rank"]) / 1_000_000) for r in rows]
+        return scored(rows)
 
 
 def _decimal_cast(e, ctx) -> Literal:
@@ -129,14 +133,14 @@ def _decimal_cast(e, ctx) -> Literal:
 
 def rdflib_dataset(nt: Path, specs: list[ItemSpec]) -> Dataset:
     """The memory as a SPARQL server holds it, in an rdflib Dataset whose default graph is the union of its named
-    graphs: the exported triples (items graph) and the text index of the items (index graph, text_index.py)."""
+    graphs: the exported triples (items graph) and the text index of the items (index graph, server/ranking.py)."""
     ds = Dataset(default_union=True)
     items = ds.graph(GRAPH_ITEMS)
     items.parse(str(nt), format="nt")
     index = ds.graph(GRAPH_INDEX)
     own = [(spec, [(ITEM[spec.id], p, o) for p in retrieval.KEYED for o in items.objects(ITEM[spec.id], p)])
            for spec in specs]
-    for triples in text_index.index_triples(own):
+    for triples in index_triples(own):
         for t in triples:
             index.add(t)
     return ds
@@ -145,17 +149,17 @@ def rdflib_dataset(nt: Path, specs: list[ItemSpec]) -> Dataset:
 class Baseline:
     """rdflib over the same triples in memory: the defining SELECT for shapes without text (exactly
     retrieval.run_defining, over the items graph), the SPARQL server backend's text search for text shapes
-    (RdflibServer); values bound by initBindings or escaped."""
+    (RdflibSearch); values bound by initBindings or escaped."""
 
     def __init__(self, ds: Dataset):
         """Wrap the Dataset of rdflib_dataset."""
-        self.graph, self.server = ds.graph(GRAPH_ITEMS), RdflibServer("rdflib:", client=Endpoint(ds))
+        self.graph, self.server = ds.graph(GRAPH_ITEMS), RdflibSearch(Endpoint(ds))
 
     def search(self, shape: str, kw: dict) -> list[str]:
         """Item ids of one query, best first."""
         q = retrieval.search_query(**kw)
         if "text" not in shape:
             return retrieval.run_defining(self.graph, q)
-        return [i for i, _ in self.server.search(q)]
+        return [r.id for r in self.server.search(q)]
 
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from owl_memory import ItemSpec, Memory
-from owl_memory.store.sparql_server import GRAPH_ITEMS
+from owl_memory.store.server.layout import GRAPH_ITEMS
 
 from ..timing import summary_ms, timed
 from .baselines import BASELINES, Baseline, Native, rdflib_dataset
@@ -71,7 +71,7 @@ def measure(work: Path, nt: Path, specs: list[ItemSpec], queries: list, warmup: 
     try:
         first = timed(m.search, **queries[0][1])[1]
         engines = {"memory": lambda shape, kw: [h.id for h in m.search(**kw)],
-                   "owlready2": Native(m.backend).search, "rdflib": Baseline(ds).search}
+                   "owlready2": Native(m.backend.quadstore).search, "rdflib": Baseline(ds).search}
         for n, (shape, kw) in enumerate(warmup[: 2 * len(SHAPES)]):
             for name, run in engines.items():  # baselines: every shape they run, once for text (seconds each)
                 if name == "memory" or "text" not in shape or (name == "rdflib" and n < len(SHAPES)):

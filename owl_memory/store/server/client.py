@@ -12,13 +12,14 @@ import http.client
 import json
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlencode, urlsplit
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import XSD
 
-from ..errors import ConfigError, InvalidItem, ServerError
+from ...errors import ConfigError, InvalidItem, ServerError
 
 _BAD_IRI = re.compile(r"[\x00-\x20<>\"{}|^`\\]")
 _LANG = re.compile(r"^[A-Za-z]+(-[A-Za-z0-9]+)*$")
@@ -93,6 +94,11 @@ def term(t) -> str:
             return f"{text}@{t.language}"
         return text if t.datatype in (None, XSD.string) else f"{text}^^{iri(t.datatype)}"
     raise InvalidItem(f"cannot send a {type(t).__name__} to a SPARQL server")
+
+
+def values_block(var: str, terms: Iterable) -> str:
+    """A VALUES block binding ?var to escaped terms."""
+    return f"VALUES ?{var} {{ {' '.join(term(t) for t in terms)} }}"
 
 
 def from_json(cell: dict | None):

@@ -1,7 +1,7 @@
-"""The order, postings and item-set tables of the embedded index: their schema, how they are written and decoded.
+"""The order, postings and item-set tables of the embedded index: their schema, how they are written and encoded.
 
-quadstore.py calls these inside its write transactions (and reads the tables for topk.py); every function takes the
-graph file's SQLite connection.
+index.py calls these inside the memory's write transactions (itemsets.py reads the tables for topk.py); every function
+takes the graph file's SQLite connection.
 """
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import struct
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import NamedTuple
 
-from . import retrieval, text_index
+from .. import lexical
+from .keys import filter_combinations
 
 # The key tokens of the FTS5 index, one row each (plus ALL for every item and one per combination of applicability
-# links, see retrieval.filter_tokens), in search order: a search without text walks its filters' one token in
+# links, see keys.filter_combinations), in search order: a search without text walks its filters' one token in
 # (priority, confidence, id) order and stops at k instead of sorting every match.
 ALL = "*"
 ORDER = ("CREATE TABLE IF NOT EXISTS om_order (token TEXT NOT NULL, priority INTEGER, confidence REAL, "
@@ -50,6 +51,17 @@ TABLES = ("om_order", "om_docs", "om_df", "om_dl", "om_df_delta", "om_dl_delta")
 _RETIRED = ("om_terms",)  # format 3's walk lists, dropped by `build`
 
 
+class IndexRow(NamedTuple):
+    """What an item's index row holds: its storid, key tokens, id, ranking fields and (title, summary, tags) texts."""
+
+    storid: int
+    keys: str
+    id: str
+    priority: int
+    confidence: float
+    texts: tuple[str, str, str]
+
+
 def create(db: sqlite3.Connection) -> None:
     """Create the order and postings tables (empty) when missing."""
     for statement in (*ORDER, *POSTINGS, *DELTAS):
@@ -65,7 +77,7 @@ def build(db: sqlite3.Connection, type_id: int) -> None:
     while batch := rows.fetchmany(5000):
         db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
                        [row for r in batch for row in order_rows(*r[:5], type_id)])
-        add(db, [(r[0], r[1], r[2], r[3], r[4], (r[5], r[6], r[7])) for r in batch])
+        add(db, [IndexRow(*r[:5], (r[5], r[6], r[7])) for r in batch])
         for table in SETS:
             fold(db, table)
 
@@ -81,16 +93,16 @@ def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int,
 
 def order_rows(s: int, keys: str, item: str, priority: int, confidence: float, type_id: int) -> list[tuple]:
     """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
-    tokens = (ALL, *keys.split(), *retrieval.filter_combinations(keys.split(), type_id))
+    tokens = (ALL, *keys.split(), *filter_combinations(keys.split(), type_id))
     return [(t, priority, confidence, item, s) for t in tokens]
 
 
-def add(db: sqlite3.Connection, docs: Sequence[tuple]) -> None:
-    """Postings and item sets of new index rows (s, keys, id, priority, confidence, texts)."""
+def add(db: sqlite3.Connection, docs: Sequence[IndexRow]) -> None:
+    """Postings and item sets of new index rows."""
     if not docs:
         return
     per_doc, by_tf, by_dl = [], {}, {}
-    for (s, keys, item, priority, confidence, _), words in zip(docs, text_index.term_counts(d[5] for d in docs),
+    for (s, keys, item, priority, confidence, _), words in zip(docs, lexical.term_counts(d.texts for d in docs),
                                                                 strict=True):
         dl = sum(words.values()) + len(keys.split())
         per_doc.append((s, dl, priority, confidence, item, " ".join(f"{t}:{f}" for t, f in words.items())))
@@ -114,7 +126,8 @@ def drop(db: sqlite3.Connection, s: int) -> None:
 @contextmanager
 def recording(db: sqlite3.Connection) -> Iterator[list[tuple]]:
     """The (table, key values, storids, joined) item-set changes written through `db` inside the block, in order
-    (what its reader's kept sets must follow, see Decoded.follow); a block inside another records into its list."""
+    (what its reader's kept sets must follow, see itemsets.Decoded.follow); a block inside another records into its
+    list."""
     if (marks := _RECORDING.get(db)) is not None:
         yield marks
         return
@@ -269,119 +282,3 @@ def bitmap(blob: bytes) -> int:
 def bitmap_of(items: Iterable[int]) -> int:
     """A set of storids as an int whose bit s is set for storid s."""
     return int.from_bytes(_bits(items), "little")
-
-
-class Decoded:
-    """Item sets decoded (ints whose bit s is set for storid s) and kept for one state of the graph file.
-
-    Searches read the same sets again and again (common words, the few document lengths), and decoding one costs a
-    read and an int.from_bytes of up to max storid / 8 bytes. What is kept holds for one `state` (the reader passes
-    SQLite's data_version, which moves when another connection commits, and its connection's total_changes, which
-    moves with its own writes) and is dropped when the state moves, except by a write transaction of the same
-    connection that recorded its item-set changes (`follow`: they are applied in place, so an agent that adds and
-    searches in turn does not decode its words again); a reader inside a write transaction passes no state, and
-    nothing is kept or served then (uncommitted rows may be rolled back). At most CAP bytes of sets are kept, the
-    least recently used dropped first."""
-
-    CAP = 64 << 20
-
-    def __init__(self) -> None:
-        self.state: Hashable | None = None
-        self.active, self.kept, self.size = False, OrderedDict(), 0
-
-    def use(self, state: Hashable | None) -> None:
-        """Serve reads for this state (None: bypass the kept sets until the next call)."""
-        self.active = state is not None
-        if self.active and state != self.state:
-            self.kept.clear()
-            self.state, self.size = state, 0
-
-    def follow(self, before: Hashable, marks: list[tuple], after: Hashable) -> None:
-        """This connection's own write committed, moving the state from `before` (read after its BEGIN) to `after`,
-        with these item-set changes (recording()): the kept sets get them in place and stay, when they were kept for
-        `before` and no other connection committed since (the data_version part is unchanged). Otherwise nothing:
-        the next `use` finds another state and drops them. Derived values (a term's union, the lengths, FTS5's
-        averages) are dropped, to be derived again."""
-        if self.state != before or after[0] != before[0]:
-            return
-        for table, key, storids, joined in marks:
-            kept = (table, key[0])  # ("om_df", term) or ("om_dl", dl), as the reader keeps them
-            if kept in self.kept:
-                self.size -= _bytes(self.kept[kept])
-                self.kept[kept] = _changed(self.kept[kept], key, storids, joined)
-                self.size += _bytes(self.kept[kept])
-            if table == "om_df":
-                self._drop(("any", key[0]))
-        if marks:
-            self._drop("lengths")
-            self._drop("averages")
-        self.state = after
-
-    def _drop(self, key: Hashable) -> None:
-        """Forget one kept value."""
-        if key in self.kept:
-            self.size -= _bytes(self.kept.pop(key))
-
-    def get(self, keys: Sequence[Hashable], load: Callable[[list], dict]) -> dict:
-        """{key: value} for `keys`: kept ones as they are, the others from load(missing keys) (a {key: value} of
-        ints or lists of tuples holding ints), kept when active."""
-        out = {key: self.kept[key] for key in keys if self.active and key in self.kept}
-        for key in out:
-            self.kept.move_to_end(key)
-        missing = [key for key in keys if key not in out]
-        if missing:
-            loaded = load(missing)
-            out.update(loaded)
-            if self.active:
-                for key, value in loaded.items():
-                    self.kept[key] = value
-                    self.size += _bytes(value)
-                while self.size > self.CAP and len(self.kept) > 1:
-                    self.size -= _bytes(self.kept.popitem(last=False)[1])
-        return out
-
-
-def _changed(value, key: tuple, storids: list[int], joined: bool):
-    """A kept set (om_dl: an int; om_df: a term's (tf, n, items) rows) with `storids` joining or leaving the set of
-    `key`; an om_df row left empty goes, a new one is added."""
-    if isinstance(value, int):
-        return _flipped(value, storids, joined)[0]
-    rows = {tf: (n, items) for tf, n, items in value}
-    n, items = rows.get(key[1], (0, 0))
-    items, flips = _flipped(items, storids, joined)
-    rows[key[1]] = (n + flips if joined else n - flips, items)
-    return [(tf, n, items) for tf, (n, items) in rows.items() if n > 0]
-
-
-def _flipped(items: int, storids: list[int], joined: bool) -> tuple[int, int]:
-    """(the set with `storids` joining or leaving it, how many of them were not already in or out)."""
-    flips = 0
-    for s in set(storids):
-        if bool(items >> s & 1) != joined:
-            items ^= 1 << s
-            flips += 1
-    return items, flips
-
-
-def _bytes(value) -> int:
-    """About the bytes a kept value takes: its ints (an int, or lists and tuples of them)."""
-    if isinstance(value, int):
-        return value.bit_length() // 8 + 32
-    return sum(map(_bytes, value))
-
-
-def varints(blob: bytes) -> list[int]:
-    """The SQLite varints of a blob (FTS5 records: up to 9 bytes each, 7 bits per byte, all 8 in the ninth)."""
-    out, i = [], 0
-    while i < len(blob):
-        value = 0
-        for j in range(9):
-            byte, i = blob[i], i + 1
-            if j == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out

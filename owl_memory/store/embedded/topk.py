@@ -13,8 +13,8 @@ one by walking the (priority, confidence, id) order and keeping its first member
 read together once they could fill the top k. The search stops as soon as k checked items rank strictly above the
 heap's head. A filter admitting few items (FEW) confines the search to them from the start: their set is ANDed into
 the root, so no cell holds another item. A search that would read more than READ_BUDGET rows returns None and the
-caller ranks through FTS5, which gives the same order. The item sets come decoded from the backend, which keeps them
-while the memory is unchanged (postings.Decoded).
+caller ranks through FTS5, which gives the same order. The item sets come decoded from itemsets.py, which keeps them
+while the memory is unchanged (itemsets.Decoded).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import heapq
 import itertools
 from collections.abc import Sequence
 
+from ..lexical import K1, B, idf
+from ..retrieval import Ranked, level
 from . import postings
-from .retrieval import level
-from .text_index import K1, B, idf
+from .itemsets import Doc, ItemSets
 
 READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, slower)
 FEW = 1000  # a filter admitting at most this many items confines the cells to them
@@ -41,12 +42,12 @@ def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
 class _Scorer:
     """One query: its tokens' statistics and item sets, its filters, and the BM25 terms of its tokens."""
 
-    def __init__(self, fts, terms: Sequence[str], token: str | None, kinds: Sequence[str]):
+    def __init__(self, sets: ItemSets, terms: Sequence[str], token: str | None, kinds: Sequence[str]):
         """Read the statistics of `terms`."""
-        self.rows, self.avgdl, sets = fts.text_stats(terms)
+        self.rows, self.avgdl, stats = sets.text_stats(terms)
         self.terms, self.token, self.kinds = tuple(terms), token, tuple(kinds)
-        self.sets = {t: sorted(sets[t], reverse=True) for t in self.terms}  # (tf, n, items), highest tf first
-        self.idf = {t: idf(self.rows, sum(n for _, n, _ in self.sets[t])) for t in self.terms}
+        self.sets = {t: sorted(stats[t], reverse=True) for t in self.terms}  # highest tf first
+        self.idf = {t: idf(self.rows, sum(s.n for s in self.sets[t])) for t in self.terms}
         self.parts: dict[tuple[int, int, int], float] = {}
 
     def part(self, i: int, tf: int, dl: int) -> float:
@@ -57,18 +58,19 @@ class _Scorer:
         return value
 
 
-def ranked(fts, terms: Sequence[str], token: str | None, kinds: Sequence[str], k: int) -> list[tuple] | None:
+def ranked(sets: ItemSets, terms: Sequence[str], token: str | None, kinds: Sequence[str],
+           k: int) -> list[Ranked] | None:
     """The k best (storid, id, score) rows of live items holding `token` (None: any) and one of `kinds` that contain
     one of `terms` (single FTS5 tokens); None when that would read more than READ_BUDGET rows."""
     if k <= 0:
         return []
-    scorer = _Scorer(fts, terms, token, kinds)
+    scorer = _Scorer(sets, terms, token, kinds)
     within = None
     if token is not None:
-        admitted = fts.token_items(token, FEW + 1)
+        admitted = sets.token_items(token, FEW + 1)
         if len(admitted) <= FEW:
             within = postings.bitmap_of(admitted)
-    return _Cells(fts, scorer, k, within).run()
+    return _Cells(sets, scorer, k, within).run()
 
 
 def _above(value: float) -> float:
@@ -80,26 +82,26 @@ def _above(value: float) -> float:
 class _Cells:
     """The best-first search over cells of one query (see the module doc)."""
 
-    def __init__(self, fts, scorer: _Scorer, k: int, within: int | None = None):
+    def __init__(self, sets: ItemSets, scorer: _Scorer, k: int, within: int | None = None):
         """Decode the query tokens' item sets (only their items in `within`, when given) and read the document
         lengths."""
-        self.fts, self.scorer, self.k = fts, scorer, k
-        self.lengths, self.length_sets = fts.doc_lengths(), {}
+        self.sets, self.scorer, self.k = sets, scorer, k
+        self.lengths, self.length_sets = sets.doc_lengths(), {}
         shortest = self.lengths[0] if self.lengths else 0
-        sets = [[(tf, items) for tf, _, items in scorer.sets[t]] for t in scorer.terms]
-        gain = [scorer.part(i, per[0][0], shortest) if per else 0.0 for i, per in enumerate(sets)]
+        per_token = [[(s.tf, s.items) for s in scorer.sets[t]] for t in scorer.terms]
+        gain = [scorer.part(i, per[0][0], shortest) if per else 0.0 for i, per in enumerate(per_token)]
         # tokens are decided in falling order of what they can add, so the bounds tighten early
-        self.plan = sorted(range(len(sets)), key=lambda i: -gain[i])
-        self.placed = [self.plan.index(i) for i in range(len(sets))]  # each query token's place in the plan
-        self.by_tf, self.gain = [sets[i] for i in self.plan], [gain[i] for i in self.plan]
-        every = fts.holders(scorer.terms)
+        self.plan = sorted(range(len(per_token)), key=lambda i: -gain[i])
+        self.placed = [self.plan.index(i) for i in range(len(per_token))]  # each query token's place in the plan
+        self.by_tf, self.gain = [per_token[i] for i in self.plan], [gain[i] for i in self.plan]
+        every = sets.holders(scorer.terms)
         self.every = every if within is None else every & within
         self.token = scorer.token if within is None else None  # the rows still to check for it (none when confined)
         self.heap: list[tuple] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
         self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
 
-    def run(self) -> list[tuple] | None:
+    def run(self) -> list[Ranked] | None:
         """The k best (storid, id, score) rows, or None past READ_BUDGET."""
         if self.lengths and self.every:
             self._push_partial((), self.every)
@@ -124,7 +126,7 @@ class _Cells:
                 if not self._take(taken):
                     return None
                 taken, waiting = [], 0
-        return [(s, key[4], -key[1]) for key, s in self.top]
+        return [Ranked(s, key[4], -key[1]) for key, s in self.top]
 
     def _settled(self) -> bool:
         """True when k checked items rank strictly above every cell still in the heap."""
@@ -177,7 +179,7 @@ class _Cells:
         """The items of the at-th shortest document length."""
         dl = self.lengths[at]
         if dl not in self.length_sets:
-            self.length_sets[dl] = self.fts.length_items(dl)
+            self.length_sets[dl] = self.sets.length_items(dl)
         return self.length_sets[dl]
 
     def _take(self, cells: list[tuple[int, int, list[int] | None, int, float]]) -> bool:
@@ -195,16 +197,17 @@ class _Cells:
             self.read += len(keyed)
             if self.read > READ_BUDGET:
                 return False
-            rows += [(*keyed[r[0]], r) for r in self.fts.docs(list(keyed), self.token, scorer.kinds)]
-        self.top = sorted(self.top + [((-lvl, -score, -r[2], -r[3], r[4]), r[0]) for lvl, score, r in rows])[: self.k]
+            rows += [(*keyed[r.storid], r) for r in self.sets.docs(list(keyed), self.token, scorer.kinds)]
+        self.top = sorted(self.top + [((-lvl, -score, -r.priority, -r.confidence, r.id), r.storid)
+                                      for lvl, score, r in rows])[: self.k]
         return True
 
-    def _first(self, cell: int, count: int) -> list[tuple] | None:
-        """The checked rows (storid, dl, priority, confidence, id, terms) of a large cell's (of `count` items) first
-        k members in (priority, confidence, id) order, through the order walk; None past READ_BUDGET."""
+    def _first(self, cell: int, count: int) -> list[Doc] | None:
+        """The checked postings rows of a large cell's (of `count` items) first k members in (priority, confidence,
+        id) order, through the order walk; None past READ_BUDGET."""
         scorer = self.scorer
         member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
-        rows, walk = [], self.fts.order_walk(scorer.token)
+        rows, walk = [], self.sets.order_walk(scorer.token)
         page = min(_PAGE, 2 * self.k * scorer.rows // count + 1)
         try:  # a page is about twice what k members take, given the cell's share of all items
             while len(rows) < self.k and (seen := walk.fetchmany(page)):
@@ -213,7 +216,7 @@ class _Cells:
                     return None
                 found = [s for (s,) in seen if s >> 3 < len(member) and member[s >> 3] >> (s & 7) & 1]
                 if found:
-                    rows += self.fts.docs(found, None, scorer.kinds)
+                    rows += self.sets.docs(found, None, scorer.kinds)
                 page = _PAGE
         finally:
             walk.close()

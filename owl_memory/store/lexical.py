@@ -1,9 +1,7 @@
-"""Text ranking statistics for a SPARQL server: the same tokens and Okapi BM25 the embedded FTS5 index uses.
+"""The lexical rank's tokens and BM25 constants, the same on every backend.
 
-Each item gets, in the server's index graph, its document length (tokens of title, summary and tags plus one
-per key token, as FTS5 counts its `keys` column) and one triple per distinct token, whose predicate idx:tfN
-carries the token's frequency N in title, summary and tags. Tokens come from SQLite's own FTS5 unicode61
-tokenizer (case- and diacritic-folded), so a server ranks with exactly the tokens the embedded index holds.
+Tokens come from SQLite's own FTS5 unicode61 tokenizer (case- and diacritic-folded), so the embedded index's item
+sets (embedded/postings.py) and a server's index graph (server/ranking.py) hold exactly the tokens FTS5 holds.
 Scores are FTS5's bm25 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over
 the matched query words and rounded to 6 places.
 """
@@ -14,15 +12,8 @@ import math
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from rdflib import Graph, Literal, Namespace
-
-from ..model import ItemSpec
-from ..vocab import ITEM
-from .retrieval import KEYED
-
-IDX = Namespace("http://w3id.org/owl-memory/index#")
 K1, B = 1.2, 0.75
 _local = threading.local()
 
@@ -58,22 +49,6 @@ def term_counts(texts: Iterable[tuple[str, str, str]]) -> list[Counter]:
     texts = list(texts)
     toks = tokens(text for item in texts for text in item)
     return [Counter(toks[3 * n] + toks[3 * n + 1] + toks[3 * n + 2]) for n in range(len(texts))]
-
-
-def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
-    """The index-graph triples of each item: its length, and each distinct token as the object of the predicate
-    idx:tfN (N its frequency), whose idx:frequency is declared beside it; one triple per token."""
-    counted = term_counts((spec.title, spec.summary, " ".join(spec.tags)) for spec, _ in items)
-    out = []
-    for (spec, g), counts in zip(items, counted, strict=True):
-        node = ITEM[spec.id]
-        keys = {(p, o) for s, p, o in g if s == node and p in KEYED}
-        triples = [(node, IDX.length, Literal(sum(counts.values()) + len(keys)))]
-        for f in sorted(set(counts.values())):
-            triples.append((IDX[f"tf{f}"], IDX.frequency, Literal(f)))
-        triples += [(node, IDX[f"tf{f}"], Literal(tok)) for tok, f in sorted(counts.items())]
-        out.append(triples)
-    return out
 
 
 def idf(n_rows: int, n_hit: int) -> float:

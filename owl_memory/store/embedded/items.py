@@ -1,0 +1,117 @@
+"""The items of an embedded memory in its quadstore: which are stored, their triples in and out, search cards, use
+counters and the lookup by violation signature."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import RDF, XSD
+
+from ...model import Card, UseCounts
+from ...vocab import ITEM, KINDS, OM
+from ..items import COUNTERS
+from .world import World
+
+
+class Items:
+    """Reads and writes of items on an open graph file (writes run inside the memory's write transaction).
+
+    Args:
+        world: the open graph file.
+    """
+
+    def __init__(self, world: World):
+        self.store, self.terms, self.context = world.quadstore, world.terms, world.context
+        # the property ids a search card reads (looked up once: rdflib builds a new term per attribute access)
+        self.card_terms = tuple(self.terms[t] for t in (OM.title, OM.summary, OM.priority, OM.confidence, RDF.type,
+                                                        OM.appliesToOntology, OM.conflictsWith))
+
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that are stored items (a kind among their types)."""
+        kinds = {self.terms[OM[k]] for k in KINDS}
+        out = set()
+        for i in ids:
+            s = self.store.storid(ITEM[i])
+            if s is not None and any(o in kinds for o in self.store.objects(s, self.terms[RDF.type])):
+                out.add(i)
+        return out
+
+    def insert(self, triples: Iterable[tuple], ids: dict | None = None) -> None:
+        """Insert triples (a triple already present stays as it is); `ids`: a write's memo of term ids (new_ids)."""
+        self.store.insert(triples, self.context, self.new_ids() if ids is None else ids)
+
+    def new_ids(self) -> dict:
+        """A write's memo of quadstore ids, holding the memory ontology's terms (each other term looked up once)."""
+        return dict(self.terms)
+
+    def remove(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+        """Delete (subject, predicate, obj), or every value of (subject, predicate)."""
+        self.store.remove(subject, predicate, obj)
+
+    def describe(self, nodes: Iterable[URIRef]) -> Graph:
+        """Stored triples of the item nodes, rdf:type triples of the other nodes."""
+        g = Graph(bind_namespaces="none")
+        for node in nodes:
+            s = self.store.storid(node) if isinstance(node, URIRef) else None
+            if s is not None:
+                g += self.store.triples(s, None if str(node).startswith(str(ITEM)) else RDF.type)
+        return g
+
+    def cards(self, ids: Sequence[str]) -> list[Card]:
+        """Search cards, in the order of `ids`, read straight from the quadstore tables (three queries for all)."""
+        if not ids:
+            return []
+        title, summary, priority, confidence, *linked = self.card_terms
+        prefix = str(ITEM)
+        node = self.store.node_ids([prefix + i for i in ids])
+        nodes = [node[prefix + i] for i in ids]
+        one: dict[int, dict[int, object]] = {n: {} for n in nodes}
+        for n, p, o in self.store.data_rows(nodes, (title, summary, priority, confidence)):
+            one[n].setdefault(p, o)
+        links: dict[tuple[int, int], list[str]] = {}
+        for n, p, o in self.store.link_rows(nodes, linked):
+            links.setdefault((n, p), []).append(o)
+        kind, ontology, conflicts = linked
+        out = []
+        for i, n in zip(ids, nodes, strict=True):
+            values, kinds = one[n], [o.rsplit("#", 1)[-1] for o in links.get((n, kind), ())]
+            out.append(Card(i, next((k for k in sorted(kinds) if k in KINDS), None), values[title], values[summary],
+                            tuple(sorted(links.get((n, ontology), ()))), int(values.get(priority, 0)),
+                            float(values[confidence]), tuple(sorted(_item_ids(links.get((n, conflicts), ()))))))
+        return out
+
+    def with_signature(self, signature: str) -> list[str]:
+        """Ids of live items with this violation signature (one indexed lookup on the data table)."""
+        iris = self.store.live_with_value(self.terms[OM.violationSignature], str(signature),
+                                          self.terms[OM.supersedes], self.terms[OM.archived])
+        return sorted(_item_ids(iris))
+
+    def count_use(self, id: str, success: bool | None) -> UseCounts:
+        """Increment the counters in place (typed xsd:nonNegativeInteger values stay typed)."""
+        s = self.store.storid(ITEM[id])
+        bumps = {"use_count": 1, "success_count": int(success is True), "failure_count": int(success is False)}
+        out = {}
+        for key, prop in COUNTERS.items():
+            p = self.terms[prop]
+            value = self.store.value(s, p)
+            out[key] = int(0 if value is None else value) + bumps[key]
+            if value is None:
+                self.insert([(ITEM[id], prop, Literal(out[key], datatype=XSD.nonNegativeInteger))])
+            elif bumps[key]:
+                self.store.set_value(s, p, out[key])
+        return UseCounts(**out)
+
+    def all_triples(self) -> Graph:
+        """The whole store (ontology and items) as an rdflib Graph."""
+        g = Graph()
+        g.bind("om", OM)
+        g.bind("item", ITEM)
+        for t in self.store.all_triples():
+            g.add(t)
+        return g
+
+
+def _item_ids(iris: Iterable) -> list[str]:
+    """Item ids of item IRIs (other IRIs dropped)."""
+    return [str(i)[len(str(ITEM)):] for i in iris if str(i).startswith(str(ITEM))]

@@ -1,0 +1,5 @@
+"""A memory on any SPARQL 1.1 Query + Update server.
+
+layout (its named graphs), client (the SPARQL protocol and escaped terms), payloads (the payload graph), ranking
+(searches run on the server), backend (the Backend they make together).
+"""

@@ -1,0 +1,301 @@
+"""The SPARQL 1.1 server backend: a memory kept in any Query + Update server (Oxigraph, Virtuoso, GraphDB, ...).
+
+The memory's named graphs are in layout.py, its payloads in payloads.py, its searches in ranking.py. Writes are SPARQL
+Update requests; an item is inserted only when no item with its id is stored, so adds are idempotent by stable id.
+Reads inside `transaction()` see its pending writes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import OWL, RDF, RDFS, XSD
+
+from ...adapters import sparql as sparql_text
+from ...errors import MemoryNotFound
+from ...model import Card, ItemSpec, UseCounts
+from ...resources import memory_ontology
+from ...vocab import ITEM, KINDS, OM
+from ..backend import Backend, TermRows
+from ..blobs import MAX_READ
+from ..export import TBOX_IRI
+from ..items import COUNTERS, ID
+from ..retrieval import Scored, SearchQuery
+from .client import SparqlClient, iri, string, term, values_block
+from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
+from .payloads import ServerPayloads
+from .ranking import ServerSearch, index_triples, new_index_version
+
+_KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+
+
+class SparqlServerBackend(Backend):
+    """A memory in a SPARQL 1.1 server (its named graphs: layout.py).
+
+    Args:
+        url: the server's memory URL (see client.endpoints).
+        max_read: characters one payload read returns at most.
+        create: load the memory ontology when the server holds no memory yet; False raises MemoryNotFound.
+        client: what answers the queries and updates (default: a SparqlClient for `url`; anything with its
+            select / ask / construct / update / close methods, such as an in-process engine).
+    """
+
+    engine = "sparql"
+
+    def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True, client: SparqlClient | None = None):
+        self.url = url
+        self.client = client or SparqlClient(url)
+        self.payloads = ServerPayloads(self.client, max_read)
+        self._pending: list[tuple[str, object]] | None = None
+        self.searcher = ServerSearch(self.client)
+        if not self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{TBOX_IRI}> a {iri(OWL.Ontology)} }} }}"):
+            if not create:
+                raise MemoryNotFound(f"no memory at {url}; create one by writing to it (owl-memory add ... "
+                                     f"--memory {url}) or copy one there with owl-memory copy")
+            self._insert(memory_ontology())
+
+    # ---- items ----
+    def stored(self, ids: Iterable[str]) -> set[str]:
+        """The ids among `ids` that are stored items."""
+        wanted = [ITEM[i] for i in dict.fromkeys(ids) if isinstance(i, str) and ID.match(i)]
+        if not wanted:
+            return set()
+        _, rows = self.client.select(
+            f"SELECT DISTINCT ?i WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {values_block('i', wanted)} ?i a ?k . "
+            f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
+        return {str(r["i"])[len(ITEM):] for r in rows}
+
+    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
+        """Store new, validated items: one update request for the payloads, then one for their triples and index
+        entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
+        cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
+        operation when the payload writes were pending in the same transaction."""
+        if not items:
+            return
+        self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
+        self.client.update(f"{_insert_new(items, index_triples(items))} ;\n{new_index_version()}")
+
+    def describe(self, nodes: Iterable[URIRef]) -> Graph:
+        """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
+        an open transaction included)."""
+        nodes = list(dict.fromkeys(nodes))
+        items = [n for n in nodes if isinstance(n, URIRef) and str(n).startswith(str(ITEM))]
+        others = [n for n in nodes if isinstance(n, URIRef) and n not in items]
+        parts = []
+        if items:
+            parts.append(f"{{ {values_block('s', items)} ?s ?p ?o }}")
+        if others:
+            parts.append(f"{{ {values_block('s', others)} ?s a ?o BIND({iri(RDF.type)} AS ?p) }}")
+        g = Graph(bind_namespaces="none")
+        if parts:
+            _, rows = self.client.select(
+                f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {' UNION '.join(parts)} }} }}")
+            for r in rows:
+                g.add((r["s"], r["p"], r["o"]))
+        self._overlay(g, set(items), set(others))
+        return self._with_uses(_declared_types(g), items)
+
+    def cards(self, ids: Sequence[str]) -> list[Card]:
+        """Search cards of stored items, in the order given."""
+        if not ids:
+            return []
+        fields = [RDF.type, OM.title, OM.summary, OM.appliesToOntology, OM.priority, OM.confidence, OM.conflictsWith]
+        _, rows = self.client.select(
+            f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {values_block('s', [ITEM[i] for i in ids])} "
+            f"{values_block('p', fields)} ?s ?p ?o }} }}")
+        by: dict[str, dict] = {}
+        for r in rows:
+            by.setdefault(str(r["s"])[len(ITEM):], {}).setdefault(r["p"], []).append(r["o"])
+        return [_card(i, by.get(i, {})) for i in ids]
+
+    def search(self, query: SearchQuery) -> list[Scored]:
+        """Up to query.k (id, score) rows, best first, ranked on the server (ranking.py)."""
+        return self.searcher.search(query)
+
+    def with_signature(self, signature: str) -> list[str]:
+        """Ids of items carrying om:violationSignature `signature`, neither superseded nor archived."""
+        _, rows = self.client.select(
+            f"SELECT ?i WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?i {iri(OM.violationSignature)} {string(signature)} "
+            f"FILTER NOT EXISTS {{ ?newer {iri(OM.supersedes)} ?i }} "
+            f"FILTER NOT EXISTS {{ ?i {iri(OM.archived)} true }} }} }} ORDER BY ?i")
+        return [str(r["i"])[len(ITEM):] for r in rows]
+
+    def count(self) -> int:
+        """Number of stored items (superseded and archived ones included)."""
+        _, rows = self.client.select(
+            f"SELECT (COUNT(DISTINCT ?i) AS ?n) WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?i a ?k . "
+            f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
+        return int(rows[0]["n"])
+
+    # ---- updates ----
+    def count_use(self, id: str, success: bool | None) -> UseCounts:
+        """Record one use as its own event node (never lost under concurrent writers); returns the counters."""
+        event = URIRef(f"urn:uuid:{uuid.uuid4()}")
+        g = [(event, SRV.usesItem, ITEM[id])]
+        if success is not None:
+            g.append((event, SRV.succeeded, Literal(bool(success))))
+        self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_USES)} {{ {_triples(g)} }} }}")
+        return self.counters(id)
+
+    def counters(self, id: str) -> UseCounts:
+        """The counters of an item: stored literal plus recorded events."""
+        g = self.describe([ITEM[id]])
+        return UseCounts(**{k: int(g.value(ITEM[id], p) or 0) for k, p in COUNTERS.items()})
+
+    def add_triples(self, g: Graph) -> None:
+        """Insert the triples of `g`; present ones are left as they are (buffered inside a transaction)."""
+        if len(g):
+            self._send("add", g)
+
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+        """Delete (subject, predicate, obj), or every value of (subject, predicate) when obj is None."""
+        self._send("remove", (subject, predicate, obj))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Buffer the writes inside the block and send them as one update request (one server transaction);
+        on any error nothing is sent."""
+        if self._pending is not None:
+            yield
+            return
+        self._pending = []
+        try:
+            yield
+            ops, self._pending = self._pending, None
+            if ops:
+                self.client.update(" ;\n".join(_operation(kind, arg) for kind, arg in ops))
+        finally:
+            self._pending = None
+
+    # ---- whole memory ----
+    def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
+        """Run a checked, read-only query on the server over the items graph only (payloads are out of reach).
+        Bindings travel as a trailing VALUES block of escaped terms."""
+        text = query
+        if bindings:
+            names = [str(n) for n in bindings]
+            row = " ".join(term(bindings[n]) for n in bindings)
+            text += f"\nVALUES ({' '.join('?' + n for n in names)}) {{ ({row}) }}"
+        graphs = {"default-graph-uri": str(GRAPH_ITEMS), "named-graph-uri": str(GRAPH_ITEMS)}
+        if sparql_text.form(sparql_text.parse(query)) == "ASK":
+            return TermRows(("ask",), ((self.client.ask(text, graphs),),), False)
+        columns, rows = self.client.select(text, graphs)
+        return TermRows(tuple(columns), tuple(tuple(r[c] for c in columns) for r in rows[:limit]), len(rows) > limit)
+
+    def all_triples(self) -> Graph:
+        """The whole memory (ontology, items, links, provenance) with counters that include recorded uses."""
+        g = self.client.construct(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?s ?p ?o }} }}")
+        items = {s for s, _, k in g.triples((None, RDF.type, None)) if k in {OM[x] for x in KINDS}}
+        return self._with_uses(_declared_types(g), items)
+
+    def close(self) -> None:
+        """Release the connection."""
+        self.client.close()
+
+    # ---- helpers ----
+    def _insert(self, g: Graph) -> None:
+        """Insert triples into the items graph now (a template, not INSERT DATA: Virtuoso refuses blank nodes in
+        INSERT DATA, and the ontology has some)."""
+        self.client.update(f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{}}")
+
+    def _send(self, kind: str, arg) -> None:
+        """Send one write now, or buffer it when a transaction is open."""
+        if self._pending is None:
+            self.client.update(_operation(kind, arg))
+        else:
+            self._pending.append((kind, arg))
+
+    def _overlay(self, g: Graph, items: set, others: set) -> None:
+        """Apply an open transaction's pending writes to a described graph."""
+        for kind, arg in self._pending or ():
+            if kind == "add":
+                for s, p, o in arg:
+                    if s in items or (s in others and p == RDF.type):
+                        g.add((s, p, o))
+            else:
+                g.remove(arg)
+
+    def _with_uses(self, g: Graph, items) -> Graph:
+        """Add each item's recorded use events to its counter literals in `g` (items: the item nodes)."""
+        items = [i for i in items if (i, RDF.type, None) in g]
+        if not items:
+            return g
+        _, rows = self.client.select(
+            f"SELECT ?i (COUNT(?e) AS ?uses) (SUM(?win) AS ?wins) (SUM(?loss) AS ?losses) WHERE {{ "
+            f"GRAPH {iri(GRAPH_USES)} {{ {values_block('i', items)} ?e {iri(SRV.usesItem)} ?i "
+            f"OPTIONAL {{ ?e {iri(SRV.succeeded)} ?ok }} }} BIND(IF(BOUND(?ok) && ?ok, 1, 0) AS ?win) "
+            f"BIND(IF(BOUND(?ok) && !?ok, 1, 0) AS ?loss) }} GROUP BY ?i")
+        for r in rows:
+            added = {OM.useCount: int(r["uses"]), OM.successCount: int(r["wins"] or 0),
+                     OM.failureCount: int(r["losses"] or 0)}
+            for p, extra in added.items():
+                base = int(g.value(r["i"], p) or 0)
+                g.set((r["i"], p, Literal(base + extra, datatype=XSD.nonNegativeInteger)))
+        return g
+
+
+def _triples(g: Iterable) -> str:
+    """Triples as SPARQL text, every term escaped."""
+    return " ".join(f"{term(s)} {term(p)} {term(o)} ." for s, p, o in g)
+
+
+@cache
+def _integer_ranges() -> dict:
+    """{property: datatype} for memory-ontology properties whose range is a derived integer type."""
+    derived = {XSD.nonNegativeInteger, XSD.positiveInteger, XSD.nonPositiveInteger, XSD.negativeInteger, XSD.long,
+               XSD.int, XSD.short, XSD.byte, XSD.unsignedLong, XSD.unsignedInt, XSD.unsignedShort, XSD.unsignedByte}
+    return {p: r for p, r in memory_ontology().subject_objects(RDFS.range) if r in derived}
+
+
+def _declared_types(g: Graph) -> Graph:
+    """Give xsd:integer values of memory-ontology properties back their declared integer type (servers such as
+    Oxigraph store every derived integer type as xsd:integer)."""
+    for p, dt in _integer_ranges().items():
+        for s, o in list(g.subject_objects(p)):
+            if isinstance(o, Literal) and o.datatype == XSD.integer:
+                g.remove((s, p, o))
+                g.add((s, p, Literal(str(o), datatype=dt)))
+    return g
+
+
+def _insert_new(items: Sequence[tuple[ItemSpec, Graph]], index: list[list[tuple]]) -> str:
+    """The update operation inserting each item's triples (items graph) and index entries (index graph) unless an
+    item with its id is stored; each item's IRI and each IRI term is escaped once per batch."""
+    known: dict[URIRef, str] = {}
+
+    def text(t) -> str:
+        """A term as SPARQL text, IRIs looked up in this batch's cache."""
+        if type(t) is URIRef:
+            return known[t] if t in known else known.setdefault(t, iri(t))
+        return term(t)
+
+    graphs = (iri(GRAPH_ITEMS), iri(GRAPH_INDEX))
+    rows = []
+    for (spec, g), extra in zip(items, index, strict=True):
+        item = text(ITEM[spec.id])
+        for graph, triples in zip(graphs, (g, extra), strict=True):
+            rows += [f"({item} {graph} {text(a)} {text(p)} {text(o)})" for a, p, o in triples]
+    return (f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {' '.join(rows)} }} "
+            f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
+
+
+def _operation(kind: str, arg) -> str:
+    """One update operation on the items graph: insert a graph's triples, or delete a (s, p[, o]) pattern."""
+    if kind == "add":
+        return f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(arg)} }} }}"
+    s, p, o = arg
+    obj = "?o" if o is None else term(o)
+    return f"DELETE WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {term(s)} {term(p)} {obj} }} }}"
+
+
+def _card(i: str, v: dict) -> Card:
+    """The search card of one item from its values by predicate."""
+    kinds = [str(t).rsplit("#", 1)[-1] for t in v.get(RDF.type, [])]
+    return Card(i, next((k for k in kinds if k in KINDS), None), str(v[OM.title][0]), str(v[OM.summary][0]),
+                tuple(sorted(str(o) for o in v.get(OM.appliesToOntology, []))),
+                int(v[OM.priority][0]) if OM.priority in v else 0, float(v[OM.confidence][0]),
+                tuple(sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))))
