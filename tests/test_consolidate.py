@@ -131,7 +131,7 @@ def test_the_bound_archives_the_least_useful_on_every_write(tmp_path):
     from owl_memory.store.copy import copy_memory
 
     with Memory(tmp_path / "m") as src, Memory(tmp_path / "small", max_items=2) as dst:  # a copy is a write too
-        assert len(copy_memory(src, dst)["archived"]) == 1 and len(dst.search(k=50)) == 2 and len(dst) == 5
+        assert len(copy_memory(src, dst).archived) == 1 and len(dst.search(k=50)) == 2 and len(dst) == 5
 
 
 def test_malformed_items_are_rejected_without_corrupting_memory(memory):

@@ -144,7 +144,7 @@ def test_two_agents_learn_into_one_embedded_memory_then_it_moves_to_oxigraph(tmp
     check_nothing_lost(tmp_path / "mem", records, reference)
     with Memory(tmp_path / "mem", create=False) as local, Memory(server_url) as remote:
         copied = copy_memory(local, remote)
-        assert copied["items"] == len(reference["items"]) and copied["payloads"] >= len(records)
+        assert copied.items == len(reference["items"]) and copied.payloads >= len(records)
         assert same_searches(local, remote) > 20
 
 
