@@ -4,12 +4,7 @@ Names are imported on first use (PEP 562), so `import owl_memory.errors` or a CL
 never loads dspy or litellm.
 """
 
-import os
 from importlib import import_module
-
-# litellm (imported by dspy when an LM is made) otherwise downloads its model price list at import, retrying for
-# ~10 s without a network; its bundled copy is what we want. Set before anything can import litellm.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _EXPORTS = {
     "BlobStore": ".store.blobs", "ReadBudget": ".store.blobs", "Ref": ".model", "ItemSpec": ".model", "Item": ".model",

@@ -9,6 +9,7 @@ worker script and private start-up helpers, and the callback decorator from `dsp
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import subprocess
 import sys
@@ -16,14 +17,18 @@ import threading
 import time
 from pathlib import Path
 
-import dspy
+# litellm (which dspy imports) downloads its model price list at import, retrying for ~10 s without a network, unless
+# told to use its bundled copy; owl-memory imports dspy only through this module, so this is set before litellm loads.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy  # noqa: E402
 from dspy.primitives import local_interpreter
 from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.repl_types import REPLEntry, REPLHistory
 from dspy.utils.callback import with_callbacks
 
-__all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter",
+__all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter", "dspy",
            "execution_tools", "format_output", "stub_parameters", "validate_tool_args", "with_callbacks"]
 
 WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_worker.py")  # stdlib-only

@@ -14,9 +14,7 @@ import time
 import uuid
 from pathlib import Path
 
-import dspy
-
-from ..adapters.dspy import HookedRLM, LocalInterpreter, format_output
+from ..adapters.dspy import HookedRLM, LocalInterpreter, dspy, format_output
 from ..errors import ConfigError
 from ..model import Hit, MemoryUse, RunConfig, RunMetrics, RunResult
 from ..rdfio import load_graph

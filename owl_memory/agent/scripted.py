@@ -22,7 +22,7 @@ STEP_TWO = "SUBMIT(answer='unknown')  # a scripted stand-in answers nothing"
 
 def scripted_lm():
     """A DSPy LM replaying the two steps: step two once step one is in the run's history, else step one."""
-    from dspy.utils import DummyLM
+    from ..adapters.dspy import dspy
 
-    return DummyLM({"# scripted step one": {"reasoning": "Answer.", "code": STEP_TWO},
+    return dspy.utils.DummyLM({"# scripted step one": {"reasoning": "Answer.", "code": STEP_TWO},
                     "": {"reasoning": "Look in memory.", "code": STEP_ONE}})

@@ -34,7 +34,7 @@ class Draft:
 def llm_drafts(task_type: str, outcome: str, outline: str, lm, max_items: int) -> list:
     """The LM's raw drafts for one run (at most 2 * max_items, so rejected ones leave room); InvalidItem when its
     output is not a list."""
-    import dspy
+    from ..adapters.dspy import dspy
 
     class ExtractItems(dspy.Signature):
         """Distill at most max_items reusable memory items from one judged agent run over an ontology.

@@ -9,7 +9,7 @@ TASK_CHARS, ANSWER_CHARS, EVIDENCE_CHARS, REASON_CHARS = 2_000, 2_000, 4_000, 50
 
 def judge_llm(task: str, answer: str, evidence: str, lm) -> Judgment:
     """An LM decides success from the task, the answer and bounded evidence; low confidence when it is unsure."""
-    import dspy
+    from ..adapters.dspy import dspy
 
     class JudgeRun(dspy.Signature):
         """Decide whether the answer achieves the task. Success needs support in the evidence, not plausibility."""

@@ -11,11 +11,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import dspy
 from pydantic import PrivateAttr
 from rdflib import Graph
 
-from ...adapters.dspy import validate_tool_args, with_callbacks
+from ...adapters.dspy import dspy, validate_tool_args, with_callbacks
 from ...errors import OwlMemoryError, ToolError
 from ...model import MemoryAccess, Ref
 from ...rdfio import load_graph
