@@ -1,4 +1,5 @@
-"""Memory-specific cases (seed 004): deterministic, no LM; one figure per case family and size.
+"""Memory-specific cases (delayed recall, conflicting rules, ontology shifts, over-retrieval, leakage traps):
+deterministic, no LM; one figure per case family and size.
 
 Run: python benchmarks/memory_cases.py [--sizes 10,100,1000] [--delays 1000,10000] [--json OUT]
 

@@ -1,4 +1,4 @@
-"""Seed 002's E1–E8 as shipped ablation configs: loaded, checked, and each run once with a scripted LM."""
+"""The layer experiments E1–E8 as shipped ablation configs: loaded, checked, and each run once with a scripted LM."""
 
 import json
 from pathlib import Path

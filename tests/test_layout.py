@@ -3,6 +3,7 @@ private API is used only inside its adapter (owl_memory/adapters/)."""
 
 import ast
 import collections
+import re
 from pathlib import Path
 
 import tomllib
@@ -134,3 +135,13 @@ def test_only_the_adapters_import_rdflib_sparql_internals_and_pyshacl():
                 if n and (n.startswith("rdflib.plugins.sparql") or n.split(".")[0] in ("pyshacl", "pyparsing")):
                     inside[name].append(n)
     assert not inside, dict(inside)
+
+
+def test_the_project_cites_no_design_card_or_seed():
+    """What a user needs is in docs/; the design documents the project was built from are not shipped with it."""
+    kinds = (".py", ".md", ".yaml", ".ttl", ".json")
+    texts = [p for folder in (*SOURCES, "docs", "experiments", "schemas", "shapes", "ontology")
+             for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in kinds]
+    cited = [str(p.relative_to(ROOT)) for p in [*texts, ROOT / "README.md"]
+             if re.search(r"DESIGN\.md|\bseeds?\s+0\d\d", p.read_text(encoding="utf-8", errors="replace"), re.I)]
+    assert not cited, cited

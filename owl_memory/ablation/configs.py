@@ -1,6 +1,6 @@
 """Named ablation configs: a memory condition plus context layers, loaded from an experiment YAML.
 
-An experiment file names a curriculum and the configs to compare (seed 002's E1–E8 ship in
+An experiment file names a curriculum and the configs to compare (the layer experiments E1–E8 ship in
 experiments/ablation/layers.yaml):
 
     curriculum: ../curricula/library.yaml          # relative to this file

@@ -80,8 +80,23 @@ class Quadstore:
         self.world.graph.commit()
 
     def rdflib_graph(self) -> Graph:
-        """A live rdflib view of the quadstore (no copy), for rdflib's SPARQL engine."""
-        return self.world.as_rdflib_graph()
+        """A live, read-only rdflib view of the quadstore (no copy), for rdflib's SPARQL engine."""
+        from owlready2.rdflib_store import TripleLiteRDFlibStore
+
+        class LookupOnly(TripleLiteRDFlibStore):
+            """owlready2's rdflib store, except that a pattern naming an IRI the quadstore has never stored matches
+            nothing: owlready2's own store would add the IRI to `resources` (a write, outside any transaction, and
+            refused on a read-only memory) just to look it up."""
+
+            def triples(self, triple_pattern, context=None):
+                """The matching triples; none when the pattern names an unknown IRI or datatype."""
+                named = [t for t in triple_pattern if isinstance(t, URIRef)]
+                named += [t.datatype for t in triple_pattern if isinstance(t, Literal) and t.datatype]
+                if any(self.triplelite._abbreviate(str(t), False) is None for t in named):
+                    return
+                yield from super().triples(triple_pattern, context)
+
+        return LookupOnly(self.world).main_graph
 
     def prepare_sparql(self, text: str):
         """owlready2's native SPARQL engine: the prepared query (its `execute_raw(params)` gives storid rows)."""

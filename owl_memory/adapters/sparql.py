@@ -19,7 +19,7 @@ from rdflib import Literal, URIRef, Variable
 
 from ..errors import QueryRefused
 
-_READ_ONLY = "write a SELECT, ASK, CONSTRUCT or DESCRIBE over the loaded graph only"
+FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
 
 
@@ -37,20 +37,30 @@ def parse(text: str, prefixes: dict | None = None):
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from e
 
 
-def check_read_only(query_text: str):
-    """The parsed query when it is read-only and local; QueryRefused saying what to change otherwise."""
+def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS):
+    """The parsed query when it is read-only, local and of a form in `accepts`; QueryRefused saying what to change
+    otherwise (its advice names only the forms the caller accepts)."""
+    advice = f"write a {_either(accepts)} over the loaded graph only"
     try:
         query = parse(query_text)
     except QuerySyntaxError as e:
-        raise _not_a_query(query_text, e.__cause__ or e) from None
+        raise _not_a_query(query_text, e.__cause__ or e, advice) from None
     if query.algebra.get("datasetClause"):
-        raise QueryRefused(f"FROM / FROM NAMED is not allowed (it would fetch graphs from elsewhere); {_READ_ONLY}")
+        raise QueryRefused(f"FROM / FROM NAMED is not allowed (it would fetch graphs from elsewhere); {advice}")
     if any(node.name == "ServiceGraphPattern" for node in _nodes(query.algebra)):
-        raise QueryRefused(f"SERVICE is not allowed (it would send a request to another endpoint); {_READ_ONLY}")
+        raise QueryRefused(f"SERVICE is not allowed (it would send a request to another endpoint); {advice}")
+    if form(query) not in accepts:
+        raise QueryRefused(f"only {_either(accepts, 'and')} are answered here, got {form(query)}; rewrite it as a "
+                           f"{accepts[0]} of the values you need")
     return query
 
 
-def _not_a_query(query_text: str, error: Exception) -> QueryRefused:
+def _either(forms: tuple[str, ...], joiner: str = "or") -> str:
+    """Query forms in words: "SELECT or ASK", "SELECT, ASK, CONSTRUCT or DESCRIBE"."""
+    return forms[0] if len(forms) == 1 else f"{', '.join(forms[:-1])} {joiner} {forms[-1]}"
+
+
+def _not_a_query(query_text: str, error: Exception, advice: str) -> QueryRefused:
     """QueryRefused for text that is not a query: an update is refused as one, anything else as a syntax error."""
     from rdflib.plugins.sparql.parser import parseUpdate
 
@@ -59,7 +69,7 @@ def _not_a_query(query_text: str, error: Exception) -> QueryRefused:
     except Exception:
         return QueryRefused(f"the query does not parse ({type(error).__name__}: {str(error)[:160]}); fix the SPARQL "
                             "and retry, declaring every PREFIX you use")
-    return QueryRefused(f"updates (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...) are not allowed; {_READ_ONLY}")
+    return QueryRefused(f"updates (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...) are not allowed; {advice}")
 
 
 def form(query) -> str:

@@ -1,4 +1,4 @@
-"""The ablation conditions (DESIGN.md §8): how a run reaches memory. The same task, LM and budgets in every one."""
+"""The ablation conditions (docs/ablations.md): how a run reaches memory. The same task, LM and budgets in every one."""
 
 CONDITIONS = ("A0", "A1", "A2", "A3", "A4")
 TOOL_CONDITIONS = ("A2", "A3", "A4")  # memory reached through the tools

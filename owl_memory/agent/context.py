@@ -1,4 +1,4 @@
-"""Context layers (seed 002's layer cake): bounded, deterministic text computed from the ontology, memory and a guide.
+"""Context layers (a layer cake L0-L3): bounded, deterministic text computed from the ontology, memory and a guide.
 
 L0 is a sense card of the ontology (size, namespaces, top classes and properties), L1 its schema constraints and
 anti-patterns (OWL restrictions and characteristics, SHACL shapes in the graph, memory AntiPattern titles), L3 an

@@ -59,5 +59,5 @@ def serve(memory_location: str | None, ontology: str | None) -> None:
         return
     from ..store.memory import Memory
 
-    with Memory(memory_location) as memory:
+    with Memory(memory_location, create=False) as memory:  # a typo is MemoryNotFound, not a new empty memory
         build_server(memory, ontology).run("stdio")

@@ -72,10 +72,19 @@ def interpreter_factory(sandbox=False):
 class RLM(HookedRLM):
     """dspy.RLM whose interpreter passes positional arguments on to OwlTool tools (any interpreter).
 
-    dspy 3.4.1 wraps each tool as `invoke(**kwargs)` before LocalInterpreter sees it, so `prompt_window(0, 50)`
-    fails there whatever the tool accepts (the bubblewrap Sandbox speaks the same protocol); Deno's
-    PythonInterpreter binds positional arguments in its stubs, so plain dspy.RLM takes both styles there.
+    Its default interpreter is dspy's LocalInterpreter, a local Python subprocess that needs nothing beyond the
+    package's dependencies and is NOT a sandbox (the model's code has your files, network and credentials); pass
+    `interpreter_factory=Sandbox()` (agent/sandbox.py, bubblewrap) to contain it. dspy's own default, a Deno
+    interpreter, needs Deno installed. dspy 3.4.1 wraps each tool as `invoke(**kwargs)` before LocalInterpreter
+    sees it, so `prompt_window(0, 50)` fails there whatever the tool accepts (the Sandbox speaks the same protocol);
+    this RLM hands OwlTool tools over as they are, so both call styles work.
+
+    Args:
+        *args, **kwargs: as for dspy.RLM (signature, max_iters, tools, interpreter_factory, ...).
     """
+
+    def __init__(self, *args, interpreter_factory=LocalInterpreter, **kwargs):
+        super().__init__(*args, interpreter_factory=interpreter_factory, **kwargs)
 
     def pass_through(self, tool) -> bool:
         """OwlTool objects as they are (callable by position or name); other tools as dspy wraps them."""
@@ -101,7 +110,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
 
     `config` is a RunConfig (model/runs.py: LM, condition, budgets, iterations, sandbox, trajectory folder, context
     layers, guide); its fields may also be given as keywords (`lm=..., condition="A1"`), which win over `config`.
-    Conditions (DESIGN.md §8, model.MemoryAccess): A0 no memory; A1 the top-k items (title, summary, <= 3 content
+    Conditions (docs/ablations.md, model.MemoryAccess): A0 no memory; A1 the top-k items (title, summary, <= 3 content
     bullets) appended to the task; A2 memory tools only; A3 A2 plus a hint of <= 300 characters (best item's title
     and action schema); A4 negative control: uncapped tools (whole item content, all query rows) and the prompt text
     in the inputs. The layers are the same in every condition, so only memory access differs.
@@ -109,6 +118,8 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     config = RunConfig.of(config, **options)
     if not isinstance(task, str) or not task.strip():
         raise ConfigError("the task is empty; pass the question or instruction the agent should solve")
+    if memory is not None:
+        memory.require_writable()  # the run stores its trace there: refuse before any LM call
     lm, factory = resolve_lm(config.lm, config.api_base), interpreter_factory(config.sandbox)
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)

@@ -23,6 +23,8 @@ from .common import (
 @click.command("mcp")
 @click.option("--memory", "memory_path", type=click.Path(file_okay=False),
               help="Memory directory or server URL for the memory_* tools (without it: no memory tools).")
+
+
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @library_errors
 def mcp(memory_path, ontology):
@@ -34,18 +36,25 @@ def mcp(memory_path, ontology):
 
     serve(memory_path, ontology)
 
+
 @click.command("run")
 @click.argument("task")
 @click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),
               help="Hidden prompt: the agent reads it only through capped windows.")
+
+
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @lm_options
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True,
               help=CONDITION_HELP + ".")
-@click.option("--max-iters", type=int, default=12, show_default=True)
-@click.option("--max-llm-calls", type=int, default=20, show_default=True)
+
+
+@click.option("--max-iters", type=click.IntRange(min=1), default=12, show_default=True)
+@click.option("--max-llm-calls", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
                                                "scratch folder (needs the bubblewrap OS package).")
+
+
 @click.option("--learn", is_flag=True, help="Judge the run, extract items, consolidate and store them with provenance.")
 @click.option("--expect-sparql", help="Gold SELECT over --ontology: the answer's terms must equal its results.")
 @click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
@@ -54,6 +63,8 @@ def mcp(memory_path, ontology):
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
                                "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
+
+
 @click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
 @memory_option
 @json_option
@@ -82,7 +93,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     if expect_sparql and expect_answer:
         raise ConfigError("give --expect-sparql or --expect, not both")
     expect = {"sparql": expect_sparql} if expect_sparql else {"answer": expect_answer} if expect_answer else None
-    with Memory(memory_path) as m:
+    with Memory(memory_path, writes=True) as m:
         try:
             result = run(task, m, prompt, ontology, config, learn=learn or bool(matts), expect=expect,
                          task_type=task_type, matts=matts, max_extract=max_extract)

@@ -9,17 +9,25 @@ import sys
 
 import click
 
-from ..errors import OwlMemoryError
+from ..errors import ConfigError, OwlMemoryError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 MAX_MESSAGE = 1000  # characters of an error message printed at most
 
 
-def Memory(*args, **kwargs):  # noqa: N802 (stands in for the class at every call site)
-    """owl_memory.Memory, imported on first use: `--help` and commands without a memory skip the store's imports."""
+def Memory(*args, writes: bool = False, **kwargs):  # noqa: N802 (stands in for the class at every call site)
+    """owl_memory.Memory, imported on first use: `--help` and commands without a memory skip the store's imports.
+    `writes`: the command will write to it, so a read-only memory is MemoryReadOnly now, before any work."""
     from ..store.memory import Memory as memory_class
 
-    return memory_class(*args, **kwargs)
+    memory = memory_class(*args, **kwargs)
+    if writes:
+        try:
+            memory.require_writable()
+        except OwlMemoryError:
+            memory.close()
+            raise
+    return memory
 
 
 def memory_option(f):
@@ -83,17 +91,39 @@ def _plain(data):
     return data.to_dict() if hasattr(data, "to_dict") else data
 
 
+def table(header: tuple[str, ...], rows: list[tuple], empty: str) -> None:
+    """Print rows as plain aligned columns (no box drawing), or `empty` in words when there are none. On a terminal
+    the last column (free text) is cut to fit its width, at least 80 columns' worth; every other column (ids,
+    numbers) is printed whole. Piped output is never cut."""
+    if not rows:
+        click.echo(empty)
+        return
+    lines = [tuple(str(c) for c in header), *[tuple(str(c) for c in row) for row in rows]]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    room = shutil.get_terminal_size((80, 24)).columns - sum(widths) - 2 * len(widths) if sys.stdout.isatty() else None
+    for line in lines:
+        last = line[-1] if room is None or len(line[-1]) <= max(room, 8) else line[-1][: max(room, 8) - 1] + "…"
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True)) + "  " + last)
+
+
 def items_table(items: list[dict]) -> None:
-    """Print search hits as aligned columns: ids whole (paste them into `show`), titles cut to fit a terminal."""
-    header = ("id", "kind", "priority", "confidence", "score", "title")
-    rows = [header, *[(it["id"], it["kind"], str(it["priority"]), f"{it['confidence']:.2f}", f"{it['score']:.4f}",
-                       it["title"]) for it in items]]
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    room = max(20, shutil.get_terminal_size().columns - sum(widths) - 2 * len(widths)) if sys.stdout.isatty() \
-        else max(len(row[5]) for row in rows)  # piped: nothing is cut
-    for row in rows:
-        title = row[5] if len(row[5]) <= room else row[5][: room - 1] + "…"
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + title)
+    """Print search hits best first: rank, id (whole: paste it into `show`), kind, priority, confidence and title.
+    The score is not shown (a BM25 score in a small memory can be 2e-06 for a perfect match); --json carries it."""
+    table(("#", "id", "kind", "priority", "confidence", "title"),
+          [(n, it["id"], it["kind"], it["priority"], f"{it['confidence']:.2f}", it["title"])
+           for n, it in enumerate(items, 1)], "no items match")
+
+
+def within(value: int, name: str, low: int, high: int | None = None) -> int:
+    """A number option checked against its range: below `low` is refused (ConfigError, exit 2, naming the range);
+    above `high` is cut to `high` and said on stderr."""
+    if value < low:
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise ConfigError(f"{name} must be {bounds}, got {value}")
+    if high is not None and value > high:
+        click.echo(f"owl-memory: {name} {value} is above its cap of {high}; using {high}", err=True)
+        return high
+    return value
 
 
 def mapping(data: dict) -> None:

@@ -17,6 +17,7 @@ from .common import (
     lm_options,
     mapping,
     memory_option,
+    table,
 )
 
 
@@ -25,10 +26,10 @@ from .common import (
 @lm_options
 @click.option("--split", type=click.Choice(["train", "holdout", "all"]), default="train", show_default=True)
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True)
-@click.option("--max-iters", type=int, default=12, show_default=True)
+@click.option("--max-iters", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--matts", help="parallel:K or sequential:K per task.")
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
-@click.option("--limit", type=int, help="Run only the first N tasks of the split.")
+@click.option("--limit", type=click.IntRange(min=1), help="Run only the first N tasks of the split.")
 @memory_option
 @json_option
 @library_errors
@@ -48,8 +49,9 @@ def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extr
     from ..model import RunConfig
 
     course, model, console = load_curriculum(curriculum), resolve_lm(lm, api_base), Console(stderr=True)
-    with Memory(memory_path) as m, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                            console=console, disable=not console.is_terminal) as bar:
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+                   disable=not console.is_terminal)
+    with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, condition=condition, max_iters=max_iters)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
@@ -60,18 +62,19 @@ def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extr
 
 
 def _train_report(summary: dict) -> None:
-    """Print a training summary for people."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("task", "success", "judge", "extracted", "added", "dup", "merged", "conflicts", "exceptions",
-                  "rejected", "archived")
-    for t in summary["tasks"]:
-        figures = (str(n) for n in (t.get("figures") or {}).values())
-        table.add_row(t["id"], str(t.get("success")), (t.get("judgment") or {}).get("judge", t.get("error", "")),
-                      str(len(t.get("extracted", []))), *figures)
-    Console().print(table)
+    """Print a training summary for people: one plain row per task (fits 80 columns; the judge or error last)."""
+    rows = [(t["id"], {True: "yes", False: "no"}.get(t.get("success"), "error"), len(t.get("extracted", [])),
+             *(t.get("figures") or dict.fromkeys(TRAIN_FIGURES, "-")).values(),
+             (t.get("judgment") or {}).get("judge", t.get("error", ""))) for t in summary["tasks"]]
+    table(("task", "ok", "ext", *TRAIN_FIGURES.values(), "judge"), rows, "no tasks ran")
+    click.echo("ext: items extracted; consolidation: " + ", ".join(f"{short} {name}" for name, short in
+                                                                   TRAIN_FIGURES.items()))
     click.echo(f"{summary['succeeded']}/{summary['ran']} succeeded; memory holds {summary['items']} items")
+
+
+TRAIN_FIGURES = {"added": "add", "duplicates": "dup", "merged": "mrg", "conflicts": "conf", "exceptions": "exc",
+                 "rejected": "rej", "archived": "arch"}  # a consolidation report's fields, as short column names
+
 
 @click.group("pack")
 def pack():
@@ -85,7 +88,7 @@ def pack():
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--kind", help="Only items of this kind.")
 @click.option("--source", type=click.Choice(["pack", "extracted", "human"]), help="Only items from this source.")
-@click.option("--min-confidence", type=float, default=0.0, show_default=True)
+@click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0, show_default=True)
 @memory_option
 @json_option
 @library_errors
@@ -113,7 +116,7 @@ def pack_import(pack_file, memory_path, as_json):
     """
     from ..learning.packs import import_pack
 
-    with Memory(memory_path) as m:
+    with Memory(memory_path, writes=True) as m:
         report = import_pack(m, pack_file)
     emit(report.to_dict(), as_json, lambda d: click.echo(f"{d['pack']}: {len(d['added'])} added, "
                                                          f"{len(d['skipped'])} skipped"))

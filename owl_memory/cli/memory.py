@@ -21,6 +21,7 @@ from .common import (
     library_errors,
     mapping,
     memory_option,
+    within,
 )
 
 
@@ -58,7 +59,7 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
                     refines=refines)  # malformed fields fail here, before a memory is opened or created
     fresh = not Path(memory_path).exists()
     try:
-        with Memory(memory_path) as m:
+        with Memory(memory_path, writes=True) as m:
             i = m.add(spec)
     except OwlMemoryError:
         if fresh:  # a refused first item leaves no memory behind (bad input writes nothing)
@@ -66,13 +67,17 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
         raise
     emit({"id": i}, as_json, lambda d: click.echo(d["id"]))
 
+
 @click.command("search")
 @click.argument("text", required=False)
 @click.option("--ontology", help="Only items that apply to this ontology IRI.")
 @click.option("--task-type", help="Only items for this task type.")
 @click.option("--failure-mode", help="Only items that prevent this failure mode.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
-@click.option("-k", "--limit", "k", type=int, default=5, show_default=True, help="How many items at most.")
+@click.option("-k", "--limit", "k", type=int, default=5, show_default=True,
+              help="How many items at most (1 to 50; more is cut to 50, and said).")
+
+
 @click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
 @memory_option
 @json_option
@@ -82,10 +87,20 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, mem
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
+    from ..store.retrieval import MAX_K
+
+    k = within(k, "-k", 1, MAX_K)
     with Memory(memory_path, create=False) as m:
         out = (m.explain if explain else m.search)(text, ontology=ontology, task_type=task_type,
                                                     failure_mode=failure_mode, kinds=kinds or None, k=k)
+        partial = m.incomplete_copy
+    if partial is not None:  # said on stderr, and as a field of the JSON document
+        click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "
+                   f"run `owl-memory copy {partial} {memory_path}` again to finish it", err=True)
+        if as_json:
+            out = {"incomplete_copy": partial, **(out.to_dict() if explain else {"hits": [h.to_dict() for h in out]})}
     emit(out, as_json, _explained if explain else items_table)
+
 
 def _explained(out: dict) -> None:
     """Print search hits, then the defining SPARQL, its bindings and the engine that ran it."""
@@ -93,11 +108,15 @@ def _explained(out: dict) -> None:
     click.echo(out["sparql"])
     click.echo(f"bindings: {json.dumps(out['bindings'])}  engine: {out['engine']}")
 
+
 @click.command("sparql")
 @click.argument("query")
 @click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
               help="Bind ?NAME: <iri> for an IRI, anything else as a literal (repeatable).")
-@click.option("--limit", type=int, default=1000, show_default=True, help="Rows at most (1000 is the cap).")
+
+
+@click.option("--limit", type=int, default=1000, show_default=True,
+              help="Rows at most (1 to 1000; more is cut to 1000, and said).")
 @memory_option
 @json_option
 @library_errors
@@ -106,6 +125,9 @@ def sparql_query(query, binds, limit, memory_path, as_json):
 
     Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
     """
+    from ..store.memory import MAX_ROWS
+
+    limit = within(limit, "--limit", 1, MAX_ROWS)
     with Memory(memory_path, create=False) as m:
         out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit)
     emit(out, as_json, _rows_table)
@@ -122,11 +144,16 @@ def _binding(text: str) -> tuple[str, object]:
 
 
 def _rows_table(out: dict) -> None:
-    """Print SPARQL rows as tab-separated lines under a header (and say when they were cut at the limit)."""
+    """Print SPARQL rows as tab-separated lines under a header (and say when there are none, or when they were cut
+    at the limit)."""
+    if not out["rows"]:
+        click.echo("(no rows)")
+        return
     for row in [out["columns"], *out["rows"]]:
         click.echo("\t".join("" if v is None else str(v) for v in row))
     if out["truncated"]:
         click.echo(f"(first {len(out['rows'])} rows; more exist: narrow the query or raise --limit)")
+
 
 @click.command("show")
 @click.argument("item_id")
@@ -141,10 +168,12 @@ def show_item(item_id, memory_path, as_json):
     with Memory(memory_path, create=False) as m:
         emit(m.get(item_id), as_json, mapping)
 
+
 @click.command("window")
 @click.argument("item_id")
-@click.option("--start", type=int, default=0, show_default=True)
-@click.option("--length", type=int, default=512, show_default=True, help="Capped at the memory's max read.")
+@click.option("--start", type=int, default=0, show_default=True, help="Offset in characters (>= 0).")
+@click.option("--length", type=int, default=512, show_default=True,
+              help="Characters (>= 1), capped at the memory's max read; the output says when it was cut.")
 @memory_option
 @json_option
 @library_errors
@@ -153,8 +182,21 @@ def window_item(item_id, start, length, memory_path, as_json):
 
     Example: owl-memory window 3f275e45e0a9e84e --start 0 --length 200
     """
+    start, length = within(start, "--start", 0), within(length, "--length", 1)
     with Memory(memory_path, create=False) as m:
-        emit(m.window(item_id, start, length), as_json, lambda d: click.echo(d["text"]))
+        window, cap = m.window(item_id, start, length), m.max_read
+    emit(window, as_json, lambda d: _window_text(d, length, cap))
+
+
+def _window_text(window: dict, asked: int, cap: int) -> None:
+    """Print a window's text, then say on stderr what a person would otherwise miss: the read was cut at the cap,
+    or the start is past the end."""
+    click.echo(window["text"])
+    if window["start"] >= window["size"] and window["size"]:
+        click.echo(f"(start {window['start']} is past the end: the payload has {window['size']} characters)", err=True)
+    elif asked > cap and window["end"] < window["size"]:
+        click.echo(f"(cut at the max read of {cap} characters; read on with --start {window['end']})", err=True)
+
 
 @click.command("export")
 @click.argument("path", type=click.Path())
@@ -171,6 +213,7 @@ def export_memory(path, fmt, memory_path, as_json):
         out = m.export(path, format=fmt)
     emit({"path": str(out)}, as_json, lambda d: click.echo(d["path"]))
 
+
 @click.command("validate")
 @memory_option
 @json_option
@@ -185,6 +228,7 @@ def validate_memory(memory_path, as_json):
     emit(result, as_json, mapping)
     sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
 
+
 @click.command("copy")
 @click.argument("src")
 @click.argument("dst")
@@ -198,11 +242,12 @@ def copy_command(src, dst, as_json):
     """
     from ..store.copy import copy_memory
 
-    with Memory(src, create=False) as a, Memory(dst) as b:
+    with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
         result = copy_memory(a, b)
     emit(result.to_dict() | {"src": src, "dst": dst}, as_json,
          lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
                               f"from {d['src']} to {d['dst']}"))
+
 
 @click.command("demo")
 @click.option("--memory", "memory_path", type=click.Path(file_okay=False),

@@ -1,4 +1,5 @@
-"""Curricula: a YAML file (seed 003 §4.1) or a folder of UniProt-style SHACL SPARQL examples, as typed tasks.
+"""Curricula: a YAML file (experiments/README.md has the format) or a folder of UniProt-style SHACL SPARQL
+examples, as typed tasks.
 
 YAML:
     id: library_v1
@@ -9,7 +10,7 @@ YAML:
 
 A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
 schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`: they are
-judged structurally against the reference, since the endpoint is not queried. Seed 002 calls these the task corpus.
+judged structurally against the reference, since the endpoint is not queried. Such a folder is a task corpus.
 """
 
 from __future__ import annotations

@@ -116,6 +116,7 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
     At most `learning.max_extract` items per run (see extraction_cap)."""
     if memory is None:
         raise ConfigError("learning needs a memory: pass memory=Memory(PATH) (or --memory PATH)")
+    memory.require_writable()
     learning = learning or Learning()
     mode, k = parse_matts(learning.matts)
     cap = extraction_cap(learning.max_extract, mode)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..errors import InvalidItem, LoadError, UnknownItem
 from ..model import Item, ItemSpec
+from ..rdfio import check_output, write_text
 
 PACKS = Path(__file__).parent / "packs"
 SOURCES = ("pack", "extracted", "human")
@@ -102,9 +103,11 @@ def _has(memory, id: str) -> bool:
 
 def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
                 min_confidence: float = 0.0) -> int:
-    """Write the memory's active items (filtered) as a pack; returns how many lines were written."""
+    """Write the memory's active items (filtered) as a pack; returns how many lines were written. `out` is checked
+    before any work (rdfio.check_output) and written atomically."""
     if source is not None and source not in SOURCES:
         raise InvalidItem(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    check_output(out)
     lines = []
     for i in _active_ids(memory):
         item = memory.get(i)
@@ -113,7 +116,7 @@ def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str
         line = _export_line(memory, item)
         if source is None or line["provenance"]["source"] == source:
             lines.append(json.dumps(line, ensure_ascii=False, sort_keys=True))
-    Path(out).write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    write_text("".join(x + "\n" for x in lines), out)
     return len(lines)
 
 

@@ -18,8 +18,8 @@ GRANTS = {"A0": {"layers_read_memory": False}, "A1": {"text": True}, "A2": {"too
 
 @dataclass(frozen=True)
 class MemoryAccess:
-    """What one ablation condition (DESIGN.md §8) lets a run do with memory; derived once from the condition name
-    (agent/conditions.py lists the names and their help for the CLI, which must start without rdflib).
+    """What one ablation condition (A0-A4, docs/ablations.md) lets a run do with memory; derived once from the
+    condition name (agent/conditions.py lists the names and their help for the CLI, which must start without rdflib).
 
     Args:
         condition: A0 ... A4.
@@ -196,7 +196,7 @@ class RunResult:
     memory_usage: tuple[MemoryUse, ...] = ()
 
     def to_dict(self) -> dict:
-        """The CLI's --json form of a run (seed 003's subagent JSON)."""
+        """The CLI's --json form of a run (the subagent JSON a calling agent reads)."""
         return {"answer": self.answer, "iterations": self.metrics.iterations, "run_id": self.run_id,
                 "trajectory_id": self.trace_ref, "log_path": str(self.trajectory_path),
                 "memories_used": [u.to_dict() for u in self.memory_usage], "trajectory": str(self.trajectory_path),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from rdflib import Graph, URIRef
 
+from ..errors import MemoryReadOnly
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
 from .retrieval import Scored, SearchQuery
@@ -39,6 +40,8 @@ class Backend(ABC):
     """Where one memory's items, links, provenance and payloads live."""
 
     payloads: PayloadStore
+    location: str  # the memory directory or server URL, for messages
+    read_only: bool = False  # the store's files cannot be written (embedded; a server refuses writes itself)
     engine: str  # what runs searches, shown by search(explain=True): "fts5" embedded, "sparql" on a server
 
     # ---- items ----
@@ -97,6 +100,13 @@ class Backend(ABC):
     def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
         """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
         ({Variable: rdflib term}): at most `limit` rows."""
+
+    def require_writable(self) -> None:
+        """MemoryReadOnly when the store's files cannot be written (a server that refuses a write says so itself, as
+        a ServerError)."""
+        if self.read_only:
+            raise MemoryReadOnly(f"the memory at {self.location} is read-only (its files or folder cannot be written); "
+                                 "copy it somewhere writable to change it (cp -r), or point --memory elsewhere")
 
     def others_changes(self) -> int | None:
         """A number that changes whenever another connection commits to the store (None: the store cannot tell, so

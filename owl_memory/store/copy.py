@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF
 
 from ..errors import InvalidItem
 from ..model import ItemSpec
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM
-from .memory import Memory
+from .memory import COPY_STATE, Memory
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,12 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> CopyReport:
     """Copy every item (with its own triples: counters, dates, links, archive flag), every other triple
     (runs, trajectories, provenance) and every payload the memory refers to from `src` into `dst`; then validate
     `dst`; a destination with a bound (max_items) then archives its least useful items, as every write does.
+    `dst` is marked an incomplete copy from the first write until the copy finishes (Memory.incomplete_copy), so a
+    copy cut short (a kill, a lost connection) is never taken for a whole memory; copying again finishes it.
     InvalidItem when the copy does not validate."""
+    dst.require_writable()
+    with dst.backend.transaction():
+        dst.backend.add_triples(incomplete_mark(str(src.location)))
     g = src.to_graph()
     kinds = {OM[k] for k in KINDS}
     items = sorted({s for s, k in g.subject_objects(RDF.type) if k in kinds and str(s).startswith(str(ITEM))})
@@ -46,10 +51,21 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> CopyReport:
     with dst.backend.transaction():
         dst.backend.add_triples(rest)
     payloads = _copy_payloads(src, dst, g)
+    with dst.backend.transaction():
+        dst.backend.remove_triples(COPY_STATE, OM.copyIncompleteFrom)
+        dst.backend.remove_triples(COPY_STATE, RDF.type)
     report = dst.validate()
     if not report.conforms:
         raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report.messages[:5]))
     return CopyReport(len(items), len(g), payloads, tuple(dst.enforce_bound()))
+
+
+def incomplete_mark(source: str) -> Graph:
+    """The triples that mark a memory as an unfinished copy of `source`."""
+    g = Graph(bind_namespaces="none")
+    g.add((COPY_STATE, RDF.type, OM.CopyState))
+    g.add((COPY_STATE, OM.copyIncompleteFrom, Literal(source)))
+    return g
 
 
 def data_triples(g: Graph) -> Graph:

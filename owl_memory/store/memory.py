@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -16,7 +17,7 @@ from ..model import Hit, Item, ItemSpec, Ref, SearchExplanation, SparqlResult, U
 from ..model.operators import operator_from_json
 from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
-from ..vocab import ITEM, OM, PROV
+from ..vocab import ITEM, OM, PROV, RDF
 from . import forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ
@@ -26,6 +27,8 @@ from .items import COUNTERS, ID, item_graph, linked_ids
 from .validation import batch_context, check, check_batch, context, require_valid
 
 MAX_ROWS = 1000  # rows one sparql() call returns at most
+COPY_STATE = URIRef("http://w3id.org/owl-memory/copy")  # marks an unfinished copy into this memory (store/copy.py)
+_COPY_SOURCE = f"SELECT ?source WHERE {{ <{COPY_STATE}> <{OM.copyIncompleteFrom}> ?source }}"
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINKS = {"conflictsWith": OM.conflictsWith, "refines": OM.refines, "supersedes": OM.supersedes,
          "groundedByEpisode": OM.groundedByEpisode}
@@ -219,27 +222,27 @@ class Memory:
 
     def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> SparqlResult:
         """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
-        columns, rows (strings or None; ASK: one row holding a bool) and whether rows were cut. Bindings map
-        variable names to rdflib terms or Python values (str becomes a literal; pass URIRef for an IRI).
-        QueryRefused for updates, SERVICE, FROM, CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
+        columns, rows (IRIs and literals as text, numeric and boolean literals as numbers and booleans, None where
+        unbound; ASK: one row holding a bool) and whether rows were cut. Bindings map variable names to rdflib terms
+        or Python values (str becomes a literal; pass URIRef for an IRI). QueryRefused for updates, SERVICE, FROM,
+        CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
         limit = max(1, min(int(limit), MAX_ROWS))
-        parsed = sparql_text.check_read_only(str(query))
-        kind = sparql_text.form(parsed)
-        if kind not in ("SELECT", "ASK"):
-            raise QueryRefused(f"only SELECT and ASK are answered here, got {kind}; "
-                               "rewrite it as a SELECT of the values you need")
+        parsed = sparql_text.check_read_only(str(query), accepts=("SELECT", "ASK"))
         asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
         found = self.backend.sparql(str(query), _bound(bindings or {}), limit)
-        cells = tuple(tuple(c if isinstance(c, bool) else None if c is None else str(c) for c in row)
-                      for row in found.rows)
-        return SparqlResult(found.columns, cells, found.truncated)
+        return SparqlResult(found.columns, tuple(tuple(_cell(c) for c in row) for row in found.rows), found.truncated)
 
     def by_signature(self, signature: str) -> list[Item]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
         items = [self.get(i) for i in self.backend.with_signature(signature)]
         return sorted(items, key=lambda it: (-(it.success_count + 1) / (it.use_count + 2), it.id))
+
+    def require_writable(self) -> None:
+        """MemoryReadOnly, before any work, when this memory cannot be written (call it first in anything that will
+        write: a run's trace, learning, compiling repairs)."""
+        self.backend.require_writable()
 
     def stored(self, ids: Iterable[str]) -> set[str]:
         """The ids among `ids` that name stored items."""
@@ -251,17 +254,29 @@ class Memory:
 
     # ---- whole memory ----
     def validate(self, ids: Iterable[str] | None = None) -> ValidationReport:
-        """The store's own integrity check (SQLite's, on both files of an embedded memory), then every item (or only
-        the items `ids`) against the memory shapes."""
+        """The store's own integrity check (SQLite's, on both files of an embedded memory), an unfinished copy, then
+        every item (or only the items `ids`) against the memory shapes."""
         damage = self.backend.integrity()
         if damage:
             return ValidationReport(False, len(damage), tuple(damage))
+        source = self.incomplete_copy
+        if source is not None:
+            return ValidationReport(False, 1, (f"this memory is an incomplete copy of {source}: a copy into it did not "
+                                               f"finish; run `owl-memory copy {source} {self.location}` again",))
         if ids is None:
             return check(self.to_graph())
         nodes = [ITEM[i] for i in ids]
         self._require(*ids)
         g = self.backend.describe(nodes)
         return check(g, context(self.backend, g, nodes), focus=nodes)
+
+    @property
+    def incomplete_copy(self) -> str | None:
+        """The source of a copy into this memory that has not finished (its items may be partial), else None."""
+        if (COPY_STATE, RDF.type, OM.CopyState) not in self.backend.describe([COPY_STATE]):
+            return None  # the usual answer, found without a SPARQL query
+        rows = self.backend.sparql(_COPY_SOURCE, {}, 1).rows
+        return str(rows[0][0]) if rows else None
 
     def to_graph(self) -> Graph:
         """The whole memory (ontology, items, provenance) as an rdflib Graph, not validated."""
@@ -340,6 +355,17 @@ def _bound(bindings: dict) -> dict:
             raise QueryRefused(f"binding name {name[:40]!r} is not a SPARQL variable name; use letters, digits, _")
         out[Variable(name)] = value if isinstance(value, Identifier) else Literal(value)
     return out
+
+
+def _cell(term):
+    """One answer cell as JSON-ready Python: None, a bool (ASK), a number or boolean for a literal of that type, else
+    the term's text (IRIs and other literals)."""
+    if term is None or isinstance(term, bool):
+        return term
+    value = term.toPython() if isinstance(term, Literal) else None
+    if isinstance(value, bool | int | float):
+        return value
+    return float(value) if isinstance(value, Decimal) else str(term)
 
 
 def _one(s, p, o) -> Graph:

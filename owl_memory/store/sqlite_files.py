@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import LoadError, MemoryCorrupt, MemoryLocked
+from ..errors import LoadError, MemoryCorrupt, MemoryLocked, MemoryReadOnly
 from .locking import lock_wait
 
 
@@ -38,6 +38,9 @@ def typed_error(e: sqlite3.DatabaseError, path: Path) -> Exception:
     if "locked" in text or "busy" in text:
         return MemoryLocked(f"{path} is locked by another process that opened it exclusively (an older owl-memory, "
                             f"or another SQLite tool); close that process and retry ({text})")
+    if "readonly" in text or "read-only" in text:
+        return MemoryReadOnly(f"{path} cannot be written (SQLite: {text}); the memory is read-only: copy it somewhere "
+                              "writable to change it")
     if isinstance(e, sqlite3.OperationalError) and "unable to open" in text:
         return LoadError(f"cannot open the memory graph ({text}); check the file's permissions", source=str(path))
     return MemoryCorrupt(f"{path} is damaged (SQLite: {text}); restore the memory folder from a backup")

@@ -30,16 +30,26 @@ class OntologyTools(ToolFamily):
         super().__init__(box)
         self._classes: list[URIRef] | None = None
         self._properties: list[tuple[URIRef, str]] | None = None
+        self._prefixes: dict[str, str] | None = None
 
     def ontology_stats(self) -> dict | str:
-        """Counts of triples, classes, properties and individuals in the ontology, its IRI and prefixes."""
+        """Counts of triples, classes, properties and individuals in the ontology, its IRI and the prefixes it uses."""
         g = self._graph()
-        prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
+        prefixes = self.prefixes()
         self.box.vocabulary.update(prefixes.values())
         return {"ontology": [str(o) for o in g.subjects(RDF.type, OWL.Ontology)][:3], "triples": len(g),
                 "classes": len(self.classes()), "properties": len(self.properties()),
                 "individuals": len(set(g.subjects(RDF.type, OWL.NamedIndividual))),
                 "prefixes": dict(sorted(prefixes.items())[:12])}
+
+    def prefixes(self) -> dict[str, str]:
+        """The bound prefixes whose namespace some IRI of the ontology is in (not every prefix rdflib binds)."""
+        if self._prefixes is None:
+            g = self._graph()
+            iris = {str(t) for triple in g for t in triple if isinstance(t, URIRef)}
+            self._prefixes = {p: str(ns) for p, ns in g.namespaces()
+                              if p and any(i.startswith(str(ns)) for i in iris)}
+        return self._prefixes
 
     def ontology_classes(self, limit: int = 20, offset: int = 0) -> dict | str:
         """Named classes (iri, label), sorted by IRI; page with offset."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rdflib import Graph, URIRef
 
-from ...errors import MemoryNotFound, MemoryReadOnly
+from ...errors import MemoryNotFound
 from ...model import Card, ItemSpec, UseCounts
 from .. import retrieval
 from ..backend import Backend, TermRows
@@ -55,7 +55,9 @@ class QuadstoreBackend(Backend):
                 if not graph_file.exists():
                     BlobStore(path / "blobs.sqlite3").close()
                     world.create(graph_file)
-        self.path, self.read_only = path, not all(os.access(f, os.W_OK) for f in (path, graph_file))
+        files = (path, graph_file, path / "blobs.sqlite3")
+        self.path, self.location = path, str(path)
+        self.read_only = not all(os.access(f, os.W_OK) for f in files if f.exists())
         self.payloads = BlobStore(path / "blobs.sqlite3", max_read, read_only=self.read_only)
         self.world = world.World(graph_file, self.read_only, self.lock)
         self.quadstore, self.db = self.world.quadstore, self.world.db
@@ -117,9 +119,7 @@ class QuadstoreBackend(Backend):
     def transaction(self) -> Iterator[None]:
         """One write transaction of this process, serialized with every other process's writes (re-entrant: an inner
         block joins the outer one); see world.World.writing. The kept item sets of the index follow its commit."""
-        if self.read_only:
-            raise MemoryReadOnly(f"the memory at {self.path} is read-only (its files or folder cannot be written); "
-                                 "copy it somewhere writable to change it")
+        self.require_writable()
         if self.depth:
             yield from self._joined()
             return

@@ -47,7 +47,7 @@ class SparqlServerBackend(Backend):
     engine = "sparql"
 
     def __init__(self, url: str, max_read: int = MAX_READ, create: bool = True, client: SparqlClient | None = None):
-        self.url = url
+        self.url = self.location = url
         self.client = client or SparqlClient(url)
         self.payloads = ServerPayloads(self.client, max_read)
         self._pending: list[tuple[str, object]] | None = None
