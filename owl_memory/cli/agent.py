@@ -21,13 +21,13 @@ from .common import (
 
 
 @click.command("mcp")
-@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
-              help="Memory directory or server URL for the memory_* tools (without it: no memory tools).")
-
-
+@click.option("--memory", "memory_path",
+              help="Memory directory or server URL for the memory_* tools (without it: no memory tools); it must "
+                   "hold a memory (MemoryNotFound otherwise: a read never creates one).")
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
+@json_option
 @library_errors
-def mcp(memory_path, ontology):
+def mcp(memory_path, ontology, as_json):
     """Serve the capped tools (memory search/get/window/query, ontology tools, results_peek) over MCP on stdio.
 
     Example: owl-memory mcp --memory .owl-memory --ontology ontology/owl-memory.ttl
@@ -41,20 +41,14 @@ def mcp(memory_path, ontology):
 @click.argument("task")
 @click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False),
               help="Hidden prompt: the agent reads it only through capped windows.")
-
-
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @lm_options
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True,
               help=CONDITION_HELP + ".")
-
-
 @click.option("--max-iters", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--max-llm-calls", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
                                                "scratch folder (needs the bubblewrap OS package).")
-
-
 @click.option("--learn", is_flag=True, help="Judge the run, extract items, consolidate and store them with provenance.")
 @click.option("--expect-sparql", help="Gold SELECT over --ontology: the answer's terms must equal its results.")
 @click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
@@ -63,8 +57,6 @@ def mcp(memory_path, ontology):
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
                                "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
-
-
 @click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
 @memory_option
 @json_option

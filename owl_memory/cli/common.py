@@ -33,7 +33,7 @@ def Memory(*args, writes: bool = False, **kwargs):  # noqa: N802 (stands in for 
 def memory_option(f):
     """Shared `--memory PATH` option."""
     return click.option("--memory", "memory_path", default=".owl-memory", show_default=True,
-                        type=click.Path(file_okay=False),
+                        type=str,
                         help="Memory directory (created by commands that write) or SPARQL server URL "
                              "(http://host:port).")(f)
 

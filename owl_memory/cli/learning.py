@@ -85,7 +85,7 @@ def pack():
 
 
 @pack.command("export")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out")
 @click.option("--kind", help="Only items of this kind.")
 @click.option("--source", type=click.Choice(["pack", "extracted", "human"]), help="Only items from this source.")
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0, show_default=True)

@@ -76,8 +76,6 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("-k", "--limit", "k", type=int, default=5, show_default=True,
               help="How many items at most (1 to 50; more is cut to 50, and said).")
-
-
 @click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
 @memory_option
 @json_option
@@ -113,8 +111,6 @@ def _explained(out: dict) -> None:
 @click.argument("query")
 @click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
               help="Bind ?NAME: <iri> for an IRI, anything else as a literal (repeatable).")
-
-
 @click.option("--limit", type=int, default=1000, show_default=True,
               help="Rows at most (1 to 1000; more is cut to 1000, and said).")
 @memory_option
@@ -199,7 +195,7 @@ def _window_text(window: dict, asked: int, cap: int) -> None:
 
 
 @click.command("export")
-@click.argument("path", type=click.Path())
+@click.argument("path")
 @click.option("--format", "fmt", default="turtle", show_default=True, help="rdflib serializer name.")
 @memory_option
 @json_option
@@ -250,7 +246,7 @@ def copy_command(src, dst, as_json):
 
 
 @click.command("demo")
-@click.option("--memory", "memory_path", type=click.Path(file_okay=False),
+@click.option("--memory", "memory_path",
               help="Memory directory to build and keep (default: a temporary one, removed on exit).")
 @json_option
 @library_errors

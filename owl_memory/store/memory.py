@@ -12,7 +12,7 @@ from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
 
 from ..adapters import sparql as sparql_text
-from ..errors import InvalidItem, QueryRefused, UnknownItem
+from ..errors import ConfigError, InvalidItem, QueryRefused, UnknownItem
 from ..model import Hit, Item, ItemSpec, Ref, SearchExplanation, SparqlResult, UseCounts, ValidationReport, Window
 from ..model.operators import operator_from_json
 from ..rdfio import check_output
@@ -43,7 +43,12 @@ def open_backend(location: str | Path, max_read: int, create: bool = True) -> Ba
 
         return SparqlServerBackend(text, max_read=max_read, create=create)
     path = Path(location)
-    if path.exists() and not path.is_dir():
+    try:
+        is_file = path.exists() and not path.is_dir()
+    except (OSError, ValueError) as e:  # a NUL in the name, a name too long
+        raise ConfigError(f"{str(location)[:120]!r} is not a usable memory location ({e}); pass a folder path or a "
+                          "server URL") from None
+    if is_file:
         raise InvalidItem(f"{path} is a file; a memory is a directory (pass a new or existing folder)")
     return QuadstoreBackend(path, max_read, create)
 
