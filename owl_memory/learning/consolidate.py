@@ -73,7 +73,7 @@ def consolidate(memory, specs, report: Report | None = None) -> Report:
 
 def _one(memory, spec: ItemSpec, report: Report) -> None:
     """Consolidate one item."""
-    if _stored(memory, spec.id):
+    if memory.stored([spec.id]):
         report.duplicates.append(spec.id)
         return
     candidates = _candidates(memory, spec)
@@ -109,15 +109,6 @@ def merge(memory, keep: str, drop: str) -> None:
         memory.record_use(keep, False)
     for _ in range(gone.use_count - gone.success_count - gone.failure_count):
         memory.record_use(keep, None)
-
-
-def _stored(memory, id: str) -> bool:
-    """Whether an item id is stored."""
-    try:
-        memory.get(id)
-    except UnknownItem:
-        return False
-    return True
 
 
 def _candidates(memory, spec: ItemSpec) -> list[Item]:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidItem, LoadError, UnknownItem
+from ..errors import InvalidItem, LoadError
 from ..model import Item, ItemSpec
 from ..rdfio import check_output, write_text
 
@@ -87,18 +87,9 @@ def import_pack(memory, name_or_path: str | Path) -> ImportReport:
     path = pack_path(name_or_path)
     name = path.stem
     specs = read_pack(path, name)
-    stored = {s.id for s in specs if _has(memory, s.id)}
+    stored = memory.stored({s.id for s in specs})
     memory.add_many([s for s in specs if s.id not in stored])
     return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)))
-
-
-def _has(memory, id: str) -> bool:
-    """Whether the memory holds an item id."""
-    try:
-        memory.get(id)
-    except UnknownItem:
-        return False
-    return True
 
 
 def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
