@@ -113,8 +113,8 @@ def slug(text: str) -> str:
 
 
 def merged(paths: list) -> Graph:
-    """One graph holding every file of a list (namespace bindings kept)."""
-    g = Graph()
+    """One graph holding every file of a list (namespace bindings kept, the first file's where two differ)."""
+    g = Graph(bind_namespaces="none")
     for p in paths:
         part = load_graph(p)
         for prefix, ns in part.namespaces():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from ..model import RunMetrics
 from .cq import CQResult
 from .workspace import Delta
 
@@ -50,6 +51,9 @@ class SprintResult:
         cqs: every CQ's result; versions: versions in the workspace; head: the last version's key.
         deltas: the last 10 deltas; report_ref: the key of the final validation report, if stored.
         triples_added: triples in the final graph that the seed did not have.
+        metrics: what the LLM proposer's runs cost and leaked (LM calls, tokens, payload characters in the LM
+            history, as `owl-memory run` measures them); zeros without one.
+        out: the file the working graph was written to, or None.
     """
 
     sprint: str
@@ -78,6 +82,8 @@ class SprintResult:
     deltas: tuple[Delta, ...]
     report_ref: str | None
     triples_added: int
+    metrics: RunMetrics = RunMetrics()
+    out: str | None = None
 
     @property
     def succeeded(self) -> bool:

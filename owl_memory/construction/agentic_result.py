@@ -1,0 +1,84 @@
+"""What an agentic sprint returns and writes as its summary: per-CQ outcome, final conformance, what the agent did
+(deltas applied and undone, verify runs, repairs, compiled operators), what the model cost and leaked, and where the
+trajectory, the summary and the built graph are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ..model import RunMetrics
+from .cq import CQResult
+from .session import SessionCounts
+from .sprint_result import BaselineReport
+
+
+@dataclass(frozen=True)
+class AgentSprintResult:
+    """The outcome of one agentic sprint.
+
+    Args:
+        sprint, run: the sprint's name and the agent run's id (trajectory lines and PROV-O carry it).
+        status: how the run ended: ok (SUBMIT), extracted (the budget ran out) or error (the LM or interpreter
+            failed; `error` says how).
+        cqs_passed, cqs_total, cqs: competency questions passing at the end, in all, and each one's result.
+        conforms, conforms_full, violations, violation_signatures: conformance at the end outside the baseline
+            (signatures: at most 20), and of the whole graph.
+        baseline: the violations the seed had before the agent changed anything.
+        counts: what the agent did (session.SessionCounts: verify runs, deltas applied and undone, refusals,
+            repairs, compiled operators from memory applied and verified).
+        validations: every pySHACL run: the agent's verify runs, nested trial checks, the baseline and final checks.
+        compiled_new: compiled operators this run stored; episode: the Episode stored for it (None unless done).
+        metrics: LM calls, prompt and completion tokens, tool calls and leakage, measured as `owl-memory run` does.
+        trajectory, summary, out: the trajectory JSONL, this summary's JSON file, the built graph's file (or None).
+        head, versions, triples_added: the last version's key, versions made, triples the seed did not have.
+        error: the failure's type and message when status is "error".
+    """
+
+    sprint: str
+    run: str
+    status: str
+    cqs_passed: int
+    cqs_total: int
+    conforms: bool
+    conforms_full: bool
+    violations: int
+    violation_signatures: tuple[str, ...]
+    baseline: BaselineReport
+    cqs: tuple[CQResult, ...]
+    counts: SessionCounts
+    validations: int
+    compiled_new: int
+    episode: str | None
+    metrics: RunMetrics
+    trajectory: str
+    summary: str
+    out: str | None
+    head: str
+    versions: int
+    triples_added: int
+    error: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """Every CQ passes and the graph conforms (outside the baseline)."""
+        return self.cqs_passed == self.cqs_total and self.conforms
+
+    @property
+    def lm_calls(self) -> int:
+        """LM calls the agent made."""
+        return self.metrics.lm_calls
+
+    def to_dict(self) -> dict:
+        """JSON-compatible form (what `owl-memory sprint --agent --json` prints and summary.json holds): the fields
+        in order, the counts flat."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, SessionCounts):
+                out.update(value.to_dict())
+            elif hasattr(value, "to_dict"):
+                out[f.name] = value.to_dict()
+            else:
+                out[f.name] = [v.to_dict() for v in value] if f.name == "cqs" else \
+                    list(value) if isinstance(value, tuple) else value
+        return {**out, "succeeded": self.succeeded}
