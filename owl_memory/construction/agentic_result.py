@@ -29,6 +29,7 @@ class AgentSprintResult:
         validations: every pySHACL run: the agent's verify runs, nested trial checks, the baseline and final checks.
         compiled_new: compiled operators this run stored; episode: the Episode stored for it (None unless done).
         metrics: LM calls, prompt and completion tokens, tool calls and leakage, measured as `owl-memory run` does.
+        memory_used: memory items the run used (read through tools, injected, or applied as compiled operators).
         trajectory, summary, out: the trajectory JSONL, this summary's JSON file, the built graph's file (or None).
         head, versions, triples_added: the last version's key, versions made, triples the seed did not have.
         error: the failure's type and message when status is "error".
@@ -50,6 +51,7 @@ class AgentSprintResult:
     compiled_new: int
     episode: str | None
     metrics: RunMetrics
+    memory_used: tuple[str, ...]
     trajectory: str
     summary: str
     out: str | None

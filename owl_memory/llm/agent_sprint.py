@@ -73,7 +73,7 @@ def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=N
         except OwlMemoryError:
             raise
         except Exception as e:  # noqa: BLE001 - the LM or the interpreter failed: report what was built so far
-            error = f"{type(e).__name__}: {str(e)[:300]}"
+            error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
     return _finish(session, config, task, started, result, error, folder, out)
 
 
@@ -106,6 +106,7 @@ def _finish(session: ConstructionSession, config: RunConfig, task: str, started,
                 violation_signatures=tuple(sorted({v.signature for v in mine}))[:MAX_SIGNATURES],
                 baseline=session.baseline.report(final), cqs=tuple(session.results), counts=counts,
                 validations=counts.verify_runs + counts.nested_checks + 1 + session.final_checks, metrics=metrics,
+                memory_used=used,
                 trajectory=str(trajectory), summary=str(summary_path), head=session.ws.head.key,
                 versions=len(session.ws.versions), triples_added=len(set(session.ws.working) - set(session.ws.base)),
                 error=error)
