@@ -33,6 +33,6 @@ SUBMIT(answer=f"{status['passed']}/{status['total']} CQs pass; conforms: {done}"
 
 def construction_lm():
     """A DSPy LM that answers every step with SCRIPT (its one step ends with SUBMIT)."""
-    from dspy.utils import DummyLM
+    from ..adapters.dspy import dspy
 
-    return DummyLM({"": {"reasoning": "Replay compiled answers, then verify and repair.", "code": SCRIPT}})
+    return dspy.utils.DummyLM({"": {"reasoning": "Replay compiled answers, then verify and repair.", "code": SCRIPT}})

@@ -36,8 +36,7 @@ class ToolRun:
     def __call__(self, signature: str, instructions: str, graph: Graph, memory, **inputs):
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
-        import dspy
-
+        from ..adapters.dspy import dspy
         from ..agent.runner import RLM, _new_calls, _seen, interpreter_factory
         from ..agent.tools import Toolbox
 
