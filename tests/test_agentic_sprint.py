@@ -19,6 +19,7 @@ from owl_memory.construction.proposer import SymbolicProposer
 from owl_memory.construction.sprint import run_sprint
 from owl_memory.construction.workspace import graph_text
 from owl_memory.llm.agent_sprint import run_agentic_sprint
+from owl_memory.llm.construction_script import REPAIR
 
 ROOT = Path(__file__).resolve().parents[1]
 SPRINT1 = ROOT / "experiments" / "sprint1" / "sprint.yaml"
@@ -44,23 +45,10 @@ for cq in cq_status()['cqs']:
         print(cq['id'], 'from memory:', repair_apply(offered[0]['id'])['verified'])
     else:
         print(cq['id'], 'written:', workspace_apply(answers[cq['id']])['added'])"""
-REPAIR = """for round in range(8):
-    check = workspace_verify()
-    if check['conforms']:
-        break
-    for signature in check['signatures']:
-        found = repair_candidates(signature)
-        for candidate in (found['candidates'] if isinstance(found, dict) else []):
-            outcome = repair_apply(candidate['id'])
-            if isinstance(outcome, dict) and outcome['verified']:
-                break
-            if isinstance(outcome, dict) and outcome['delta']:
-                workspace_undo(outcome['delta'])
-print(check['conforms'])"""
 STEPS = [
     {"reasoning": "See what the CQs ask and what I may write.", "code": "print(cq_status())\nprint(workspace_stats())"},
     {"reasoning": "Answer each failing CQ: from memory when it holds an answer, else with my triples.", "code": ANSWER},
-    {"reasoning": "Verify, then repair each signature with the candidates offered.", "code": REPAIR},
+    {"reasoning": "Verify, then repair each signature with the candidates offered.", "code": REPAIR + "print(check)"},
     {"reasoning": "Everything passes.", "code": "status = cq_status()\nSUBMIT(answer=f\"{status['passed']} CQs\")"},
 ]
 

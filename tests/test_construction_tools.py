@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from rdflib import Literal, URIRef
+from rdflib import RDF, Literal, URIRef
 
 from owl_memory.agent.tools import MAX_RETURN, dumps
 from owl_memory.agent.tools.construction import session_tools
@@ -156,6 +156,13 @@ def test_ontology_tools_read_the_working_graph(sprint1):
     assert t["ontology_query"](f"ASK {{ <{EX}kg1> ?p ?o }}") == {"ask": True}
     service = t["ontology_query"]("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
     assert is_error(service) and "SERVICE" in service
+
+
+def test_relative_iris_resolve_under_the_sprint_namespace_not_the_working_directory(sprint1):
+    session, t = sprint1
+    t["workspace_apply"]("<kg7> a kf:KnowledgeGraph .")
+    assert (URIRef(EX + "kg7"), RDF.type, URIRef(KF + "KnowledgeGraph")) in session.ws.working
+    assert not any(str(x).startswith("file:") for triple in session.ws.working for x in triple)
 
 
 def test_wrong_prefix_is_named_as_unseen_terms(sprint1):

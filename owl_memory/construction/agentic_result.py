@@ -9,21 +9,18 @@ from dataclasses import dataclass, fields
 from ..model import RunMetrics
 from .cq import CQResult
 from .session import SessionCounts
-from .sprint_result import BaselineReport
+from .sprint_result import SprintOutcome
 
 
 @dataclass(frozen=True)
-class AgentSprintResult:
-    """The outcome of one agentic sprint.
+class AgentSprintResult(SprintOutcome):
+    """The outcome of one agentic sprint: its SprintOutcome fields (`run` is the agent run's id, on every trajectory
+    line and in PROV-O), then what the agent did.
 
     Args:
-        sprint, run: the sprint's name and the agent run's id (trajectory lines and PROV-O carry it).
         status: how the run ended: ok (SUBMIT), extracted (the budget ran out) or error (the LM or interpreter
             failed; `error` says how).
-        cqs_passed, cqs_total, cqs: competency questions passing at the end, in all, and each one's result.
-        conforms, conforms_full, violations, violation_signatures: conformance at the end outside the baseline
-            (signatures: at most 20), and of the whole graph.
-        baseline: the violations the seed had before the agent changed anything.
+        cqs: each competency question's result.
         counts: what the agent did (session.SessionCounts: verify runs, deltas applied and undone, refusals,
             repairs, compiled operators from memory applied and verified).
         validations: every pySHACL run: the agent's verify runs, nested trial checks, the baseline and final checks.
@@ -35,16 +32,7 @@ class AgentSprintResult:
         error: the failure's type and message when status is "error".
     """
 
-    sprint: str
-    run: str
     status: str
-    cqs_passed: int
-    cqs_total: int
-    conforms: bool
-    conforms_full: bool
-    violations: int
-    violation_signatures: tuple[str, ...]
-    baseline: BaselineReport
     cqs: tuple[CQResult, ...]
     counts: SessionCounts
     validations: int
@@ -59,11 +47,6 @@ class AgentSprintResult:
     versions: int
     triples_added: int
     error: str | None = None
-
-    @property
-    def succeeded(self) -> bool:
-        """Every CQ passes and the graph conforms (outside the baseline)."""
-        return self.cqs_passed == self.cqs_total and self.conforms
 
     @property
     def lm_calls(self) -> int:

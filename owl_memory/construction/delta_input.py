@@ -17,9 +17,10 @@ _LINE = re.compile(r"at line (\d+)")
 _REASON = re.compile(r"Bad syntax \((.{1,160}?)\) at \^")
 
 
-def parse_delta(text, prefixes: dict, what: str) -> list:
-    """The triples of one Turtle argument (`what` names it in messages), sorted; ToolError when it is not a string,
-    too long, not Turtle, holds blank nodes or too many triples. Empty text gives []."""
+def parse_delta(text, prefixes: dict, what: str, base: str) -> list:
+    """The triples of one Turtle argument (`what` names it in messages; relative IRIs resolve against `base`, never
+    the working directory), sorted; ToolError when it is not a string, too long, not Turtle, holds blank nodes or too
+    many triples. Empty text gives []."""
     if text is None:
         return []
     if not isinstance(text, str):
@@ -31,7 +32,7 @@ def parse_delta(text, prefixes: dict, what: str) -> list:
     if not body.strip():
         return []
     head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items())
-    graph = _parsed(head + body, head.count("\n"), prefixes, what)
+    graph = _parsed(head + body, head.count("\n"), prefixes, what, base)
     if any(isinstance(x, BNode) for t in graph for x in t):
         raise ToolError(f"{what} has blank nodes ([ ... ], _:x or a list); they match nothing already in the graph "
                         "and cannot be undone by name: mint an IRI for each node")
@@ -40,10 +41,10 @@ def parse_delta(text, prefixes: dict, what: str) -> list:
     return sorted(graph, key=nt_line)
 
 
-def _parsed(text: str, header_lines: int, prefixes: dict, what: str) -> Graph:
+def _parsed(text: str, header_lines: int, prefixes: dict, what: str, base: str) -> Graph:
     """The parsed graph; ToolError with the line (counted in the agent's own text) and the parser's reason."""
     try:
-        return Graph().parse(data=text, format="turtle")
+        return Graph().parse(data=text, format="turtle", publicID=base)
     except Exception as e:  # rdflib raises many parser-specific types; its message quotes the text, never pass it on
         line = _LINE.search(str(e))
         reason = _REASON.search(str(e))

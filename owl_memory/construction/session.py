@@ -90,6 +90,7 @@ class ConstructionSession:
         self.flips: dict[str, str] = {}  # cq id -> key of the delta that last made it pass
         self.repairs = RepairSteps(self)
         self.final_checks = 0  # verifications made after the agent stopped, to judge its result
+        self._guards: tuple[str, Guards] | None = None  # the current version's key and its guards
 
     # ---- competency questions ----
     def cq(self, cq_id) -> CompetencyQuestion:
@@ -104,8 +105,8 @@ class ConstructionSession:
     def apply(self, added, removed="") -> Delta:
         """Apply Turtle `added` and `removed` as one delta, all or nothing; ToolError (nothing changed) when a
         triple is malformed, protected, absent from the graph (removed) or the change is empty."""
-        add = parse_delta(added, self.prefixes, "added")
-        rem = parse_delta(removed, self.prefixes, "removed")
+        add = parse_delta(added, self.prefixes, "added", self.sprint.namespace)
+        rem = parse_delta(removed, self.prefixes, "removed", self.sprint.namespace)
         if set(add) & set(rem):
             raise self.refuse("the same triple is both added and removed; list it once")
         if not add and not rem:
@@ -113,7 +114,7 @@ class ConstructionSession:
         absent = [t for t in rem if t not in self.ws.working]
         if absent:
             raise self.refuse(f"{len(absent)} of the {len(rem)} triples to remove are not in the working graph; "
-                              "remove only triples it holds")
+                              "remove only triples it holds (a literal must match its datatype and language too)")
         fresh = [t for t in add if t not in self.ws.working]
         if not fresh and not rem:
             raise self.refuse(f"every one of the {len(add)} added triples is in the working graph already; no delta "
@@ -134,7 +135,7 @@ class ConstructionSession:
         if hit:
             raise self.refuse(f"{len(hit)} of the triples to remove are protected (seed triples, shape triples, or "
                               "types that make a node a target of a shape); minimal change never removes them: add "
-                              "what is missing instead")
+                              "what is missing instead, or take back a delta of yours with workspace_undo(delta)")
         after = applied(self.ws.working, Patch("agent", frozenset(added), frozenset(removed)))
         lost = guards.targets - target_nodes(after, self.ws.shapes)
         if lost:
@@ -142,8 +143,13 @@ class ConstructionSession:
                               "the shape instead of meeting it; keep their types")
 
     def guards(self) -> Guards:
-        """Repair's minimal-change rules over the current working graph (the seed protected when kept)."""
-        return Guards(self.ws.working, self.ws.shapes, frozenset(self.ws.base) if self.keep_seed else frozenset())
+        """Repair's minimal-change rules over the current working graph (the seed protected when kept), made once
+        per version."""
+        head = self.ws.head.key
+        if self._guards is None or self._guards[0] != head:
+            seed = frozenset(self.ws.base) if self.keep_seed else frozenset()
+            self._guards = (head, Guards(self.ws.working, self.ws.shapes, seed))
+        return self._guards[1]
 
     def refuse(self, message: str) -> ToolError:
         """A ToolError for a refused change, counted; says that nothing changed."""

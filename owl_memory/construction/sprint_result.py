@@ -33,8 +33,8 @@ class BaselineReport:
 
 
 @dataclass(frozen=True)
-class SprintResult:
-    """The outcome of one sprint run.
+class SprintOutcome:
+    """What every sprint, symbolic or agentic, reports at its end.
 
     Args:
         sprint, run: the sprint's name and the provenance run id.
@@ -42,6 +42,29 @@ class SprintResult:
         conforms: no violation outside the baseline; conforms_full: no violation at all.
         violations, violation_signatures: violations outside the baseline (signatures: at most 20).
         baseline: the baseline and what became of it.
+    """
+
+    sprint: str
+    run: str
+    cqs_passed: int
+    cqs_total: int
+    conforms: bool
+    conforms_full: bool
+    violations: int
+    violation_signatures: tuple[str, ...]
+    baseline: BaselineReport
+
+    @property
+    def succeeded(self) -> bool:
+        """Every CQ passes and the graph conforms (outside the baseline)."""
+        return self.cqs_passed == self.cqs_total and self.conforms
+
+
+@dataclass(frozen=True)
+class SprintResult(SprintOutcome):
+    """The outcome of one sprint run: its SprintOutcome fields, then the loop's counters and history.
+
+    Args:
         verify_iterations, baseline_checks, nested_checks, validations: verification counts (validations: all
             pySHACL runs).
         lm_calls: LM calls of the LLM proposer.
@@ -56,15 +79,6 @@ class SprintResult:
         out: the file the working graph was written to, or None.
     """
 
-    sprint: str
-    run: str
-    cqs_passed: int
-    cqs_total: int
-    conforms: bool
-    conforms_full: bool
-    violations: int
-    violation_signatures: tuple[str, ...]
-    baseline: BaselineReport
     verify_iterations: int
     baseline_checks: int
     nested_checks: int
@@ -84,11 +98,6 @@ class SprintResult:
     triples_added: int
     metrics: RunMetrics = RunMetrics()
     out: str | None = None
-
-    @property
-    def succeeded(self) -> bool:
-        """Every CQ passes and the graph conforms (outside the baseline)."""
-        return self.cqs_passed == self.cqs_total and self.conforms
 
     def to_dict(self) -> dict:
         """JSON-compatible form (the keys `owl-memory sprint --json` prints, in field order)."""

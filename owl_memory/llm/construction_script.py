@@ -9,12 +9,13 @@ submits. On a memory that never saw the sprint no CQ gets an answer, so the spri
 
 from __future__ import annotations
 
-SCRIPT = """# scripted construction agent: replay what memory holds, repair with the candidates offered, invent nothing
+FROM_MEMORY = """# scripted construction agent: replay what memory holds, repair with what is offered, invent nothing
 for cq in cq_status()['cqs']:
     found = repair_candidates(cq['signature']) if not cq['passed'] else {}
     for candidate in (found.get('candidates', []) if isinstance(found, dict) else [])[:1]:
         print(cq['id'], repair_apply(candidate['id']))
-for round in range(8):
+"""
+REPAIR = """for round in range(8):
     check = workspace_verify()
     if not isinstance(check, dict) or check['conforms']:
         break
@@ -26,7 +27,8 @@ for round in range(8):
                 break
             if isinstance(outcome, dict) and outcome['delta']:
                 workspace_undo(outcome['delta'])
-status, done = cq_status(), isinstance(check, dict) and check['conforms']
+"""  # verify, then for each signature apply the first candidate that clears it (undoing those that do not)
+SCRIPT = FROM_MEMORY + REPAIR + """status, done = cq_status(), isinstance(check, dict) and check['conforms']
 SUBMIT(answer=f"{status['passed']}/{status['total']} CQs pass; conforms: {done}")
 """
 

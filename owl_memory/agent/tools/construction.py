@@ -65,6 +65,7 @@ class ConstructionTools(ToolFamily):
         """Tools over the session bound when the toolbox is made (none: the family is not offered)."""
         super().__init__(box)
         self.session = SESSION.get()
+        self._known: set | None = None  # IRIs the seed, the shapes and the CQs name (computed on first use)
 
     def offered(self) -> bool:
         """Only while a construction session is bound."""
@@ -175,10 +176,11 @@ class ConstructionTools(ToolFamily):
         """Predicates and classes of some triples that the seed, the shapes and the CQs never name (outside the
         namespace new nodes are minted under)."""
         s = self.session
-        known = {x for g in (s.ws.base, s.ws.shapes) for t in g for x in t if isinstance(x, URIRef)}
-        known |= {x for cq in s.sprint.cqs for x in sparql_text.named_terms(cq.prepared())}
+        if self._known is None:
+            self._known = {x for g in (s.ws.base, s.ws.shapes) for t in g for x in t if isinstance(x, URIRef)}
+            self._known |= {x for cq in s.sprint.cqs for x in sparql_text.named_terms(cq.prepared())}
         terms = {p for _, p, _ in triples} | {o for _, p, o in triples if p == RDF.type}
-        fresh = sorted(str(x) for x in terms - known - {OWL.Class, RDFS.Class, OWL.NamedIndividual}
+        fresh = sorted(str(x) for x in terms - self._known - {OWL.Class, RDFS.Class, OWL.NamedIndividual}
                        if isinstance(x, URIRef) and not str(x).startswith(s.sprint.namespace))
         return [clip(x, 120) for x in fresh[:UNSEEN]]
 
