@@ -93,7 +93,11 @@ def test_a_scripted_agent_builds_sprint1_with_the_tools_alone_and_the_rerun_uses
     summary = json.loads(Path(first.summary).read_text())
     assert summary == json.loads(json.dumps(first.to_dict())) and summary["metrics"]["lm_calls"] == 4
     assert {"verify_runs", "deltas_applied", "deltas_undone", "cqs", "conforms", "metrics"} <= set(summary)
-    assert memory.get(first.episode).kind == "Episode"
+    episode = memory.get(first.episode)
+    assert episode.kind == "Episode" and any(first.run in r for r in episode.runs)
+    compiled = memory.sparql("PREFIX om: <http://w3id.org/owl-memory#> PREFIX prov: <http://www.w3.org/ns/prov#> "
+                             "SELECT ?item WHERE { ?item a om:RepairOperator ; prov:wasGeneratedBy ?run }").rows
+    assert len(compiled) >= first.compiled_new + 5  # the repairs it compiled and the five CQ answers
     runs = memory.sparql("PREFIX om: <http://w3id.org/owl-memory#> SELECT ?ok WHERE { ?j a om:Judgment ; "
                          "om:success ?ok }").rows
     assert len(runs) == 1 and str(runs[0][0]).lower() == "true"
@@ -216,3 +220,24 @@ def test_sprint_lm_records_tokens_and_leakage(tmp_path, monkeypatch):
     m = json.loads(res.stdout)["metrics"]
     assert m["lm_calls"] >= 2 and m["prompt_tokens"] == 100 * m["lm_calls"]
     assert m["payload_chars_in_history"] > 0 and m["payload_chars_by_source"]["results"] > 0
+
+
+def test_repair_lm_records_tokens_and_leakage(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    (tmp_path / "shapes.ttl").write_text(
+        "@prefix ex: <http://example.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        "ex:PartShape a sh:NodeShape ; sh:targetClass ex:Part ; sh:property [ sh:path ex:code ; sh:minCount 1 ; "
+        'sh:pattern "^(?=.*[0-9])(?=.*[A-Z])[A-Z0-9]{6}$" ] .\n')
+    (tmp_path / "data.ttl").write_text('@prefix ex: <http://example.org/> .\nex:p1 a ex:Part ; ex:code "abc" ; '
+                                       'ex:note "a note long enough to be seen as payload when printed" .\n')
+    read = "h = ontology_query('SELECT ?n WHERE { ?s <http://example.org/note> ?n }')\nprint(results_peek(h['handle']))"
+    swap = "SUBMIT(added='ex:p1 ex:code \"AB12CD\" .', removed='ex:p1 ex:code \"abc\" .')"
+    with ScriptedServer([action("Read.", read), action("Swap the code.", swap)]) as server:
+        res = CliRunner().invoke(main, ["repair", str(tmp_path / "data.ttl"), "--shapes", str(tmp_path / "shapes.ttl"),
+                                        "--lm", "openai/replay", "--api-base", server.base,
+                                        "--memory", str(tmp_path / "mem"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["lm_calls"] == 2 and out["metrics"]["lm_calls"] == 2 and out["metrics"]["prompt_tokens"] == 200
+    assert out["metrics"]["payload_chars_by_source"]["results"] > 0

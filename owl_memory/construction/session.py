@@ -105,8 +105,12 @@ class ConstructionSession:
     def apply(self, added, removed="") -> Delta:
         """Apply Turtle `added` and `removed` as one delta, all or nothing; ToolError (nothing changed) when a
         triple is malformed, protected, absent from the graph (removed) or the change is empty."""
-        add = parse_delta(added, self.prefixes, "added", self.sprint.namespace)
-        rem = parse_delta(removed, self.prefixes, "removed", self.sprint.namespace)
+        try:
+            add = parse_delta(added, self.prefixes, "added", self.sprint.namespace)
+            rem = parse_delta(removed, self.prefixes, "removed", self.sprint.namespace)
+        except ToolError:
+            self.counts.refused += 1
+            raise
         if set(add) & set(rem):
             raise self.refuse("the same triple is both added and removed; list it once")
         if not add and not rem:

@@ -10,11 +10,12 @@ ontology (the working graph) and handle tools. Afterwards it checks the result, 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..agent.runner import _trajectory_dir, lm_name, resolve_lm
+from ..agent.runner import LM_ENV, _trajectory_dir, lm_name, resolve_lm
 from ..agent.runner import run as run_agent
 from ..agent.scripted import SCRIPTED
 from ..agent.tools.construction import bound
@@ -60,7 +61,8 @@ def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=N
     if config is None and "max_iters" not in options:
         options["max_iters"] = spec.max_steps
     config = RunConfig.of(config, **options)
-    lm = construction_lm() if config.lm == SCRIPTED else resolve_lm(config.lm, config.api_base)
+    named = config.lm if config.lm is not None else os.environ.get(LM_ENV) or None
+    lm = construction_lm() if named == SCRIPTED else resolve_lm(named, config.api_base)
     folder = _trajectory_dir(config.trajectory_dir, memory) / f"sprint-{spec.name}-{_stamp()}"
     config = RunConfig.of(config, lm=lm, trajectory_dir=folder)
     session = ConstructionSession(spec, memory, use_memory=config.access.tools, keep_seed=keep_seed,
@@ -92,31 +94,31 @@ def _finish(session: ConstructionSession, config: RunConfig, task: str, started,
     trajectory = next(iter(sorted(folder.glob("*.jsonl"))), folder / "missing.jsonl")
     events = read_trajectory(trajectory) if trajectory.is_file() else []
     run_id, metrics, status, trace = _run_facts(result, events, session, trajectory)
-    final = session.final_view()
-    mine = session.baseline.mine(final.violations)
-    passed = sum(r.passed for r in session.results)
-    done = passed == len(session.results) and not mine
     used = tuple(dict.fromkeys([*(result.memory_ids_used if result else ()), *session.repairs.used]))
+    fields = _outcome(session, session.final_view()) | dict(
+        run=run_id, status=status, metrics=metrics, memory_used=used, trajectory=str(trajectory),
+        summary=str(folder / "summary.json"), error=error)
+    draft = AgentSprintResult(**fields, compiled_new=0, episode=None, out=None)
     record = RunRecord(run_id, lm_name(config.lm), config.condition, started, datetime.now(timezone.utc), task,
                        trace, used)
-    counts = session.counts
-    summary_path = folder / "summary.json"
-    base = dict(sprint=session.sprint.name, run=run_id, status=status, cqs_passed=passed,
-                cqs_total=len(session.results), conforms=not mine, conforms_full=final.conforms, violations=len(mine),
-                violation_signatures=tuple(sorted({v.signature for v in mine}))[:MAX_SIGNATURES],
+    new, episode = distill(session, record, draft.succeeded, draft.to_dict())
+    done = AgentSprintResult(**fields, compiled_new=len(new), episode=episode,
+                             out=write_out(session.ws, session.sprint, out))
+    folder.mkdir(parents=True, exist_ok=True)
+    Path(done.summary).write_text(json.dumps(done.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
+    return done
+
+
+def _outcome(session: ConstructionSession, final) -> dict:
+    """The result's fields that the workspace decides: CQs, conformance outside the baseline, counts, sizes."""
+    mine, counts = session.baseline.mine(final.violations), session.counts
+    return dict(sprint=session.sprint.name, cqs_passed=sum(r.passed for r in session.results),
+                cqs_total=len(session.results), conforms=not mine, conforms_full=final.conforms,
+                violations=len(mine), violation_signatures=tuple(sorted({v.signature for v in mine}))[:MAX_SIGNATURES],
                 baseline=session.baseline.report(final), cqs=tuple(session.results), counts=counts,
-                validations=counts.verify_runs + counts.nested_checks + 1 + session.final_checks, metrics=metrics,
-                memory_used=used,
-                trajectory=str(trajectory), summary=str(summary_path), head=session.ws.head.key,
-                versions=len(session.ws.versions), triples_added=len(set(session.ws.working) - set(session.ws.base)),
-                error=error)
-    draft = AgentSprintResult(**base, compiled_new=0, episode=None, out=None)
-    new, episode = distill(session, record, done, draft.to_dict())
-    written = write_out(session.ws, session.sprint, out)
-    final_result = AgentSprintResult(**base, compiled_new=len(new), episode=episode, out=written)
-    summary_path.parent.mkdir(parents=True, exist_ok=True)
-    summary_path.write_text(json.dumps(final_result.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
-    return final_result
+                validations=counts.verify_runs + counts.nested_checks + 1 + session.final_checks,
+                head=session.ws.head.key, versions=len(session.ws.versions),
+                triples_added=len(set(session.ws.working) - set(session.ws.base)))
 
 
 def _run_facts(result, events: list[dict], session: ConstructionSession, trajectory: Path) -> tuple:
