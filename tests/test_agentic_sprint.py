@@ -192,6 +192,8 @@ def test_cli_agentic_sprint_with_the_scripted_stand_in(tmp_path):
     assert none.exit_code == 2 and "--lm" in none.output
     bad_out = runner.invoke(main, [*agent[:-2], "--out", str(tmp_path / "no" / "b.ttl")])
     assert bad_out.exit_code == 2 and "does not exist" in bad_out.output
+    symbolic_iters = runner.invoke(main, ["sprint", str(SPRINT1), "--max-iters", "3", "--memory", mem])
+    assert symbolic_iters.exit_code == 2 and "--agent" in symbolic_iters.output
 
 
 def test_a_failing_lm_is_reported_with_what_was_built(memory):

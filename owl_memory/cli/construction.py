@@ -49,7 +49,10 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
     from ..construction.sprint_file import default_sprint, load_sprint
+    from ..errors import ConfigError
 
+    if max_iters is not None and not agent:
+        raise ConfigError("--max-iters bounds the agent's RLM iterations: use it with --agent")
     spec = load_sprint(sprint_file or default_sprint())
     console = Console(stderr=True)
     with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
