@@ -1,4 +1,5 @@
-"""Construction curricula: sprints and repair cases as ablation tasks, run by the symbolic agent (no LM).
+"""Construction curricula: sprints and repair cases as ablation tasks, run by the symbolic agent (no LM), or with an
+LM by a model driving the construction tools (llm/agent_sprint.py; a repair case is a sprint without CQs).
 
 YAML:
     id: construction_v1
@@ -19,6 +20,8 @@ import yaml
 
 from ..errors import LoadError
 from .records import TaskOutcome
+
+COSTS = ("lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history", "large_returns")
 
 SPLITS = ("train", "holdout")
 
@@ -115,8 +118,11 @@ def load_construction(path: str | Path) -> ConstructionCurriculum:
     return ConstructionCurriculum(str(data["id"]), tasks)
 
 
-def run_construction(task: ConstructionTask, memory) -> TaskOutcome:
-    """Run one task with the symbolic agent over `memory` (a Memory; A0 passes an empty throwaway one)."""
+def run_construction(task: ConstructionTask, memory, options: dict | None = None) -> TaskOutcome:
+    """Run one task over `memory` (a Memory; A0 passes an empty throwaway one): by the symbolic agent, or by a model
+    through the construction tools when `options` (RunConfig fields by name) name an LM."""
+    if options and options.get("lm") is not None:
+        return _agentic(task, memory, options)
     if task.sprint is not None:
         from ..construction.sprint import run_sprint
 
@@ -130,3 +136,19 @@ def run_construction(task: ConstructionTask, memory) -> TaskOutcome:
     r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}", keep_values=True)
     return TaskOutcome(r.conforms, "shacl", iterations=r.verify_iterations, validations=r.validations,
                        compiled_reused=r.compiled_reused + r.prevented, extracted=tuple(r.compiled_new))
+
+
+def _agentic(task: ConstructionTask, memory, options: dict) -> TaskOutcome:
+    """One task with a model driving the construction tools (a repair case keeps values, as the symbolic run does,
+    and may change its data's triples); its cost, leakage, verify runs, deltas and undos recorded."""
+    from ..construction.sprint_file import load_sprint, repair_sprint
+    from ..llm.agent_sprint import run_agentic_sprint
+
+    case = task.sprint is None
+    spec = repair_sprint(task.id, task.data, task.shapes) if case else load_sprint(task.sprint)
+    r = run_agentic_sprint(spec, memory, keep_seed=not case, keep_values=case, **options)
+    m, c = r.metrics, r.counts
+    return TaskOutcome(r.succeeded, "shacl" if case else "cq+shacl", iterations=m.iterations,
+                       **{k: int(getattr(m, k)) for k in COSTS}, memory_ids_used=r.memory_used,
+                       validations=r.validations, compiled_reused=c.compiled_verified, error=r.error,
+                       verify_runs=c.verify_runs, deltas=c.deltas_applied, undos=c.deltas_undone)

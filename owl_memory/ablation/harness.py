@@ -1,9 +1,10 @@
 """The ablation harness: each condition streams the train tasks over its own memory and evaluates every holdout
 task, with the memory frozen, before training and after every N train tasks.
 
-Two curriculum kinds, one harness: a construction curriculum (`kind: construction`, the symbolic agent, no LM,
-conditions A0 and A2) and an LM curriculum (learning/curriculum.py, e.g. experiments/curricula/library.yaml; the
-strict-RLM agent, conditions A0-A4, train tasks through the learning loop). An experiment file
+Two curriculum kinds, one harness: a construction curriculum (`kind: construction`: the symbolic agent, no LM,
+conditions A0 and A2; with an LM, a model driving the construction tools, conditions A0-A4) and an LM curriculum
+(learning/curriculum.py, e.g. experiments/curricula/library.yaml; the strict-RLM agent, conditions A0-A4, train
+tasks through the learning loop). An experiment file
 (ablation/configs.py) names an LM curriculum and arms that add context layers to a condition.
 
 Layout of DIR: `memories/<arm>-r<repeat>/` (each arm's own copy of the starting memory, a --pack imported into
@@ -170,7 +171,8 @@ def _load(job: Job) -> tuple[object, Callable]:
     if job.kind == "construction":
         from .construction import load_construction, run_construction
 
-        return load_construction(job.curriculum), lambda task, memory, learn: run_construction(task, memory)
+        agent = {"trajectory_dir": Path(job.out) / "runs" / _stem(job), **dict(job.options), "condition": job.condition}
+        return load_construction(job.curriculum), lambda task, memory, learn: run_construction(task, memory, agent)
     from ..learning.curriculum import load_curriculum
     from .lm_tasks import make_runner
 
@@ -217,7 +219,7 @@ def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -
                      seconds=round(time.monotonic() - t0, 3))
 
 
-def _arms(curriculum: Path, conditions, kind: str) -> tuple[Path, list]:
+def _arms(curriculum: Path, conditions, kind: str, lm=None) -> tuple[Path, list]:
     """The curriculum to run and its arms (Config objects): an experiment file's configs, else plain conditions."""
     from .configs import is_experiment, load_experiment, plain
 
@@ -225,7 +227,7 @@ def _arms(curriculum: Path, conditions, kind: str) -> tuple[Path, list]:
     if kind == "lm" and is_experiment(curriculum):
         exp = load_experiment(curriculum)
         return exp.curriculum, exp.select(names or None)
-    allowed = CONSTRUCTION_CONDITIONS if kind == "construction" else CONDITIONS
+    allowed = CONSTRUCTION_CONDITIONS if kind == "construction" and lm is None else CONDITIONS
     bad = [c for c in names if c not in allowed]
     if bad or not names:
         raise ConfigError(f"conditions {bad or names} are not among {', '.join(allowed)} for this curriculum")
@@ -260,7 +262,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
            max_llm_calls: int = 20) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
-    `curriculum` is a construction curriculum (no LM; A0, A2), an LM curriculum (A0-A4; needs `lm`, a model
+    `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
+    construction tools, A0-A4), an LM curriculum (A0-A4; needs `lm`, a model
     string, or an LM object, which runs the arms one after another) or an experiment file (its config names).
     `max_iters` (RLM iterations) and `max_llm_calls` (sub-LLM calls from the model's code) are the budgets of every
     task, the same in every condition.
@@ -274,15 +277,16 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     kind = "construction" if is_construction(curriculum) else "lm"
     _check({"--holdout-every": holdout_every, "--repeats": repeats, "--max-iters": max_iters,
             "--max-llm-calls": max_llm_calls}, kind, lm)
-    path, arms = _arms(Path(curriculum), conditions, kind)
+    path, arms = _arms(Path(curriculum), conditions, kind, lm)
     meta = _curriculum_meta(path, kind)
     if pack:
         from ..learning.packs import pack_path
 
         pack = str(pack_path(pack))
     out = Path(out)
-    options = () if kind == "construction" else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
-                                                 ("max_llm_calls", max_llm_calls))
+    symbolic = kind == "construction" and lm is None
+    options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
+                                   ("max_llm_calls", max_llm_calls))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
                 a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"))
             for r in range(repeats) for a in arms]
@@ -294,7 +298,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     meta.update({"conditions": [a.name for a in arms], "arms": [a.to_dict() for a in arms],
                  "holdout_every": holdout_every, "repeats": repeats, "pack": pack,
                  "lm": None if lm is None else str(getattr(lm, "model", lm)),
-                 **({} if kind == "construction" else {"max_iters": max_iters, "max_llm_calls": max_llm_calls})})
+                 **({} if symbolic else {"max_iters": max_iters, "max_llm_calls": max_llm_calls})})
     return finish(out, jobs, meta)
 
 

@@ -29,6 +29,7 @@ class TaskOutcome:
         conflicts: conflict links the learning loop recorded for this run.
         exceptions_used: items used that are exceptions (scope exception).
         error: the exception's type and message when the run failed.
+        verify_runs, deltas, undos: a construction agent's SHACL verifications, deltas applied and deltas undone.
     """
 
     success: bool
@@ -47,6 +48,9 @@ class TaskOutcome:
     conflicts: int = 0
     exceptions_used: int = 0
     error: str | None = None
+    verify_runs: int = 0
+    deltas: int = 0
+    undos: int = 0
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,13 @@ def tables(summary: Summary) -> str:
              h.memory_items, h.iterations, h.validations] for n, c in conds.items() for h in c.holdout]
     per = _table(["condition", "checkpoint", "train seen", "success", "95% interval", "repeats", "tasks",
                   "memory items", "iterations", "validations"], rows)
-    return f"<h2>Conditions</h2>{main}<h2>Holdout checkpoints</h2>{per}"
+    agent = ""
+    if any(c.verify_runs_per_task for c in conds.values()):  # construction tasks run by a model
+        agent = "<h2>Construction agent</h2>" + _table(
+            ["condition", "verify runs/task", "verify runs/holdout task", "deltas/task", "undos/task", "tokens/task"],
+            [[n, c.verify_runs_per_task, c.holdout_verify_runs_per_task, c.deltas_per_task, c.undos_per_task,
+              c.tokens_per_task] for n, c in conds.items()])
+    return f"<h2>Conditions</h2>{main}<h2>Holdout checkpoints</h2>{per}{agent}"
 
 
 def headline(summary: Summary) -> str:

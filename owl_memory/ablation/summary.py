@@ -62,7 +62,8 @@ class MemoryGrowth:
 @dataclass(frozen=True)
 class ConditionSummary:
     """One condition (arm) over all its records: its holdout curve, mean costs per task, leakage, growth vs gain,
-    dedup rate (None when it extracted nothing), conflicts and exception use."""
+    dedup rate (None when it extracted nothing), conflicts and exception use; for construction tasks run by a model,
+    its SHACL verify runs (all tasks and holdout), deltas applied and deltas undone per task."""
 
     holdout: tuple[Checkpoint, ...]
     runs: int
@@ -81,6 +82,10 @@ class ConditionSummary:
     dedup_rate: float | None
     conflicts: int
     exception_use: int
+    verify_runs_per_task: float = 0.0
+    holdout_verify_runs_per_task: float = 0.0
+    deltas_per_task: float = 0.0
+    undos_per_task: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-compatible form (a condition of summary.json)."""
@@ -181,7 +186,9 @@ def _condition(runs: list[Record]) -> ConditionSummary:
         _mean(r.tool_calls for r in runs), _mean(r.compiled_reused for r in hold),
         Leakage(_mean(r.payload_chars_in_history for r in runs),
                 max((r.payload_chars_in_history for r in runs), default=0), sum(r.large_returns for r in runs)),
-        _growth(curve), _dedup_rate(train), sum(r.conflicts for r in runs), sum(r.exceptions_used for r in runs))
+        _growth(curve), _dedup_rate(train), sum(r.conflicts for r in runs), sum(r.exceptions_used for r in runs),
+        _mean(r.verify_runs for r in runs), _mean(r.verify_runs for r in hold), _mean(r.deltas for r in runs),
+        _mean(r.undos for r in runs))
 
 
 def _growth(curve: tuple[Checkpoint, ...]) -> MemoryGrowth:

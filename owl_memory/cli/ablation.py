@@ -32,8 +32,9 @@ def ablation_report(folder, as_json):
 @click.command("ablate")
 @click.argument("curriculum", type=click.Path(dir_okay=False))
 @click.option("--conditions", default="A0,A2", show_default=True,
-              help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2. With an "
-                   "experiment file (e.g. experiments/ablation/layers.yaml): its config names (E1,E7b,...).")
+              help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2 (A0-A4 with "
+                   "--lm: a model drives the construction tools). With an experiment file (e.g. "
+                   "experiments/ablation/layers.yaml): its config names (E1,E7b,...).")
 @lm_options
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed when it exists).")
 @click.option("--holdout-every", type=int, default=1, show_default=True,
@@ -56,7 +57,8 @@ def ablate_command(curriculum, conditions, lm, api_base, out, holdout_every, rep
     Writes OUT/results.jsonl, OUT/summary.json and OUT/report.html; an interrupted run resumes from OUT without
     redoing finished tasks. An LM curriculum (e.g. experiments/curricula/library.yaml) is run by the strict-RLM
     agent with --lm (train tasks through the learning loop, holdout tasks with learning off). A construction
-    curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0, A2).
+    curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0, A2); with --lm a model
+    runs each task through the construction tools (A0-A4; records add verify runs, deltas and undos).
 
     Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4 --lm openai/gpt-4o-mini
     --holdout-every 4 --out runs/library
@@ -79,6 +81,10 @@ def _ablation_report(summary: dict, out: str) -> None:
                 f"{last.get('validations', 0):g})" if summary.get("kind") == "construction" else
                 f"tokens/task {c['tokens_per_task']:g}, payload chars in history (mean) "
                 f"{c['leakage']['payload_chars_in_history_mean']:g}")
+        if summary.get("kind") == "construction" and summary.get("lm"):
+            cost += (f", verify runs/holdout task {c['holdout_verify_runs_per_task']:g}, tokens/task "
+                     f"{c['tokens_per_task']:g}, payload chars in history (mean) "
+                     f"{c['leakage']['payload_chars_in_history_mean']:g}")
         click.echo(f"{name}: holdout success {last.get('mean', 0):.2f}, {cost}, iterations/holdout task "
                    f"{c['holdout_iterations_per_task']:g}, memory {c['memory_growth']['items_end']:g} items")
     click.echo(f"report: {Path(out) / 'report.html'}")

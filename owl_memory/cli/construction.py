@@ -20,38 +20,76 @@ from .common import (
 
 @click.command("sprint")
 @click.argument("sprint_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--agent", is_flag=True,
+              help="The model given by --lm drives the loop itself through capped construction tools (cq_status, "
+                   "workspace_apply, workspace_verify, repair_candidates, repair_apply, workspace_undo); "
+                   "--lm scripted replays what memory compiled and invents nothing.")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Write the built ontology (the working graph, the input's prefixes kept) to this file: Turtle, "
+                   "or the format its suffix names.")
+@click.option("--max-iters", type=int,
+              help="With --agent: RLM iterations at most (default: the sprint's budget.max_steps).")
 @lm_options
 @memory_option
 @json_option
 @library_errors
-def sprint(sprint_file, lm, api_base, memory_path, as_json):
+def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_json):
     """Run an ontology construction sprint: propose, verify and repair until every CQ passes and it conforms.
 
-    SPRINT_FILE defaults to the shipped sprint 1. Exit 0 when every CQ passes and the graph conforms, 1 when not.
+    SPRINT_FILE defaults to the shipped sprint 1. Without --agent the symbolic proposer does the work (--lm adds an
+    LLM proposer); with --agent --lm MODEL a model builds the ontology through the construction tools and the run
+    writes a trajectory and a summary beside it (under the memory's runs/). Both compile what verified into memory.
+    Exit 0 when every CQ passes and the graph conforms, 1 when not, 2 on bad input.
 
-    Example: owl-memory sprint experiments/sprint1/sprint.yaml --memory .owl-memory --json
+    Example: owl-memory sprint experiments/sprint1/sprint.yaml --memory .owl-memory --out built.ttl --json
+
+    Example: owl-memory sprint experiments/sprint1/sprint.yaml --agent --lm openai/gpt-4o-mini --out built.ttl
     """
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from ..construction.sprint import run_sprint
     from ..construction.sprint_file import default_sprint, load_sprint
+    from ..errors import ConfigError
 
+    if max_iters is not None and not agent:
+        raise ConfigError("--max-iters bounds the agent's RLM iterations: use it with --agent")
     spec = load_sprint(sprint_file or default_sprint())
+    console = Console(stderr=True)
+    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
+                                            transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(f"sprint {spec.name}", total=None)
+
+        def shown(text: str) -> None:
+            """Show a progress line."""
+            bar.update(task, description=text)
+
+        if agent:
+            result = _agentic(spec, m, lm, api_base, max_iters, out, shown)
+        else:
+            result = _symbolic(spec, m, lm, api_base, out, lambda event: shown(event.line()))
+    emit(result, as_json, _agent_report if agent else _sprint_report)
+    sys.exit(EXIT_OK if result.succeeded else EXIT_FAILED)
+
+
+def _symbolic(spec, memory, lm, api_base, out, progress):
+    """The symbolic sprint (with an LLM proposer when --lm is given)."""
+    from ..construction.sprint import run_sprint
+
     proposer = None
     if lm:
         from ..agent.runner import resolve_lm
         from ..llm.proposer import LLMProposer
 
         proposer = LLMProposer(resolve_lm(lm, api_base), namespace=spec.namespace)
-    console = Console(stderr=True)
-    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
-                                            transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task(f"sprint {spec.name}", total=None)
-        result = run_sprint(spec, m, proposer=proposer,
-                            progress=lambda event: bar.update(task, description=event.line()))
-    emit(result, as_json, _sprint_report)
-    sys.exit(EXIT_OK if result.succeeded else EXIT_FAILED)
+    return run_sprint(spec, memory, proposer=proposer, progress=progress, out=out)
+
+
+def _agentic(spec, memory, lm, api_base, max_iters, out, progress):
+    """The agentic sprint: the model drives the construction tools."""
+    from ..llm.agent_sprint import run_agentic_sprint
+
+    options = {"max_iters": max_iters} if max_iters else {}
+    return run_agentic_sprint(spec, memory, lm=lm, api_base=api_base, out=out, progress=progress, **options)
 
 
 def _sprint_report(result: dict) -> None:
@@ -62,7 +100,24 @@ def _sprint_report(result: dict) -> None:
         click.echo(f"  {'PASS' if cq['passed'] else 'FAIL'} {cq['id']}")
     click.echo(f"verify iterations: {result['verify_iterations']}, LM calls: {result['lm_calls']}, "
                f"compiled reused: {result['compiled_reused']}, compiled new: {result['compiled_new']}, "
-               f"triples added: {result['triples_added']}")
+               f"triples added: {result['triples_added']}" + (f" -> {result['out']}" if result["out"] else ""))
+
+
+def _agent_report(result: dict) -> None:
+    """Print an agentic sprint's outcome for people."""
+    m = result["metrics"]
+    click.echo(f"sprint {result['sprint']} (agent, run {result['run']}, {result['status']}): "
+               f"{result['cqs_passed']}/{result['cqs_total']} CQs, conforms={result['conforms']}"
+               + (f" ({result['error']})" if result["error"] else ""))
+    for cq in result["cqs"]:
+        click.echo(f"  {'PASS' if cq['passed'] else 'FAIL'} {cq['id']}")
+    click.echo(f"verify runs: {result['verify_runs']}, deltas applied: {result['deltas_applied']}, undone: "
+               f"{result['deltas_undone']}, refused: {result['refused']}, compiled used: {result['compiled_used']}, "
+               f"compiled new: {result['compiled_new']}")
+    click.echo(f"LM calls: {m['lm_calls']}, tokens: {m['prompt_tokens']} prompt + {m['completion_tokens']} "
+               f"completion, payload chars in history: {m['payload_chars_in_history']}")
+    click.echo(f"trajectory: {result['trajectory']}\nsummary: {result['summary']}"
+               + (f"\nbuilt: {result['out']}" if result["out"] else ""))
 
 @click.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
@@ -79,7 +134,8 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
 
     With --lm, a violation no operator can fix is handed to the model (capped tools; its change set passes the
-    same minimal-change rules and verification, and compiles like an operator's); without it, no LM is used.
+    same minimal-change rules and verification, and compiles like an operator's; what its runs cost and leaked is in
+    the output's `metrics`, measured as `run` does); without it, no LM is used.
     Exit 0 when the result conforms, 1 when violations are left, 2 on bad input. DATA and SHAPES may be one file:
     shape triples are never changed. The smallest change set that verifies wins: an optional bad value is dropped
     (one triple) rather than replaced (two) unless --keep-values is given.
@@ -105,7 +161,8 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
                         keep_values=keep_values)
     if out:
         write_graph(result.graph, out, guess_format(out))
-    emit(result.to_dict() | {"out": out}, as_json, _repair_report)
+    cost = {"metrics": proposer.metrics.to_dict()} if proposer is not None else {}
+    emit(result.to_dict() | {"out": out} | cost, as_json, _repair_report)
     sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
 
 
@@ -116,6 +173,10 @@ def _repair_report(summary: dict) -> None:
                f"compiled new={len(summary['compiled_new'])}" + (f" -> {summary['out']}" if summary["out"] else ""))
     for sig, why in summary["reasons"].items():
         click.echo(f"  left: {sig}: {why}")
+    if "metrics" in summary:
+        m = summary["metrics"]
+        click.echo(f"LM calls: {m['lm_calls']}, tokens: {m['prompt_tokens']} prompt + {m['completion_tokens']} "
+                   f"completion, payload chars in history: {m['payload_chars_in_history']}")
 
 
 COMMANDS = (sprint, repair_data)

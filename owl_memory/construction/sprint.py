@@ -15,13 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..repair.verify import VerifyResult, Violation, verify
+from ..model import RunMetrics
+from ..repair.verify import VerifyResult, verify
+from .baseline import Baseline
 from .compiled_answers import store_answers, stored_answer
 from .cq import CompetencyQuestion, evaluate_all, passed
+from .output import check_out, write_out
 from .proposer import Proposal, SymbolicProposer
 from .sprint_events import BaselineChecked, CompiledReplayed, Proposed, Repaired, SprintDone, SprintEvent, StepDone
 from .sprint_file import Sprint, load_sprint, merged
-from .sprint_result import BaselineReport, SprintResult
+from .sprint_result import SprintResult
 from .workspace import Workspace
 
 MAX_PROPOSALS = 3  # proposals for one CQ before it counts as stuck
@@ -57,10 +60,11 @@ class SprintRun:
             as the fallback.
         progress: optional callback(SprintEvent) for displays.
         run_id: the provenance run id (a timestamped one when None).
+        out: a file the working graph is written to at the end (checked before the sprint starts), or None.
     """
 
     def __init__(self, sprint, memory, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
-                 run_id: str | None = None):
+                 run_id: str | None = None, out=None):
         """Load the sprint, open its workspace over the seed and shapes; nothing is verified yet."""
         self.sprint = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
         self.memory = memory
@@ -71,8 +75,8 @@ class SprintRun:
         self.run_id = run_id or f"sprint-{self.sprint.name}-{stamp}"
         self.ws = Workspace(memory, merged(self.sprint.ontology), merged(self.sprint.shapes))
         self.state = _State()
-        self.baseline: VerifyResult | None = None
-        self.baseline_keys: set = set()
+        self.baseline: Baseline | None = None
+        self.out = out
 
     # ---- verification in the sprint's scope ----
     def _verify(self) -> VerifyResult:
@@ -82,15 +86,16 @@ class SprintRun:
 
     def _outside_baseline(self, v: VerifyResult) -> list:
         """The violations of `v` that are the sprint's: all of them minus the baseline ones."""
-        return [x for x in v.violations if _key(x) not in self.baseline_keys]
+        return self.baseline.mine(v.violations)
 
     def _frozen_nodes(self) -> set:
         """Nodes the sprint must not edit: the baseline focus nodes when the baseline is excluded."""
-        return {x.focus for x in self.baseline.violations} if self.sprint.baseline == "exclude" else set()
+        return self.baseline.frozen
 
     # ---- the loop ----
     def run(self) -> SprintResult:
         """Run the sprint to the end (all CQs pass and in-scope conformance, or the step budget)."""
+        check_out(self.out)
         self._check_baseline()
         v = self._replay_compiled()
         for step in range(self.sprint.max_steps):
@@ -102,10 +107,8 @@ class SprintRun:
 
     def _check_baseline(self) -> None:
         """Verify the seed before any change: what fails now is the baseline."""
-        self.baseline = verify(self.ws.working, self.ws.shapes, blobs=self.memory.blobs)
-        if self.sprint.baseline == "exclude":
-            self.baseline_keys = {_key(x) for x in self.baseline.violations}
-        self.progress(BaselineChecked(self.baseline.violation_count))
+        self.baseline = Baseline.check(self.ws, self.sprint.baseline, self.memory.blobs)
+        self.progress(BaselineChecked(self.baseline.result.violation_count))
 
     def _next_cq(self) -> CompetencyQuestion | None:
         """The first failing CQ that is not stuck (proposed MAX_PROPOSALS times, or with no proposal)."""
@@ -215,31 +218,23 @@ class SprintRun:
             self.state.compiled_new = store_answers(self.memory, self.ws, self.sprint.name, self.sprint.cqs, results,
                                                     self.state.solved, self.run_id)
         self.progress(SprintDone(done, len(results), not mine))
+        out = write_out(self.ws, self.sprint, self.out)
         s = self.state
         return SprintResult(
             self.sprint.name, self.run_id, done, len(results), not mine, v.conforms, len(mine),
-            tuple(sorted(set(_sigs(mine)))[:MAX_SIGNATURES]), self._baseline_report(v), s.verify_iterations, 1,
+            tuple(sorted(set(_sigs(mine)))[:MAX_SIGNATURES]), self.baseline.report(v), s.verify_iterations, 1,
             s.nested_checks, s.verify_iterations + s.nested_checks + 1, s.lm_calls, s.compiled_reused + s.repair_reused,
             s.compiled_reused, s.repair_reused, s.compiled_new + s.repair_compiled, s.proposals, tuple(sorted(s.stuck)),
             tuple(results), len(self.ws.versions), self.ws.head.key, tuple(self.ws.deltas[-LAST_DELTAS:]),
-            v.report_ref.key if v.report_ref else None, len(set(self.ws.working) - set(self.ws.base)))
-
-    def _baseline_report(self, v: VerifyResult) -> BaselineReport:
-        """The baseline policy, its violations and how many of them the sprint's changes resolved."""
-        before, after = {_key(x) for x in self.baseline.violations}, {_key(x) for x in v.violations}
-        return BaselineReport(self.sprint.baseline, len(before), len(before - after), self.baseline.signatures)
+            v.report_ref.key if v.report_ref else None, len(set(self.ws.working) - set(self.ws.base)),
+            self.llm.metrics if self.llm is not None else RunMetrics(), out)
 
 
 def run_sprint(sprint, memory, *, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
-               run_id: str | None = None) -> SprintResult:
+               run_id: str | None = None, out=None) -> SprintResult:
     """Run a sprint (a Sprint or a YAML path) over a memory; `proposer` (e.g. owl_memory.llm.proposer.LLMProposer)
-    is asked before the symbolic proposer."""
-    return SprintRun(sprint, memory, proposer=proposer, progress=progress, run_id=run_id).run()
-
-
-def _key(violation: Violation) -> tuple:
-    """What identifies a violation across runs: its focus node and its signature."""
-    return (violation.focus.n3(), violation.signature)
+    is asked before the symbolic proposer; `out` (a file path) gets the working graph at the end."""
+    return SprintRun(sprint, memory, proposer=proposer, progress=progress, run_id=run_id, out=out).run()
 
 
 def _sigs(violations: list) -> list:

@@ -76,6 +76,14 @@ def load_sprint(path: str | Path) -> Sprint:
                   max_repair_rounds=int(budget.get("max_repair_rounds", 10)), source=str(path))
 
 
+def repair_sprint(name: str, data: str | Path, shapes: str | Path) -> Sprint:
+    """A repair case as a sprint without competency questions: done when the data conforms (every violation
+    counts)."""
+    return Sprint(name=slug(name), ontology=[Path(data)], shapes=[Path(shapes)], cqs=[],
+                  namespace=f"http://w3id.org/owl-memory/sprint/{slug(name)}/",
+                  description="Repair the data until it conforms to the shapes.", baseline="repair", source=str(data))
+
+
 def _check_keys(data, path: Path) -> None:
     """LoadError with a fix-it message when the sprint mapping is malformed."""
     if not isinstance(data, dict):
@@ -113,8 +121,8 @@ def slug(text: str) -> str:
 
 
 def merged(paths: list) -> Graph:
-    """One graph holding every file of a list (namespace bindings kept)."""
-    g = Graph()
+    """One graph holding every file of a list (namespace bindings kept, the first file's where two differ)."""
+    g = Graph(bind_namespaces="none")
     for p in paths:
         part = load_graph(p)
         for prefix, ns in part.namespaces():

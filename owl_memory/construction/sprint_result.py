@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from ..model import RunMetrics
 from .cq import CQResult
 from .workspace import Delta
 
@@ -32,8 +33,8 @@ class BaselineReport:
 
 
 @dataclass(frozen=True)
-class SprintResult:
-    """The outcome of one sprint run.
+class SprintOutcome:
+    """What every sprint, symbolic or agentic, reports at its end.
 
     Args:
         sprint, run: the sprint's name and the provenance run id.
@@ -41,15 +42,6 @@ class SprintResult:
         conforms: no violation outside the baseline; conforms_full: no violation at all.
         violations, violation_signatures: violations outside the baseline (signatures: at most 20).
         baseline: the baseline and what became of it.
-        verify_iterations, baseline_checks, nested_checks, validations: verification counts (validations: all
-            pySHACL runs).
-        lm_calls: LM calls of the LLM proposer.
-        compiled_reused, compiled_cq_reused, compiled_repair_reused: compiled operators applied (CQ answers and
-            repairs); compiled_new: operators this run stored.
-        proposals: proposals made; stuck: ids of CQs no proposal answered.
-        cqs: every CQ's result; versions: versions in the workspace; head: the last version's key.
-        deltas: the last 10 deltas; report_ref: the key of the final validation report, if stored.
-        triples_added: triples in the final graph that the seed did not have.
     """
 
     sprint: str
@@ -61,6 +53,32 @@ class SprintResult:
     violations: int
     violation_signatures: tuple[str, ...]
     baseline: BaselineReport
+
+    @property
+    def succeeded(self) -> bool:
+        """Every CQ passes and the graph conforms (outside the baseline)."""
+        return self.cqs_passed == self.cqs_total and self.conforms
+
+
+@dataclass(frozen=True)
+class SprintResult(SprintOutcome):
+    """The outcome of one sprint run: its SprintOutcome fields, then the loop's counters and history.
+
+    Args:
+        verify_iterations, baseline_checks, nested_checks, validations: verification counts (validations: all
+            pySHACL runs).
+        lm_calls: LM calls of the LLM proposer.
+        compiled_reused, compiled_cq_reused, compiled_repair_reused: compiled operators applied (CQ answers and
+            repairs); compiled_new: operators this run stored.
+        proposals: proposals made; stuck: ids of CQs no proposal answered.
+        cqs: every CQ's result; versions: versions in the workspace; head: the last version's key.
+        deltas: the last 10 deltas; report_ref: the key of the final validation report, if stored.
+        triples_added: triples in the final graph that the seed did not have.
+        metrics: what the LLM proposer's runs cost and leaked (LM calls, tokens, payload characters in the LM
+            history, as `owl-memory run` measures them); zeros without one.
+        out: the file the working graph was written to, or None.
+    """
+
     verify_iterations: int
     baseline_checks: int
     nested_checks: int
@@ -78,11 +96,8 @@ class SprintResult:
     deltas: tuple[Delta, ...]
     report_ref: str | None
     triples_added: int
-
-    @property
-    def succeeded(self) -> bool:
-        """Every CQ passes and the graph conforms (outside the baseline)."""
-        return self.cqs_passed == self.cqs_total and self.conforms
+    metrics: RunMetrics = RunMetrics()
+    out: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-compatible form (the keys `owl-memory sprint --json` prints, in field order)."""

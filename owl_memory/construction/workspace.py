@@ -59,8 +59,9 @@ def graph_text(graph: Graph) -> str:
 
 
 def copy_graph(graph: Graph) -> Graph:
-    """A fresh Graph holding the same triples and namespace bindings."""
-    g = Graph()
+    """A fresh Graph holding the same triples and exactly the same namespace bindings (a file's `dct:` stays `dct:`,
+    not rdflib's default `dcterms:`)."""
+    g = Graph(bind_namespaces="none")
     for prefix, ns in graph.namespaces():
         g.bind(prefix, ns, override=False, replace=False)
     for t in graph:

@@ -43,6 +43,11 @@ class LLMProposer:
         """LM calls made so far."""
         return self.run.calls
 
+    @property
+    def metrics(self):
+        """What its runs cost and leaked so far (RunMetrics: LM calls, tokens, payload characters in the history)."""
+        return self.run.metrics
+
     def propose(self, cq: CompetencyQuestion, graph: Graph, shapes: Graph, memory=None) -> Proposal:
         """Ask the model for Turtle answering `cq`; a Proposal that passes, or an empty one with a note."""
         try:

@@ -43,6 +43,11 @@ class LLMRepairProposer:
         """LM calls made so far."""
         return self.run.calls
 
+    @property
+    def metrics(self):
+        """What its runs cost and leaked so far (RunMetrics: LM calls, tokens, payload characters in the history)."""
+        return self.run.metrics
+
     def propose_repair(self, violations: list, graph: Graph, shapes: Graph, memory=None) -> ChangeSet:
         """Ask the model for a change set fixing `violations` on `graph`; an empty ChangeSet with a note on failure."""
         prefixes = {p: str(ns) for g in (shapes, graph) for p, ns in g.namespaces() if p}
