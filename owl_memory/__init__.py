@@ -13,6 +13,7 @@ _EXPORTS = {
     "OwlMemoryError": ".errors", "ToolError": ".errors", "UnknownItem": ".errors",
     "Memory": ".store.memory",
     "MemoryAccess": ".model", "RunConfig": ".model", "RunResult": ".model",
+    "run_sprint": ".construction.sprint", "run_agentic_sprint": ".llm.agent_sprint",
     "RLM": ".agent.runner", "LearnedRun": ".learning.loop", "run": ".learning.loop",
     "OwlTool": ".agent.tools", "tools": ".agent.tools",
     "ablate": ".ablation.harness",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from pathlib import Path
 
 from ..adapters.dspy import HookedRLM, LocalInterpreter, dspy, format_output
 from ..errors import ConfigError
@@ -22,10 +21,10 @@ from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
 from .injection import memory_text, retrieve
-from .leakage import measure
+from .metrics import calls_before, calls_since, counts, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
-from .trajectory import Trajectory
+from .trajectory import Trajectory, trajectory_folder
 
 LM_ENV = "OWL_MEMORY_LM"
 INSTRUCTIONS = """Solve `task`. The prompt text is NOT in your variables: `prompt` holds only its handle
@@ -126,7 +125,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     injected = retrieve(memory, task, graph, config.access)
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    path = _trajectory_dir(config.trajectory_dir, memory) / f"{run_id}.jsonl"
+    path = trajectory_folder(config.trajectory_dir, memory) / f"{run_id}.jsonl"
     with Trajectory(path, run_id) as traj:
         box.observer = traj.observe
         session = _Session(task, config, lm, factory, memory, graph, box, traj, injected, packed)
@@ -146,24 +145,24 @@ class _Session:
         """Run the RLM; write run_complete (also when the LM or interpreter fails, then re-raise)."""
         inputs = self.inputs()
         self.start(inputs)
-        before, t0 = _seen(self.lm), time.monotonic()
+        before, t0 = calls_before(self.lm), time.monotonic()
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = self.rlm(inputs)(**inputs)
         except Exception as e:
-            calls = _new_calls(self.lm, before)
+            calls = calls_since(self.lm, before)
             metrics = self.metrics(calls, inputs, time.monotonic() - t0, self.traj.iteration)
             self.traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
-                            **_counts(calls, self.traj.iteration), metrics=metrics.to_dict(),
+                            **counts(calls, self.traj.iteration), metrics=metrics.to_dict(),
                             memory_ids_used=self.box.memory_ids_used)
             raise
-        calls = _new_calls(self.lm, before)
+        calls = calls_since(self.lm, before)
         iterations = len(pred.trajectory)
         metrics = self.metrics(calls, inputs, time.monotonic() - t0, iterations)
         extracted = pred.final_reasoning == "Extract forced final output"
         used = list(dict.fromkeys([i.id for i in self.injected] + self.box.memory_ids_used))
         self.traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
-                        **_counts(calls, iterations), metrics=metrics.to_dict(), memory_ids_used=used)
+                        **counts(calls, iterations), metrics=metrics.to_dict(), memory_ids_used=used)
         trace = self.memory.blobs.put(self.traj.path.read_text(encoding="utf-8"), "trace").key \
             if self.memory is not None else None
         return RunResult(str(pred.answer), self.traj.path, self.traj.run_id, metrics, trace, tuple(used),
@@ -210,15 +209,8 @@ class _Session:
 
     def metrics(self, calls: list[dict], inputs: dict, elapsed: float, iterations: int) -> RunMetrics:
         """Counts, tokens and leakage measured on the LM calls of this run (string inputs are allowed)."""
-        box = self.box
-        payloads = [(ref.kind, box.load(ref)) for ref in box.payloads]
         given = [v for v in inputs.values() if isinstance(v, str)]
-        leak = measure(calls, payloads, allowed=[*given, *sorted(box.vocabulary)])
-        return RunMetrics(**_counts(calls, iterations), **leak, large_returns=box.stats["large_returns"],
-                          max_window=box.stats["max_window"], max_return=box.stats["max_return"],
-                          stdout_chars=self.stdout_chars, tool_calls=box.stats["tool_calls"],
-                          tool_errors=box.stats["tool_errors"], read_chars=box.budget.spent,
-                          seconds=round(elapsed, 3))
+        return run_metrics(self.box, calls, given, iterations, elapsed, self.stdout_chars)
 
     def usage(self) -> tuple[MemoryUse, ...]:
         """Every used item with its rank and score: the injected items' ranks first, then what the tools met."""
@@ -236,25 +228,6 @@ def _budget(config: RunConfig) -> ReadBudget | None:
     return ReadBudget(**given) if given else None
 
 
-def _seen(lm) -> set:
-    """Identities of the LM history entries that exist before the run."""
-    return {id(e) for e in getattr(lm, "history", None) or []}
-
-
-def _new_calls(lm, before: set) -> list[dict]:
-    """The LM history entries this run added (dspy keeps a bounded list, so compare identities, not indexes)."""
-    return [e for e in getattr(lm, "history", None) or [] if id(e) not in before]
-
-
-def _counts(calls: list[dict], iterations: int) -> dict:
-    """Iterations, LM calls and prompt/completion tokens from LM history entries."""
-    def tokens(key):
-        return sum(int((c.get("usage") or {}).get(key) or 0) for c in calls)
-
-    return {"iterations": iterations, "lm_calls": len(calls), "prompt_tokens": tokens("prompt_tokens"),
-            "completion_tokens": tokens("completion_tokens")}
-
-
 def _ontology_info(graph) -> dict:
     """What the model is told about the ontology up front: its IRI and size, never its text."""
     if graph is None:
@@ -262,10 +235,3 @@ def _ontology_info(graph) -> dict:
     iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology))
     return {"ontology": iris[:3], "triples": len(graph)}
 
-
-def _trajectory_dir(where, memory) -> Path:
-    """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
-    if where is not None:
-        return Path(where)
-    local = memory is not None and not str(memory.location).startswith(("http://", "https://"))
-    return (Path(memory.location) if local else Path(".owl-memory")) / "runs"

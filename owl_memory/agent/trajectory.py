@@ -98,3 +98,11 @@ def read_trajectory(path: str | Path) -> list[dict]:
             raise LoadError(f"not a valid trajectory line: {str(e)[:200]}", source=str(path), line=n) from e
         events.append(event)
     return events
+
+
+def trajectory_folder(where, memory) -> Path:
+    """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
+    if where is not None:
+        return Path(where)
+    local = memory is not None and not str(memory.location).startswith(("http://", "https://"))
+    return (Path(memory.location) if local else Path(".owl-memory")) / "runs"

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..agent.runner import LM_ENV, _trajectory_dir, lm_name, resolve_lm
+from ..agent.runner import LM_ENV, lm_name, resolve_lm
 from ..agent.runner import run as run_agent
 from ..agent.scripted import SCRIPTED
 from ..agent.tools.construction import bound
-from ..agent.trajectory import read_trajectory
+from ..agent.trajectory import read_trajectory, trajectory_folder
 from ..construction.agentic_result import AgentSprintResult
 from ..construction.distill import RunRecord, distill
 from ..construction.output import check_out, write_out
@@ -63,7 +63,7 @@ def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=N
     config = RunConfig.of(config, **options)
     named = config.lm if config.lm is not None else os.environ.get(LM_ENV) or None
     lm = construction_lm() if named == SCRIPTED else resolve_lm(named, config.api_base)
-    folder = _trajectory_dir(config.trajectory_dir, memory) / f"sprint-{spec.name}-{_stamp()}"
+    folder = trajectory_folder(config.trajectory_dir, memory) / f"sprint-{spec.name}-{_stamp()}"
     config = RunConfig.of(config, lm=lm, trajectory_dir=folder)
     session = ConstructionSession(spec, memory, use_memory=config.access.tools, keep_seed=keep_seed,
                                   keep_values=keep_values, progress=progress)

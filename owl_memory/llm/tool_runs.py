@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import fields
 
 from rdflib import Graph
 
-from ..agent.leakage import measure
+from ..agent.metrics import run_metrics, summed
 from ..model import RunMetrics
 
 
@@ -37,44 +36,22 @@ class ToolRun:
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
         from ..adapters.dspy import dspy
-        from ..agent.runner import RLM, _new_calls, _seen, interpreter_factory
+        from ..agent.metrics import calls_before, calls_since
+        from ..agent.runner import RLM, interpreter_factory
         from ..agent.tools import Toolbox
 
         box = Toolbox(memory, ontology=graph)
         rlm = RLM(dspy.Signature(signature, instructions), max_iters=self.max_iters,
                   max_llm_calls=self.max_llm_calls, tools=box.functions(), interpreter_factory=interpreter_factory())
-        before, start, pred = _seen(self.lm), time.monotonic(), None
+        before, start, pred = calls_before(self.lm), time.monotonic(), None
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = rlm(**inputs)
             return pred
         finally:
             iterations = len(pred.trajectory) if pred is not None else 0
-            run = measured(box, _new_calls(self.lm, before), inputs, iterations, time.monotonic() - start)
+            given = [json.dumps(inputs, ensure_ascii=False, default=str)]
+            run = run_metrics(box, calls_since(self.lm, before), given, iterations, time.monotonic() - start)
             self.metrics = summed(self.metrics, run)
 
 
-def measured(box, calls: list[dict], inputs: dict, iterations: int, seconds: float) -> RunMetrics:
-    """One run's metrics: LM calls and tokens, payload characters (every handle the tools handed out) found in the
-    LM's messages beyond the inputs and the vocabulary the tools showed, and the toolbox's counters."""
-    from ..agent.runner import _counts
-
-    payloads = [(ref.kind, box.load(ref)) for ref in box.payloads]
-    given = [json.dumps(inputs, ensure_ascii=False, default=str), *sorted(box.vocabulary)]
-    stats = box.stats
-    return RunMetrics(**_counts(calls, iterations), **measure(calls, payloads, allowed=given),
-                      large_returns=stats["large_returns"], max_window=stats["max_window"],
-                      max_return=stats["max_return"], tool_calls=stats["tool_calls"], tool_errors=stats["tool_errors"],
-                      read_chars=box.budget.spent, seconds=round(seconds, 3))
-
-
-def summed(a: RunMetrics, b: RunMetrics) -> RunMetrics:
-    """Two runs' metrics as one: counts and characters added (per payload kind too), largest values kept."""
-    out = {}
-    for f in fields(RunMetrics):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, dict):
-            out[f.name] = {k: x.get(k, 0) + y.get(k, 0) for k in sorted({*x, *y})}
-        else:
-            out[f.name] = max(x, y) if f.name.startswith("max_") else round(x + y, 3)
-    return RunMetrics(**out)

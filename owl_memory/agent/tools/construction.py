@@ -187,12 +187,9 @@ class ConstructionTools(ToolFamily):
     def _changed(self) -> None:
         """After a change the ontology tools see the new working graph: their query worker restarts on the next
         query and their class and property lists are recounted."""
-        worker = self.box.workers.pop("ontology", None)
-        if worker is not None:
-            worker.close()
         for f in self.box.families:
             if isinstance(f, OntologyTools):
-                f.__init__(self.box)  # forgets the class and property lists it computed
+                f.refresh()
 
     def _step(self, tool: str, value: dict) -> dict:
         """Write a construction event (the result, without the CQ text or report) to the run's trajectory."""

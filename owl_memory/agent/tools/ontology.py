@@ -42,6 +42,14 @@ class OntologyTools(ToolFamily):
                 "individuals": len(set(g.subjects(RDF.type, OWL.NamedIndividual))),
                 "prefixes": dict(sorted(prefixes.items())[:12])}
 
+    def refresh(self) -> None:
+        """See the graph anew after it changed: the query worker restarts on the next query, and the class,
+        property and prefix lists are recounted."""
+        worker = self.box.workers.pop("ontology", None)
+        if worker is not None:
+            worker.close()
+        self._classes = self._properties = self._prefixes = None
+
     def prefixes(self) -> dict[str, str]:
         """The bound prefixes whose namespace some IRI of the ontology is in (not every prefix rdflib binds)."""
         if self._prefixes is None:
