@@ -26,6 +26,27 @@ def target_nodes(data: Graph, shapes: Graph, shape=None) -> set:
     return out
 
 
+def targeting(data: Graph, shapes: Graph, node) -> set:
+    """The shapes that target `node` in `data` by a Core target (targetNode, targetClass with subclasses, implicit
+    class, subjects/objects of); deactivated shapes left out."""
+    out = set(shapes.subjects(SH.targetNode, node))
+    classes = {c for t in data.objects(node, RDF.type) for c in data.transitive_objects(t, RDFS.subClassOf)}
+    for c in classes:
+        out |= set(shapes.subjects(SH.targetClass, c))
+        if (c, RDF.type, RDFS.Class) in shapes and ((c, RDF.type, SH.NodeShape) in shapes
+                                                     or (c, RDF.type, SH.PropertyShape) in shapes):
+            out.add(c)
+    out |= {s for p in set(data.predicates(node, None)) for s in shapes.subjects(SH.targetSubjectsOf, p)}
+    out |= {s for p in set(data.predicates(None, node)) for s in shapes.subjects(SH.targetObjectsOf, p)}
+    return {s for s in out if not _deactivated(shapes, s)}
+
+
+def _deactivated(shapes: Graph, shape) -> bool:
+    """True when a shape is marked sh:deactivated true."""
+    flag = shapes.value(shape, SH.deactivated)
+    return isinstance(flag, Literal) and flag.toPython() is True
+
+
 def shape_triples(shapes: Graph) -> set:
     """Triples that describe shapes: sh: predicates, triples of shape nodes and of blank nodes they reach."""
     sh = str(SH)

@@ -14,7 +14,9 @@ from types import MappingProxyType
 from rdflib import Graph, Literal, URIRef
 
 from ..vocab import SH
+from .completion import completed
 from .context import Context
+from .cost import change_cost
 from .patch import Patch
 from .verify import Violation
 
@@ -98,12 +100,18 @@ def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> li
 
 
 def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()):
-    """Candidate patches, smallest change set first (fewer removals, then preferred strategies, then the library
-    order break ties): a minimal repair is tried before any larger one. With ctx.keep_values, patches that only
-    remove come after every patch that adds something."""
-    found = [p for name in dict.fromkeys([*prefer, *strategies_for(violation.component)])
-             for p in run_strategy(name, ctx, violation)]
-    yield from sorted(found, key=lambda p: (ctx.keep_values and not p.added, p.size, len(p.removed)))
+    """Candidate patches, cheapest change set first (repair.cost; fewer removals, then preferred strategies, then
+    the library order break ties): a minimal repair is tried before any larger one. A patch that makes a node a new
+    target is offered completed with what its new shapes require (repair.completion), costed as such, then as it
+    was. With ctx.keep_values, patches that only remove come after every patch that adds something."""
+    found = []
+    for name in dict.fromkeys([*prefer, *strategies_for(violation.component)]):
+        for p in run_strategy(name, ctx, violation):
+            whole = completed(ctx, p)
+            rank = (ctx.keep_values and not p.added, change_cost(ctx.graph, whole.added, whole.removed),
+                    len(p.removed))
+            found += [(rank, 0, whole)] + ([(rank, 1, p)] if whole is not p else [])
+    yield from (p for _, _, p in sorted(found, key=lambda x: x[:2]))
 
 
 def is_fixed_term(violation: Violation, shapes: Graph) -> bool:

@@ -143,8 +143,10 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
 
 
 def re_flags(flags) -> int:
-    """Python re flags for a sh:flags value (None: none); "i" is the flag the repairer honours."""
-    return re.IGNORECASE if "i" in str(flags or "") else 0
+    """Python re flags for a sh:flags value (None: none), as pySHACL reads it: "i" (ignore case) and "m" (^ and $ at
+    every line), in either case; it ignores every other letter ("s", "x", "q"), so the repairer does too."""
+    text = str(flags or "").lower()
+    return (re.IGNORECASE if "i" in text else 0) | (re.MULTILINE if "m" in text else 0)
 
 
 def _check_patterns(shapes: Graph, cause: Exception) -> None:
