@@ -10,6 +10,7 @@ from rdflib import Literal
 from rdflib.collection import Collection
 
 from ..vocab import RDF, SH, XSD
+from .synth import ill_typed, same_kind, typed
 from .verify import re_flags
 
 SPACES = (("trimmed", str.strip), ("spaces collapsed", lambda t: " ".join(t.split())),
@@ -27,26 +28,16 @@ def derivations(value: Literal, datatype=None) -> list[tuple[str, Literal]]:
         new = rule(text)
         if new == text:
             continue  # re-typing the same text is datatype.cast's
-        for lit, typed_how in ((_same_kind(value, new), how), (_typed(new, datatype), f"{how}, re-typed")):
+        for lit, typed_how in ((same_kind(value, new), how), (_typed(new, datatype), f"{how}, re-typed")):
             if lit is not None and lit not in seen:
                 seen.add(lit)
                 out.append((typed_how, lit))
     return out
 
 
-def _same_kind(value: Literal, text: str) -> Literal | None:
-    """`text` with the language or datatype of `value`, None when ill-formed."""
-    if value.language:
-        return Literal(text, lang=value.language)
-    return _typed(text, value.datatype) if value.datatype else Literal(text)
-
-
 def _typed(text: str, datatype) -> Literal | None:
-    """`text` as a well-formed literal of `datatype` (None: no datatype given, or ill-formed)."""
-    if datatype is None or datatype == RDF.langString:
-        return None
-    lit = Literal(text) if datatype == XSD.string else Literal(text, datatype=datatype)
-    return None if lit.ill_typed else lit
+    """`text` as a well-formed literal of `datatype` (None: no datatype, or ill-formed)."""
+    return typed(text, datatype) if datatype is not None else None
 
 
 def meets(shapes, shape, value) -> bool:
@@ -56,7 +47,7 @@ def meets(shapes, shape, value) -> bool:
         return False
     p = lambda name: shapes.value(shape, SH[name])  # noqa: E731
     kind = value.datatype or (RDF.langString if value.language else XSD.string)
-    checks = [p("datatype") is None or (kind == p("datatype") and not value.ill_typed),
+    checks = [p("datatype") is None or (kind == p("datatype") and not ill_typed(str(value), kind)),
               all(re.search(str(x), str(value), re_flags(p("flags"))) for x in shapes.objects(shape, SH.pattern)),
               p("in") is None or value in _listed(shapes, p("in")),
               p("minLength") is None or len(str(value)) >= int(p("minLength")),

@@ -10,13 +10,14 @@ from ..rdfio import load_graph
 from ..vocab import SH
 from .candidates import Candidates, fingerprint
 from .cascade import cascades
+from .changes import change_list
 from .compiling import compile_cascades, compile_decisions
 from .context import Context
 from .guards import Guards
 from .patch import Chosen
-from .paths import parse
+from .paths import parse, value_triple
 from .proposed import OPERATOR as PROPOSED
-from .registry import candidates, is_fixed_term
+from .registry import candidates, is_fixed_term, run_strategy
 from .result import AppliedOperator, RepairResult
 from .verify import NestedChecks, Violation, delta_focus, verify
 
@@ -30,7 +31,7 @@ FIXED_TERM = "the focus node is a fixed term named by the shapes"
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
-           proposer=None, keep_values: bool = False) -> RepairResult:
+           proposer=None, keep_values: bool = False, progress=None) -> RepairResult:
     """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`.
 
     The smallest change set that verifies wins, so an optional bad value is dropped (one triple) rather than
@@ -38,10 +39,11 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
 
     `proposer` (e.g. llm.repair_proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
     change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
+    `progress` (optional) is called with a one-line status after each verification (the CLI shows it on a terminal).
     """
     original, shapes = load_graph(data), load_graph(shapes)
     loop = _Loop(original, shapes, memory, protected, run_id, proposer, keep_values)
-    loop.run(max_rounds)
+    loop.run(max_rounds, progress or (lambda line: None))
     return loop.result()
 
 
@@ -52,7 +54,9 @@ class _Loop:
         """Copy the data; set up the run's guards, candidate source, nested checks and first context."""
         self.original, self.shapes, self.memory = original, shapes, memory
         self.run_id = run_id or "repair"
-        self.g = Graph()
+        self.g = Graph(base=original.base)  # the repaired file keeps the input's base and prefixes
+        for prefix, namespace in original.namespaces():
+            self.g.bind(prefix, namespace, override=True, replace=True)
         for t in original:
             self.g.add(t)
         self.guards = Guards(original, shapes, protected)
@@ -61,18 +65,21 @@ class _Loop:
                            learned=self.source.learned if memory is not None else None)
         self.failed: dict = {}  # violation key -> fingerprints of its patches that did not verify
         self.worked: dict[str, list[Chosen]] = {}  # signature -> the chosen patches that fixed it
+        self.applied: list[Chosen] = []  # every patch that fixed its violation, in order
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
         self.cascades: list = []
 
-    def run(self, max_rounds: int) -> None:
+    def run(self, max_rounds: int, progress) -> None:
         """Verify, patch, re-verify until the graph conforms, nothing applies or the rounds run out."""
         self.last = self._verify(None)
         self.res.initial_violations = self.last.violation_count
-        for _ in range(max_rounds):
+        for n in range(max_rounds):
+            progress(f"round {n + 1}: {self.last.violation_count} violations to repair")
             if self.last.conforms:
                 break
             chosen = self._choose(self.last.violations)
+            progress(f"round {n + 1}: {len(chosen)} patches chosen, verifying")
             if not chosen:
                 break
             focus = self._apply(chosen)
@@ -104,6 +111,8 @@ class _Loop:
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.component in _NESTED and _touched(v.value, added | removed):
                 continue  # a patch chosen this round changes its value node: judge it after the re-verify
+            if _dropped(self.ctx, v, removed):
+                continue  # a patch chosen this round takes its value off the path: nothing left to repair
             for p, item in self.source.of(self.ctx, v):
                 if fingerprint(p) in self.failed.get(v.key, set()) or not self.guards.allow(self.g, p, focus):
                     continue
@@ -161,6 +170,7 @@ class _Loop:
         """Note a patch that fixed its violation (compiled at the end) and report it."""
         v, p = c.violation, c.patch
         self.worked.setdefault(v.signature, []).append(c)
+        self.applied.append(c)
         key = self.source.memory_key(c.item) if c.item is not None else None
         self.res.operators_applied.append(AppliedOperator(v.signature, p.operator, p.choice, str(v.focus), key))
 
@@ -170,6 +180,7 @@ class _Loop:
         r.added = {t for t in self.g if t not in self.original}
         r.removed = {t for t in self.original if t not in self.g}
         r.conforms = self.last.conforms
+        r.changes = change_list(self.original, self.shapes, self.applied, r.added, r.removed)
         r.nested_checks = self.ctx.checks.count
         r.proposed, r.lm_calls = self.source.proposed, self.source.lm_calls
         left = sorted({v.signature for v in self.last.violations})
@@ -192,7 +203,19 @@ class _Loop:
         path = self.ctx.param(v.shape, "path")
         if path is not None and parse(self.shapes, path) is None:
             return "the path is too complex for the library operators; hand it to the proposer"
+        if self.ctx.keep_values and run_strategy("value.drop", replace(self.ctx, keep_values=False), v):
+            return "no conforming value can be derived from it or synthesized (no value is ever copied from another " \
+                   "node), and keeping values forbids dropping it: drop it (run without --keep-values) or hand it " \
+                   "to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
+
+
+def _dropped(ctx: Context, v: Violation, removed: set) -> bool:
+    """True when a value-level violation's value is taken off its path by a removal chosen this round."""
+    if v.value is None or v.value == v.focus or v.shape is None or not removed:
+        return False
+    path = ctx.param(v.shape, "path")
+    return path is not None and value_triple(ctx, v.focus, path, v.value) in removed
 
 
 def _touched(node, delta: set) -> bool:
