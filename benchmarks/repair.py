@@ -42,7 +42,9 @@ from owl_memory_bench.repair.transfer import MIN_RUNS, transfer
 
 KIND_TARGET = 0.9  # repair rate every edit kind must reach
 REPAIR_TARGET = 0.95  # share of the oracle-repairable cases a suite scored by the oracle must repair
-TRANSFER_TARGET = 2.0  # times fewer pySHACL runs per repaired test case with the trained memory (issue 11)
+MINIMAL_TARGET = 0.95  # share of the repairs at the oracle's least cost (or no dearer than the inverse edit)
+TRANSFER_TARGET = 0.8  # share of the empty memory's runs above the floor the trained memory saves, on test cases
+# whose violations' abstract signatures the train set has
 TRAIN = ("dcat:multi;dcat:multi;construction:library:multi;dcat:multi;w3c:node,w3c:targets,w3c:misc;"
          "construction:library;dcat;w3c:property;w3c:node")  # the first pair is the headline one: real-world shapes
 TEST = ("construction:clinic:multi;fabric:multi;construction:clinic:multi;datacube:multi;w3c:property,w3c:path;"
@@ -52,13 +54,13 @@ TEST = ("construction:clinic:multi;fabric:multi;construction:clinic:multi;datacu
 def print_table(result: dict, title: str) -> None:
     """Print one pass as a plain table plus its summary."""
     print(f"\n== {title}")
-    print(f"{'case':44} {'ok':>3} {'+':>3} {'-':>3} {'valid':>5} {'reuse':>5} {'oracle':>12}  note")
+    print(f"{'case':44} {'ok':>3} {'+':>3} {'-':>3} {'cost':>4} {'valid':>5} {'reuse':>5} {'oracle':>14}  note")
     for r in result["rows"]:
         o = r["oracle"] or {}
-        verdict = f"{o.get('status', '-')}:{o.get('minimal_size')}" if o.get("status") == "repairable" \
-            else o.get("status", "-")
+        verdict = f"{o.get('status', '-')}:{o.get('minimal_cost', o.get('minimal_size'))}" \
+            if o.get("status") == "repairable" else o.get("status", "-")
         print(f"{r['case']:44} {'yes' if r['conforms'] else 'NO':>3} {r['added']:>3} {r['removed']:>3} "
-              f"{r['validations']:>5} {r['reused']:>5} {verdict:>12}  {_note(r)}")
+              f"{r['cost']:>4} {r['validations']:>5} {r['reused']:>5} {verdict:>14}  {_note(r)}")
     print("summary:", json.dumps(result["summary"]))
 
 
@@ -93,21 +95,23 @@ def print_transfer(tr: dict) -> None:
 
 def transfer_line(tr: dict) -> str:
     """The headline sentence of one transfer pair."""
-    e, t = tr["empty"], tr["trained"]
-    met = "met" if tr["validation_ratio"] >= TRANSFER_TARGET and tr["no_fewer_repaired"] else "MISSED"
+    e, t, shared = tr["empty"], tr["trained"], tr["headroom_saved_shared"]
+    met = "no test case shares its signatures with the train set" if shared is None else \
+        "met" if shared >= TRANSFER_TARGET and tr["no_fewer_repaired"] else "MISSED"
     out = f"; {len(tr['left_out'])} more conform as loaded, left out" if tr["left_out"] else ""
     return (f"transfer {tr['train']} -> {tr['test']} ({tr['cases']} cases, {tr['violations_per_case']} violations "
-            f"each{out}): pySHACL runs per repaired case {e['validations_per_repaired']} (empty memory) vs "
-            f"{t['validations_per_repaired']} (trained) = {tr['validation_ratio']}x, target >= {TRANSFER_TARGET}x: "
-            f"{met} (no memory can beat {tr['ratio_ceiling']}x here: a repaired case needs {MIN_RUNS} runs, one not "
-            f"repaired 1: {tr['unrepaired_cases']} such; the trained memory saved {_share(tr['headroom_saved'])} of "
-            f"the runs above the floor); trained runs above that floor {tr['above_floor_known']} in "
-            f"cases with a trained operator for every violation, {tr['above_floor_unknown']} in the others; rounds "
-            f"{e['verify_iterations']} vs {t['verify_iterations']}, nested checks {e['nested_validations']} vs "
-            f"{t['nested_validations']}, item checks {e['item_checks']} vs {t['item_checks']}; violations with a "
-            f"trained abstract operator {tr['known_share']:.0%} (under the back-off only "
-            f"{tr['backoff_share']:.0%}); time {tr['time_ratio']}x; repaired "
-            f"{e['repaired']} vs {t['repaired']}")
+            f"each{out}): the trained memory saved {_share(tr['headroom_saved'])} of the empty memory's pySHACL runs "
+            f"above the floor ({MIN_RUNS} a repaired case, 1 another); on the {tr['shared_cases']} cases whose "
+            f"violations' abstract signatures the train set has {_share(shared)}, target >= {TRANSFER_TARGET:.0%}: "
+            f"{met}; test violations with a signature the train set has {tr['shared_share']:.0%}; runs per repaired "
+            f"case {e['validations_per_repaired']} (empty) vs {t['validations_per_repaired']} (trained) = "
+            f"{tr['validation_ratio']}x of a possible {tr['ratio_ceiling']}x; trained runs above the floor "
+            f"{tr['above_floor_known']} in cases with a trained operator for every violation, "
+            f"{tr['above_floor_unknown']} in the others; rounds {e['verify_iterations']} vs {t['verify_iterations']}, "
+            f"nested checks {e['nested_validations']} vs {t['nested_validations']}, item checks {e['item_checks']} vs "
+            f"{t['item_checks']}; violations with a trained abstract operator {tr['known_share']:.0%} (under the "
+            f"back-off only {tr['backoff_share']:.0%}); time {tr['time_ratio']}x; repaired {e['repaired']} vs "
+            f"{t['repaired']}")
 
 
 def print_suite_headline(spec: str, c: dict, w: dict, dropped: list) -> None:
@@ -116,11 +120,13 @@ def print_suite_headline(spec: str, c: dict, w: dict, dropped: list) -> None:
     kinds = c["by_kind"]
     target = f"target >= {REPAIR_TARGET:.0%}: {'met' if c['repaired_share'] >= REPAIR_TARGET else 'MISSED'}; " \
         if not kinds else ""
+    minimal = "met" if c["minimal_share"] >= MINIMAL_TARGET else "MISSED"
     print(f"{spec}: repaired {c['repaired_of_oracle']}/{c['oracle_repairable']} oracle-repairable "
-          f"({c['repaired_share']:.1%}); {target}minimal {c['minimal']}/{c['repaired_of_oracle']} "
-          f"({c['minimal_share']:.0%}); repaired beyond the oracle's bound {c['repaired_beyond_oracle']}; oracle none "
-          f"{c['oracle_none']}, unknown {c['oracle_unknown']}; target deletions {c['target_deletions']}; "
-          f"validations pass 1 {c['validations']} -> pass 2 {w['validations']}"
+          f"({c['repaired_share']:.1%}); {target}at the least cost {c['minimal']}/{c['repaired_of_oracle']} "
+          f"({c['minimal_share']:.0%}, target >= {MINIMAL_TARGET:.0%}: {minimal}); repaired beyond the oracle's bound "
+          f"{c['repaired_beyond_oracle']}; oracle none {c['oracle_none']}, unknown {c['oracle_unknown']}; target "
+          f"deletions {c['target_deletions']}; values copied from another node {c['copied_values']}; synthetic "
+          f"values {c['synthetic_values']}; validations pass 1 {c['validations']} -> pass 2 {w['validations']}"
           + (f"; left out of the shapes: {', '.join(dropped)}" if dropped else ""))
     for kind, k in kinds.items():
         ok = "met" if k["rate"] >= KIND_TARGET and not k["target_deletions"] else "MISSED"
