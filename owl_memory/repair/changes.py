@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..vocab import RDF, SH
+from ..vocab import RDF, SH, XSD
 from .derive import derivations
 from .patch import Chosen
 from .synth import nudge
@@ -127,7 +127,7 @@ def _derived(old: Literal, new: Literal) -> str | None:
     or None when it is not."""
     if str(new) == str(old):
         return "re-tagged" if new.language != old.language else "re-typed"
-    rules = {lit: how for how, lit in derivations(old, new.datatype)}
+    rules = {lit: how for how, lit in derivations(old, new.datatype or (None if new.language else XSD.string))}
     if new in rules:
         return rules[new]
     if str(old).startswith(str(new)):

@@ -3,15 +3,15 @@
 Every triple added or removed costs 1. Two kinds of change cost more, because they reach beyond one value:
 - retyping a node that already has a type (adding or removing an rdf:type on it): other shapes may start or stop
   targeting it, so RETYPE is added once per such node;
-- minting a node (a node the graph does not hold that the change describes: gives it a type or values, or a new
-  blank node): MINT is added once per such node.
+- minting a node (a node the graph does not hold that the change describes: a type or a value beside the link
+  to it): MINT is added once per such node. A new node reached by one triple alone is a value, like a literal.
 Typing an untyped node costs what its triple costs: it completes a description rather than changing one. What the
 new type's shapes then require is part of the same change set (repair.completion), so it is paid for there.
 """
 
 from __future__ import annotations
 
-from rdflib import BNode, Graph, Literal
+from rdflib import Graph, Literal
 
 from ..vocab import RDF
 
@@ -33,9 +33,14 @@ def retyped(graph: Graph, added, removed) -> set:
 
 
 def minted(graph: Graph, added) -> set:
-    """Nodes the change creates: subjects it describes and blank nodes it adds, none of them in `graph`."""
-    new = {s for s, _, _ in added} | {o for _, _, o in added if isinstance(o, BNode)}
-    return {n for n in new if not isinstance(n, Literal) and not _present(graph, n)}
+    """Nodes the change creates and describes: not in `graph`, and in more than one added triple (a type or a value
+    beside the link to it). A new node added by one triple alone is a value, like a literal."""
+    seen: dict = {}
+    for t in added:
+        for n in {t[0], t[2]}:
+            if not isinstance(n, Literal):
+                seen[n] = seen.get(n, 0) + 1
+    return {n for n, k in seen.items() if k > 1 and not _present(graph, n)}
 
 
 def _present(graph: Graph, node) -> bool:

@@ -13,11 +13,12 @@ from .cascade import cascades
 from .changes import change_list
 from .compiling import compile_cascades, compile_decisions
 from .context import Context
+from .cost import change_cost
 from .guards import Guards
-from .patch import Chosen
+from .patch import Chosen, Patch
 from .paths import parse, value_triple
 from .proposed import OPERATOR as PROPOSED
-from .registry import candidates, is_fixed_term, run_strategy
+from .registry import candidates, is_fixed_term, ranked_candidates, run_strategy
 from .result import AppliedOperator, RepairResult
 from .verify import NestedChecks, Violation, delta_focus, verify
 
@@ -104,13 +105,17 @@ class _Loop:
         return r
 
     def _choose(self, violations: list[Violation]) -> list[Chosen]:
-        """One guarded, non-conflicting patch per violation."""
-        chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
+        """One guarded, non-conflicting patch per violation; a result whose own cheapest patch costs less than the
+        patches of the sh:detail results it has goes first, and makes those moot."""
+        focus = {v.focus for v in violations}
         self.ctx = replace(self.ctx, flagged=frozenset((v.focus, v.value) for v in violations if v.value is not None),
                            reported=frozenset(v.key for v in violations))
+        chosen, moot = self._covering(violations, focus)
+        added, removed = {t for c in chosen for t in c.patch.added}, {t for c in chosen for t in c.patch.removed}
+        done = moot | {c.violation.key for c in chosen}
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
-            if v.component in _NESTED and _touched(v.value, added | removed):
-                continue  # a patch chosen this round changes its value node: judge it after the re-verify
+            if v.key in done or v.component in _NESTED and _touched(v.value, added | removed):
+                continue  # chosen or made moot already, or its value node changes this round: judge it after
             if _dropped(self.ctx, v, removed):
                 continue  # a patch chosen this round takes its value off the path: nothing left to repair
             for p, item in self.source.of(self.ctx, v):
@@ -122,6 +127,37 @@ class _Loop:
                 added, removed = added | p.added, removed | p.removed
                 break
         return chosen
+
+    def _covering(self, violations: list[Violation], focus: set) -> tuple[list[Chosen], set]:
+        """Results with sh:detail results this round whose cheapest patch found with no trial check (dropping the
+        link to the value, say) costs less than their details' patches together: those patches, and the keys of the
+        details they make moot (the details' value is no longer reached)."""
+        details: dict = {}
+        for v in violations:
+            if v.detail_of:
+                details.setdefault(v.detail_of, []).append(v)
+        chosen, moot = [], set()
+        for v in violations:
+            mine = self._first(v, focus, cheap=True) if " | ".join(v.key) in details else None
+            if mine is None:
+                continue
+            theirs = [self._first(d, focus) for d in details[" | ".join(v.key)]]
+            if None in theirs or self._cost(mine[0]) < sum(self._cost(p) for p, _ in theirs):
+                chosen.append(Chosen(v, *mine))
+                moot |= {d.key for d in details[" | ".join(v.key)]}
+        return chosen, moot
+
+    def _first(self, v: Violation, focus: set, cheap: bool = False):
+        """The first (patch, compiled item id) for `v` the rules allow and that has not failed (None: none); `cheap`:
+        only the library's strategies that run no trial check."""
+        found = ((p, None) for _, p in ranked_candidates(self.ctx, v, cheap=True)) if cheap else \
+            self.source.of(self.ctx, v)
+        return next(((p, item) for p, item in found if fingerprint(p) not in self.failed.get(v.key, set())
+                     and self.guards.allow(self.g, p, focus)), None)
+
+    def _cost(self, p: Patch) -> int:
+        """A patch's cost on the working graph (repair.cost)."""
+        return change_cost(self.g, p.added, p.removed)
 
     def _apply(self, chosen: list[Chosen]) -> set | None:
         """Apply the chosen patches; returns the nodes to re-verify (None: the whole graph)."""
