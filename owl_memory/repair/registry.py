@@ -33,8 +33,8 @@ class Strategy:
         bindings: where its values come from, in words (a compiled operator's action schema records them).
         function: (context, violation) -> candidate patches ([] when it does not apply).
         checks: True when it runs trial checks (pySHACL) to find its patches; the others are cheap to list.
-        later: True when its patches come after the component's own strategies' at equal cost (a strategy several
-            components share).
+        order: where its patches go among patches of equal cost: 0 a component's own strategies, 1 a value derived
+            by a rule several components share, 2 a synthesized value (made up, not derived from the data).
     """
 
     name: str
@@ -42,7 +42,7 @@ class Strategy:
     bindings: dict = field(compare=False)
     function: Callable[[Context, Violation], list[Patch]] = field(compare=False)
     checks: bool = field(default=False, compare=False)
-    later: bool = field(default=False, compare=False)
+    order: int = field(default=0, compare=False)
 
     @property
     def component(self):
@@ -56,16 +56,15 @@ STRATEGIES = MappingProxyType(_BY_NAME)  # strategy id -> Strategy
 REGISTRY = MappingProxyType(_ORDER)  # constraint component IRI -> strategy ids in default order
 
 
-def strategy(name: str, *components, bindings: dict, checks: bool = False, later: bool = False):
+def strategy(name: str, *components, bindings: dict, checks: bool = False, order: int = 0):
     """Decorator: register a strategy function under `name` for one or more constraint components (appended to their
-    default order; `checks`: it runs trial checks; `later`: after the components' own at equal cost); ValueError when
-    the id is taken."""
+    default order; `checks`: it runs trial checks; `order`: see Strategy); ValueError when the id is taken."""
 
     def wrap(function):
         """Register `function` and return it unchanged."""
         if name in _BY_NAME:
             raise ValueError(f"strategy {name!r} already exists; pick another id")
-        _BY_NAME[name] = Strategy(name, tuple(components), dict(bindings), function, checks, later)
+        _BY_NAME[name] = Strategy(name, tuple(components), dict(bindings), function, checks, order)
         for c in components:
             _ORDER[c] = (*_ORDER.get(c, ()), name)
         return function
@@ -119,15 +118,15 @@ def ranked_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()
 
 
 def ranked(ctx: Context, patches: list[Patch]) -> list[tuple[tuple, Patch]]:
-    """(rank, patch) sorted: the cost of the change set (repair.cost), fewer removals on ties, then the components'
-    own strategies before shared ones registered `later`, the given order last. A patch that makes a node a new
+    """(rank, patch) sorted: the cost of the change set (repair.cost), fewer removals on ties, then values the
+    strategies keep before those they derive before those they synthesize (Strategy.order), the given order last. A patch that makes a node a new
     target is ranked completed with what its new shapes require (repair.completion), and offered that way first, then
     as it was. With ctx.keep_values, patches that only remove come after every patch that adds something."""
     found = []
     for i, p in enumerate(patches):
         whole = completed(ctx, p)
         rank = (ctx.keep_values and not p.added, change_cost(ctx.graph, whole.added, whole.removed), len(p.removed),
-                p.operator in _BY_NAME and _BY_NAME[p.operator].later)
+                _BY_NAME[p.operator].order if p.operator in _BY_NAME else 0)
         found += [(rank, (i, 0), whole)] + ([(rank, (i, 1), p)] if whole is not p else [])
     return [(rank, p) for rank, _, p in sorted(found, key=lambda x: x[:2])]
 

@@ -41,7 +41,7 @@ DERIVABLE = tuple(SH[f"{c}ConstraintComponent"] for c in ("Datatype", "Pattern",
 
 
 @strategy("value.derive", *DERIVABLE, bindings={"value": "the offending value's own text: trimmed, spaces collapsed "
-                                                          "or removed, re-cased, re-typed"}, later=True)
+                                                          "or removed, re-cased, re-typed"}, order=1)
 def value_derive(ctx: Context, v: Violation) -> list[Patch]:
     """Replace an offending literal by the first text derived from it (fewest rules first) that meets the shape's
     value constraints; its choice names how, so a compiled decision replays the same rule (re-typing alone is

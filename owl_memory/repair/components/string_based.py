@@ -43,7 +43,7 @@ def maxlength_drop_iri(ctx: Context, v: Violation) -> list[Patch]:
 
 
 @strategy("pattern.generate", SH.PatternConstraintComponent,
-          bindings={"pattern": "shape sh:pattern", "flags": "shape sh:flags"})
+          bindings={"pattern": "shape sh:pattern", "flags": "shape sh:flags"}, order=2)
 def pattern_generate(ctx: Context, v: Violation) -> list[Patch]:
     """sh:pattern: replace the value by a synthetic string generated from the regular expression (one that says it
     is synthetic where the pattern allows); never a value another node holds."""
