@@ -163,3 +163,11 @@ def test_keep_values_derives_before_it_synthesizes():
     assert origins["ex:code"] == 'derived from " ab-12 ": trimmed, upper-cased'
     assert origins["ex:lang"].startswith('derived from "FR"') and origins["ex:n"] == "synthetic"
     assert (EX.a, EX.n, Literal("0", datatype=XSD.integer)) in res.added
+
+
+def test_a_value_is_replaced_on_a_subjects_of_target_whose_only_triple_it_is():
+    """Dropping the bad value would end the node's being a target; a replacement keeps it (the node stays)."""
+    g = _g('ex:s ex:srid "!" .\nex:S a sh:NodeShape ; sh:targetSubjectsOf ex:srid ; sh:property [ sh:path ex:srid ; '
+           'sh:pattern "^EPSG:[0-9]+$" ; sh:flags "I" ] .')
+    res = repair(g, g)
+    assert res.conforms and res.added == {(EX.s, EX.srid, Literal("EPSG:0"))} and target_nodes(res.graph, g) == {EX.s}

@@ -133,7 +133,8 @@ class Guards:
         if watched and not self.targets <= target_nodes(applied(g, p), self.shapes):
             return False
         keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
-        return all(_still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+        kept = {n for t in p.added for n in (t[0], t[2])}  # a replacement keeps the node it swaps a value on
+        return all(n in kept or _still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
 
 
 def _target_types(original: Graph, shapes: Graph) -> set:

@@ -105,8 +105,8 @@ def _cheapest(data: Graph, shapes: Graph, atoms: list, found: tuple, tried: set,
     """`verdict` with the least cost of a repair within the bound: the change sets not tried yet that cost less than
     `found`, cheapest first, until one conforms or the budget runs out."""
     best, spent = _cost(data, found), 0
-    cheaper = sorted((c, combo) for size in range(1, max_size + 1) for combo in combinations(atoms, size)
-                     if combo not in tried and (c := _cost(data, combo)) < best)
+    cheaper = sorted((c, combo) for size in range(1, min(max_size, best - 1) + 1)  # a change costs at least its size
+                     for combo in combinations(atoms, size) if combo not in tried and (c := _cost(data, combo)) < best)
     for c, combo in cheaper:
         if not _allowed(data, shapes, combo, *rules):
             continue

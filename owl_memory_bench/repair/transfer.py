@@ -23,10 +23,11 @@ def transfer(train: list[Case], test: list[Case]) -> dict:
     floor: the fewest runs the cases allow (MIN_RUNS a repaired case, 1 any other); the ceiling: the empty memory's
     runs over that floor; headroom_saved: the share of the empty memory's runs above the floor that the trained memory
     did without, (empty - trained) / (empty - floor) over the test set, and headroom_saved_shared the same over the
-    test cases whose every violation has an abstract signature some train case's violation has (shared_share: the
-    share of test violations that do). Test cases that conform as loaded (nothing to repair: a W3C case whose data or
-    shapes file the data folder lacks) are left out of both arms and named in "left_out"; the suite scores keep
-    them."""
+    test cases that share their abstract signatures with what training taught: for every violation the trained
+    memory holds an operator under an abstract key that keeps its value kind (shared_cases counts them; known_share
+    is the share of test violations with such an operator, shared_share the share whose abstract signature some train
+    case's violation has). Test cases that conform as loaded (nothing to repair: a W3C case whose data or shapes file
+    the data folder lacks) are left out of both arms and named in "left_out"; the suite scores keep them."""
     left_out = [c.name for c in test if verify(c.data, c.shapes).conforms]
     test = [c for c in test if c.name not in left_out]
     with tempfile.TemporaryDirectory() as tmp:
@@ -38,9 +39,8 @@ def transfer(train: list[Case], test: list[Case]) -> dict:
             warm = run_all(test, trained)
     c, w, per = cold["summary"], warm["summary"], "validations_per_repaired"
     seen = {s for case in train for s in signatures(case)}
-    rows = [{"case": e["case"], "empty": _cost(e), "trained": _cost(t), "known": k,
-             "shared": signatures(case) <= seen}
-            for e, t, k, case in zip(cold["rows"], warm["rows"], known, test, strict=True)]
+    rows = [{"case": e["case"], "empty": _cost(e), "trained": _cost(t), "known": k, "shared": k[0] == k[2]}
+            for e, t, k in zip(cold["rows"], warm["rows"], known, strict=True)]
     floor = sum(_floor(r["trained"]) for r in rows) / max(1, w["repaired"])
     test_signatures = [s for case in test for s in signatures(case, unique=False)]
     return {"empty": {k: c[k] for k in COST_KEYS}, "trained": {k: w[k] for k in COST_KEYS},
