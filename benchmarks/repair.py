@@ -155,7 +155,8 @@ def main(argv=None) -> int:
                     help="mutation cases per edit kind (dcat, datacube, fabric, sprint, construction:*, shapes:*; "
                          "suites and transfer); a :multi set holds twice as many graphs")
     ap.add_argument("--train", default=TRAIN, help="set(s) a memory is trained on, comma-separated; several "
-                    "transfer pairs: ';' between them, matched in order with --test (the first is the headline pair)")
+                    "transfer pairs: ';' between them, matched in order with --test (the first is the headline pair); "
+                    "empty: no transfer")
     ap.add_argument("--test", default=TEST, help="set(s) the transfer is measured on (';' between pairs)")
     ap.add_argument("--oracle-size", type=int, default=2, help="largest change set the oracle tries")
     ap.add_argument("--oracle-budget", type=int, default=600, help="pySHACL runs the oracle may spend per case")
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
     out: dict = {"suites": {}, "transfer": []}
     for spec in args.suites.split(","):
         out["suites"][spec] = score_set(load(spec), args.oracle_size, args.oracle_budget)
-    pairs = list(zip(args.train.split(";"), args.test.split(";"), strict=True))
+    pairs = list(zip(args.train.split(";"), args.test.split(";"), strict=True)) if args.train else []
     for train, test in pairs:
         tr = transfer([c for s in train.split(",") for c in load(s)], [c for s in test.split(",") for c in load(s)])
         out["transfer"].append({"train": train, "test": test, **tr})

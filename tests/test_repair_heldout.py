@@ -4,7 +4,7 @@ its data and shapes. The repairer was never tuned on them: they were written, gi
 once, and the figures pinned here. tests/data/heldout_verdicts.json holds the verdicts of the oracle, independent of
 the repairer: `oracle(g, g, max_size=3, budget=2000, cost=True)` for each file (change sets up to 3 triples, 2000
 pySHACL runs a case, the least cost searched). The same figures from the benchmark:
-python benchmarks/repair.py --suites cases:tests/data/heldout --oracle-size 3 --oracle-budget 2000
+python benchmarks/repair.py --suites cases:tests/data/heldout --oracle-size 3 --oracle-budget 2000 --train ''
 """
 
 import json
