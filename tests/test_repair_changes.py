@@ -149,3 +149,11 @@ def test_the_repaired_file_keeps_the_input_prefixes_and_base(tmp_path):
     assert "@base <http://example.org/> ." in text and "@prefix prov: <http://www.w3.org/ns/prov#> ." in text
     assert "ns1:" not in text and "<bob> a prov:Agent ;" in text and "@prefix ex: <http://example.org/> ." in text
     assert len(Graph().parse(out)) == len(Graph().parse(tmp_path / "data.ttl")) + 4 - 2
+
+
+def test_progress_is_reported_each_round():
+    """A caller (the CLI's spinner on a terminal) hears the violations left and the patches chosen, round by round."""
+    lines: list = []
+    assert repair(DATA, SHAPES, progress=lines.append).conforms
+    assert lines == ["round 1: 3 violations to repair", "round 1: 3 patches chosen, verifying",
+                     "round 2: 0 violations to repair"]
