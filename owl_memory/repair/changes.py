@@ -74,17 +74,17 @@ class ChangeGroup:
 def change_list(original: Graph, shapes: Graph, applied: list[Chosen], added: set, removed: set) -> list[ChangeGroup]:
     """The final delta (`added`, `removed` against `original`) grouped by the patches that made it, in focus order;
     a delta triple no patch names goes to a last group of its own."""
-    groups, left = [], set(added) | set(removed)
+    groups, left, named = [], set(added) | set(removed), constants(shapes)
     for v, p, _ in applied:
         mine = sorted(t for t in (p.added | p.removed) if t in left)
         if not mine:
             continue
         left -= set(mine)
-        changes = _changes(original, shapes, [t for t in mine if t in removed], [t for t in mine if t in added])
+        changes = _changes(original, named, [t for t in mine if t in removed], [t for t in mine if t in added])
         groups.append(ChangeGroup(_n3(original, v.focus), describe(original, shapes, v), v.signature, p.operator,
                                   changes))
     if left:
-        changes = _changes(original, shapes, sorted(left & removed), sorted(left & added))
+        changes = _changes(original, named, sorted(left & removed), sorted(left & added))
         groups.append(ChangeGroup("-", OTHER, "-", "-", changes))
     return sorted(groups, key=lambda g: (g.focus == "-", g.focus, g.violation))
 
@@ -99,14 +99,15 @@ def describe(data: Graph, shapes: Graph, v) -> str:
     return f"{name}{where}{value}"
 
 
-def _changes(data: Graph, shapes: Graph, removed: list, added: list) -> tuple[Change, ...]:
+def _changes(data: Graph, named: set, removed: list, added: list) -> tuple[Change, ...]:
     """Removals then additions as Changes, each addition with its origin."""
     return tuple([Change("-", _triple(data, t)) for t in removed]
-                 + [Change("+", _triple(data, t), origin(data, shapes, t, removed)) for t in added])
+                 + [Change("+", _triple(data, t), origin(data, named, t, removed)) for t in added])
 
 
-def origin(data: Graph, shapes: Graph, t: tuple, removed: list) -> str:
-    """Where the value of an added triple comes from (see Change.origin); `removed`: what the same patch removed."""
+def origin(data: Graph, named: set, t: tuple, removed: list) -> str:
+    """Where the value of an added triple comes from (see Change.origin); `named`: the shapes' `constants`;
+    `removed`: what the same patch removed."""
     s, p, o = t
     if p == RDF.type:
         return "type"
@@ -115,7 +116,7 @@ def origin(data: Graph, shapes: Graph, t: tuple, removed: list) -> str:
         how = _derived(old, o)
         if how is not None:
             return f"derived from {_n3(data, old)}: {how}"
-    if o in _constants(shapes):
+    if o in named:
         return "from the shapes"
     if isinstance(o, Literal):
         return "synthetic"
@@ -141,7 +142,7 @@ def _derived(old: Literal, new: Literal) -> str | None:
     return "converted" if same else None
 
 
-def _constants(shapes: Graph) -> set:
+def constants(shapes: Graph) -> set:
     """Terms the shapes name as values: sh:hasValue, sh:in members, sh:defaultValue, range bounds (an exclusive bound
     moved one step inward)."""
     out = {o for p in (SH.hasValue, SH.defaultValue, SH.minInclusive, SH.maxInclusive) for o in shapes.objects(None, p)}
