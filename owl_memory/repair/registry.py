@@ -119,9 +119,10 @@ def ranked_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()
 
 def ranked(ctx: Context, patches: list[Patch]) -> list[tuple[tuple, Patch]]:
     """(rank, patch) sorted: the cost of the change set (repair.cost), fewer removals on ties, then values the
-    strategies keep before those they derive before those they synthesize (Strategy.order), the given order last. A patch that makes a node a new
-    target is ranked completed with what its new shapes require (repair.completion), and offered that way first, then
-    as it was. With ctx.keep_values, patches that only remove come after every patch that adds something."""
+    strategies keep before those they derive before those they synthesize (Strategy.order), the given order last. A
+    patch that makes a node a new target is ranked completed with what its new shapes require (repair.completion),
+    and offered that way first, then as it was. With ctx.keep_values, patches that only remove come after every patch
+    that adds something."""
     found = []
     for i, p in enumerate(patches):
         whole = completed(ctx, p)
