@@ -42,7 +42,29 @@ def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
         m = _LINE.search(str(e))
         raise LoadError(f"cannot parse as {format or guess_format(label)}: {_reason(e)}; fix the RDF and retry",
                         source=label, line=int(m.group(1)) if m else None) from e
+    g.base = declared_base(_head(source) if is_path else str(source)[:_HEAD])
     return g
+
+
+_HEAD = 65536  # characters a base declaration is looked for in (formats declare it at the top)
+_BASES = (re.compile(r"^\s*(?:@base|BASE)\s*<([^>]*)>", re.M | re.I), re.compile(r"xml:base\s*=\s*[\"']([^\"']+)"),
+          re.compile(r"\"@base\"\s*:\s*\"([^\"]+)\""))
+
+
+def declared_base(text: str) -> str | None:
+    """The base IRI a Turtle / TriG / N3 (@base, BASE), RDF/XML (xml:base) or JSON-LD (@base) text declares first,
+    or None: rdflib resolves it while parsing and forgets it, so a graph written back would lose it."""
+    found = [(m.start(), m.group(1)) for r in _BASES for m in [r.search(text)] if m is not None]
+    return min(found)[1] if found else None
+
+
+def _head(path) -> str:
+    """The first characters of a text file (empty when it cannot be read as text)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(_HEAD)
+    except OSError:
+        return ""
 
 
 def _reason(e: Exception) -> str:

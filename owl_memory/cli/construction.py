@@ -122,10 +122,12 @@ def _agent_report(result: dict) -> None:
 @click.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
 @click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
-@click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix).")
+@click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix; the input's "
+                                              "prefixes and base are kept).")
 @click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
 @click.option("--keep-values", is_flag=True,
-              help="Replace or complete an offending value, never drop it (the default takes the smallest change).")
+              help="Replace or complete an offending value, never drop it: a value derived from it (trimmed, "
+                   "re-cased, re-typed) or a synthetic one, listed as such (the default takes the cheapest change).")
 @lm_options
 @memory_option
 @json_option
@@ -133,15 +135,21 @@ def _agent_report(result: dict) -> None:
 def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory_path, as_json):
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
 
-    With --lm, a violation no operator can fix is handed to the model (capped tools; its change set passes the
-    same minimal-change rules and verification, and compiles like an operator's; what its runs cost and leaked is in
-    the output's `metrics`, measured as `run` does); without it, no LM is used.
-    Exit 0 when the result conforms, 1 when violations are left, 2 on bad input. DATA and SHAPES may be one file:
-    shape triples are never changed. The smallest change set that verifies wins: an optional bad value is dropped
-    (one triple) rather than replaced (two) unless --keep-values is given.
+    Prints every triple added and removed, grouped by focus node and violation, each added value marked with where
+    it comes from (derived from the value it replaces, from the shapes, synthetic, a new or an existing node);
+    --json carries the same list. No value is ever copied from another node. With --lm, a violation no operator can
+    fix is handed to the model (capped tools; its change set passes the same minimal-change rules and verification,
+    and compiles like an operator's; what its runs cost and leaked is in the output's `metrics`, measured as `run`
+    does); without it, no LM is used. Exit 0 when the result conforms, 1 when violations are left, 2 on bad input.
+    DATA and SHAPES may be one file: shape triples are never changed. The cheapest change set that verifies wins
+    (retyping a typed node or minting one costs more than one value): an optional bad value is dropped rather than
+    replaced unless --keep-values is given.
 
     Example: owl-memory repair data.ttl --shapes shapes.ttl --memory .owl-memory --out fixed.ttl --json
     """
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
     from ..model import sha256
     from ..rdfio import check_output, guess_format, load_graph, read_text, write_graph
     from ..repair import repair
@@ -156,9 +164,12 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
 
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
-    with Memory(memory_path) as m:
+    console = Console(stderr=True)
+    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
+                                            transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(f"repair {data} ({len(graph)} triples)", total=None)
         result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer,
-                        keep_values=keep_values)
+                        keep_values=keep_values, progress=lambda line: bar.update(task, description=line))
     if out:
         write_graph(result.graph, out, guess_format(out))
     cost = {"metrics": proposer.metrics.to_dict()} if proposer is not None else {}
@@ -167,12 +178,24 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
 
 
 def _repair_report(summary: dict) -> None:
-    """Print a repair's outcome for people."""
-    click.echo(f"conforms={summary['conforms']} added={summary['added']} removed={summary['removed']} "
-               f"verify iterations={summary['verify_iterations']} compiled reused={summary['compiled_reused']} "
-               f"compiled new={len(summary['compiled_new'])}" + (f" -> {summary['out']}" if summary["out"] else ""))
+    """Print a repair for people: the outcome, then every change grouped by focus node and violation."""
+    state = "conforms" if summary["conforms"] else "does NOT conform"
+    n = summary["initial_violations"]
+    click.echo(f"{state}: {n} violation{'' if n == 1 else 's'} found; {summary['added']} triples added and "
+               f"{summary['removed']} removed; {summary['verify_iterations']} verify rounds; compiled operators "
+               f"reused {summary['compiled_reused']}, new {len(summary['compiled_new'])}"
+               + (f"; written to {summary['out']}" if summary["out"] else ""))
+    focus = None
+    for group in summary["changes"]:
+        if group["focus"] != focus:
+            focus = group["focus"]
+            click.echo(f"\n{focus}")
+        click.echo(f"  {group['violation']}  [{group['operator']}]")
+        for c in group["changes"]:
+            note = f"    # {c['origin']}" if c["origin"] else ""
+            click.echo(f"    {c['sign']} {c['triple']} .{note}")
     for sig, why in summary["reasons"].items():
-        click.echo(f"  left: {sig}: {why}")
+        click.echo(f"left: {sig}: {why}")
     if "metrics" in summary:
         m = summary["metrics"]
         click.echo(f"LM calls: {m['lm_calls']}, tokens: {m['prompt_tokens']} prompt + {m['completion_tokens']} "

@@ -16,7 +16,7 @@ from .cascade import with_follow_ups
 from .context import Context
 from .patch import Patch
 from .proposed import proposed_patch
-from .registry import iter_candidates, run_strategy, strategies_for
+from .registry import iter_candidates, ranked, ranked_candidates, run_strategy, strategies_for
 from .verify import Violation, abstract_signatures
 
 
@@ -74,10 +74,34 @@ class Candidates:
     def _ordered(self, ctx: Context, v: Violation, compiled: list[Item]):
         """(patch, compiled item id or None) lazily: compiled decisions with a recorded choice replayed (undemoted,
         smallest first; the abstract signatures' only when the concrete one's give nothing, the component-and-role
-        back-off only when those give nothing either), then the library with the strategies of compiled decisions
-        without a choice first (run once: a replay without a hint is the library strategy itself)."""
+        back-off only when those give nothing either), ranked by cost with the library's cheap candidates (those
+        found with no trial check), a replay first on ties, so memory never makes a repair dearer; then the library
+        with the strategies of compiled decisions without a choice first (run once: a replay without a hint is the
+        library strategy itself)."""
         seen: set = set()
         hinted = [c for c in compiled if c.action_schema.choice is not None]
+        replays = self._replays(ctx, v, hinted)
+        plain: dict = {}
+        for c in sorted((c for c in compiled if c not in hinted), key=lambda c: c.demoted):
+            plain.setdefault(c.action_schema.operator, c.id)
+        prefer = [op for op in plain if op in strategies_for(v.component)]
+        if replays:
+            merged = [(rank, 0, i, q, item) for i, (p, item) in enumerate(replays) for rank, q in ranked(ctx, [p])]
+            merged += [(rank, 1, i, p, plain.get(p.operator))
+                       for i, (rank, p) in enumerate(ranked_candidates(ctx, v, prefer, cheap=True))]
+            for *_, p, item in sorted(merged, key=lambda x: x[:3]):
+                if fingerprint(p) not in seen:
+                    seen.add(fingerprint(p))
+                    yield p, item
+        for p in iter_candidates(ctx, v, prefer):
+            if fingerprint(p) not in seen:
+                yield p, plain.get(p.operator)
+        yield from ((p, None) for p in self._proposal(ctx.graph, v))
+
+    def _replays(self, ctx: Context, v: Violation, hinted: list[Item]) -> list[tuple[Patch, str]]:
+        """(patch, compiled item id) of the first tier of compiled decisions whose replay gives anything, in the
+        order to try them (recorded choice, undemoted, smallest first)."""
+        seen: set = set()
         for tier in (0, 1, 2):
             found = []
             for rank, c in enumerate(x for x in hinted if self.found[x.id][0] == tier):
@@ -90,18 +114,9 @@ class Candidates:
                         seen.add(fingerprint(p))
                         recorded = canonical(p.choice) == canonical(c.action_schema.choice)
                         found.append(((not recorded, c.demoted, p.size, rank, i), p, c.id))
-            for _, p, item in sorted(found, key=lambda x: x[0]):
-                yield p, item
             if found:
-                break
-        plain: dict = {}
-        for c in sorted((c for c in compiled if c not in hinted), key=lambda c: c.demoted):
-            plain.setdefault(c.action_schema.operator, c.id)
-        prefer = [op for op in plain if op in strategies_for(v.component)]
-        for p in iter_candidates(ctx, v, prefer):
-            if fingerprint(p) not in seen:
-                yield p, plain.get(p.operator)
-        yield from ((p, None) for p in self._proposal(ctx.graph, v))
+                return [(p, item) for _, p, item in sorted(found, key=lambda x: x[0])]
+        return []
 
     def _proposal(self, g: Graph, v: Violation) -> list[Patch]:
         """The proposer's change set for `v` as a patch, asked once per violation and only when one is configured."""
@@ -140,3 +155,4 @@ def _replayed(ctx: Context, v: Violation, decision: RepairDecision) -> list[Patc
     if decision.operator not in strategies_for(v.component):
         return []
     return run_strategy(decision.operator, replace(ctx, hint=decision.choice), v)
+

@@ -3,15 +3,15 @@ patch keeps every target and every node it touches."""
 
 from __future__ import annotations
 
-from rdflib import BNode, Graph, Literal
+from rdflib import BNode, Graph, Literal, Variable
 
-from ..vocab import RDF, RDFS, SH
+from ..vocab import RDF, RDFS, SH, local_name
 from .patch import Patch, applied
 
 
 def target_nodes(data: Graph, shapes: Graph, shape=None) -> set:
     """Every node `shape` targets, any shape's when None (targetNode, targetClass with subclasses, implicit class,
-    subjects/objects of)."""
+    subjects/objects of, SHACL-SPARQL targets)."""
     out = set(shapes.objects(shape, SH.targetNode))
     classes = set(shapes.objects(shape, SH.targetClass))
     classes |= {s for s in shapes.subjects(RDF.type, RDFS.Class) if shape in (None, s)
@@ -23,7 +23,67 @@ def target_nodes(data: Graph, shapes: Graph, shape=None) -> set:
         out |= set(data.subjects(p, None))
     for p in shapes.objects(shape, SH.targetObjectsOf):
         out |= set(data.objects(None, p))
+    return out | sparql_targets(data, shapes, shape)
+
+
+def sparql_targets(data: Graph, shapes: Graph, shape=None) -> set:
+    """Nodes the SHACL-SPARQL targets of `shape` (any shape's when None) select as ?this in `data`: a sh:target
+    with its own sh:select, or of a sh:SPARQLTargetType whose parameters it binds. A query that does not run selects
+    nothing here (validation reports it)."""
+    out = set()
+    for target in set(shapes.objects(shape, SH.target)):
+        kinds = [target, *(k for k in shapes.objects(target, RDF.type) if (k, SH.select, None) in shapes)]
+        for kind in kinds:
+            bindings = {Variable(local_name(path)): shapes.value(target, path) for path in _parameters(shapes, kind)
+                        if shapes.value(target, path) is not None}
+            for text in shapes.objects(kind, SH.select):
+                out |= _selected(data, str(text), _prefixes(shapes, kind), bindings)
     return out
+
+
+def _selected(data: Graph, text: str, prefixes: dict, bindings: dict) -> set:
+    """The ?this values a SELECT finds in `data` (empty when it does not run)."""
+    try:
+        rows = data.query(text, initNs=prefixes, initBindings=bindings)
+        return {row[THIS] for row in rows if THIS in rows.vars and row[THIS] is not None}
+    except Exception:  # rdflib raises many parser and evaluation types; pySHACL reports a broken target itself
+        return set()
+
+
+THIS = Variable("this")
+
+
+def _parameters(shapes: Graph, kind) -> list:
+    """The parameter paths a SPARQL target type declares (sh:parameter [ sh:path ... ])."""
+    return [p for d in shapes.objects(kind, SH.parameter) if (p := shapes.value(d, SH.path)) is not None]
+
+
+def _prefixes(shapes: Graph, node) -> dict:
+    """Prefix -> namespace a SHACL-SPARQL node declares through sh:prefixes / sh:declare."""
+    return {str(shapes.value(d, SH.prefix)): str(shapes.value(d, SH.namespace))
+            for o in shapes.objects(node, SH.prefixes) for d in shapes.objects(o, SH.declare)
+            if shapes.value(d, SH.prefix) is not None and shapes.value(d, SH.namespace) is not None}
+
+
+def targeting(data: Graph, shapes: Graph, node) -> set:
+    """The shapes that target `node` in `data` by a Core target (targetNode, targetClass with subclasses, implicit
+    class, subjects/objects of); deactivated shapes left out."""
+    out = set(shapes.subjects(SH.targetNode, node))
+    classes = {c for t in data.objects(node, RDF.type) for c in data.transitive_objects(t, RDFS.subClassOf)}
+    for c in classes:
+        out |= set(shapes.subjects(SH.targetClass, c))
+        if (c, RDF.type, RDFS.Class) in shapes and ((c, RDF.type, SH.NodeShape) in shapes
+                                                     or (c, RDF.type, SH.PropertyShape) in shapes):
+            out.add(c)
+    out |= {s for p in set(data.predicates(node, None)) for s in shapes.subjects(SH.targetSubjectsOf, p)}
+    out |= {s for p in set(data.predicates(None, node)) for s in shapes.subjects(SH.targetObjectsOf, p)}
+    return {s for s in out if not _deactivated(shapes, s)}
+
+
+def _deactivated(shapes: Graph, shape) -> bool:
+    """True when a shape is marked sh:deactivated true."""
+    flag = shapes.value(shape, SH.deactivated)
+    return isinstance(flag, Literal) and flag.toPython() is True
 
 
 def shape_triples(shapes: Graph) -> set:
@@ -56,6 +116,7 @@ class Guards:
         self.protected = set(protected) | shape_triples(shapes) | _target_types(original, shapes)
         self.present = {n for t in original for n in (t[0], t[2])}
         self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
+        self.selected = sparql_targets(original, shapes)  # a removal at one of these may stop a SPARQL target
 
     def allow(self, g: Graph, p: Patch, focus: set) -> bool:
         """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
@@ -68,11 +129,12 @@ class Guards:
             return False
         if not p.removed:
             return True
-        watched = any(t[1] in self.watched for t in p.removed)
+        watched = any(t[1] in self.watched or t[0] in self.selected or t[2] in self.selected for t in p.removed)
         if watched and not self.targets <= target_nodes(applied(g, p), self.shapes):
             return False
         keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
-        return all(_still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+        kept = {n for t in p.added for n in (t[0], t[2])}  # a replacement keeps the node it swaps a value on
+        return all(n in kept or _still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
 
 
 def _target_types(original: Graph, shapes: Graph) -> set:

@@ -10,13 +10,15 @@ from ..rdfio import load_graph
 from ..vocab import SH
 from .candidates import Candidates, fingerprint
 from .cascade import cascades
+from .changes import change_list
 from .compiling import compile_cascades, compile_decisions
 from .context import Context
+from .cost import change_cost
 from .guards import Guards
-from .patch import Chosen
-from .paths import parse
+from .patch import Chosen, Patch
+from .paths import parse, value_triple
 from .proposed import OPERATOR as PROPOSED
-from .registry import candidates, is_fixed_term
+from .registry import candidates, is_fixed_term, ranked_candidates, run_strategy
 from .result import AppliedOperator, RepairResult
 from .verify import NestedChecks, Violation, delta_focus, verify
 
@@ -30,7 +32,7 @@ FIXED_TERM = "the focus node is a fixed term named by the shapes"
 
 
 def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
-           proposer=None, keep_values: bool = False) -> RepairResult:
+           proposer=None, keep_values: bool = False, progress=None) -> RepairResult:
     """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`.
 
     The smallest change set that verifies wins, so an optional bad value is dropped (one triple) rather than
@@ -38,10 +40,11 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
 
     `proposer` (e.g. llm.repair_proposer.LLMRepairProposer; off when None) is asked, once per violation, for a
     change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
+    `progress` (optional) is called with a one-line status after each verification (the CLI shows it on a terminal).
     """
     original, shapes = load_graph(data), load_graph(shapes)
     loop = _Loop(original, shapes, memory, protected, run_id, proposer, keep_values)
-    loop.run(max_rounds)
+    loop.run(max_rounds, progress or (lambda line: None))
     return loop.result()
 
 
@@ -52,7 +55,9 @@ class _Loop:
         """Copy the data; set up the run's guards, candidate source, nested checks and first context."""
         self.original, self.shapes, self.memory = original, shapes, memory
         self.run_id = run_id or "repair"
-        self.g = Graph()
+        self.g = Graph(base=original.base)  # the repaired file keeps the input's base and prefixes
+        for prefix, namespace in original.namespaces():
+            self.g.bind(prefix, namespace, override=True, replace=True)
         for t in original:
             self.g.add(t)
         self.guards = Guards(original, shapes, protected)
@@ -61,18 +66,21 @@ class _Loop:
                            learned=self.source.learned if memory is not None else None)
         self.failed: dict = {}  # violation key -> fingerprints of its patches that did not verify
         self.worked: dict[str, list[Chosen]] = {}  # signature -> the chosen patches that fixed it
+        self.applied: list[Chosen] = []  # every patch that fixed its violation, in order
         self.res = RepairResult(graph=self.g)
         self.last, self.report_ref = None, None
         self.cascades: list = []
 
-    def run(self, max_rounds: int) -> None:
+    def run(self, max_rounds: int, progress) -> None:
         """Verify, patch, re-verify until the graph conforms, nothing applies or the rounds run out."""
         self.last = self._verify(None)
         self.res.initial_violations = self.last.violation_count
-        for _ in range(max_rounds):
+        for n in range(max_rounds):
+            progress(f"round {n + 1}: {self.last.violation_count} violations to repair")
             if self.last.conforms:
                 break
             chosen = self._choose(self.last.violations)
+            progress(f"round {n + 1}: {len(chosen)} patches chosen, verifying")
             if not chosen:
                 break
             focus = self._apply(chosen)
@@ -97,13 +105,19 @@ class _Loop:
         return r
 
     def _choose(self, violations: list[Violation]) -> list[Chosen]:
-        """One guarded, non-conflicting patch per violation."""
-        chosen, added, removed, focus = [], set(), set(), {v.focus for v in violations}
+        """One guarded, non-conflicting patch per violation; a result whose own cheapest patch costs less than the
+        patches of the sh:detail results it has goes first, and makes those moot."""
+        focus = {v.focus for v in violations}
         self.ctx = replace(self.ctx, flagged=frozenset((v.focus, v.value) for v in violations if v.value is not None),
                            reported=frozenset(v.key for v in violations))
+        chosen, moot = self._covering(violations, focus)
+        added, removed = {t for c in chosen for t in c.patch.added}, {t for c in chosen for t in c.patch.removed}
+        done = moot | {c.violation.key for c in chosen}
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
-            if v.component in _NESTED and _touched(v.value, added | removed):
-                continue  # a patch chosen this round changes its value node: judge it after the re-verify
+            if v.key in done or v.component in _NESTED and _touched(v.value, added | removed):
+                continue  # chosen or made moot already, or its value node changes this round: judge it after
+            if _dropped(self.ctx, v, removed):
+                continue  # a patch chosen this round takes its value off the path: nothing left to repair
             for p, item in self.source.of(self.ctx, v):
                 if fingerprint(p) in self.failed.get(v.key, set()) or not self.guards.allow(self.g, p, focus):
                     continue
@@ -113,6 +127,37 @@ class _Loop:
                 added, removed = added | p.added, removed | p.removed
                 break
         return chosen
+
+    def _covering(self, violations: list[Violation], focus: set) -> tuple[list[Chosen], set]:
+        """Results with sh:detail results this round whose cheapest patch found with no trial check (dropping the
+        link to the value, say) costs less than their details' patches together: those patches, and the keys of the
+        details they make moot (the details' value is no longer reached)."""
+        details: dict = {}
+        for v in violations:
+            if v.detail_of:
+                details.setdefault(v.detail_of, []).append(v)
+        chosen, moot = [], set()
+        for v in violations:
+            mine = self._first(v, focus, cheap=True) if " | ".join(v.key) in details else None
+            if mine is None:
+                continue
+            theirs = [self._first(d, focus) for d in details[" | ".join(v.key)]]
+            if None in theirs or self._cost(mine[0]) < sum(self._cost(p) for p, _ in theirs):
+                chosen.append(Chosen(v, *mine))
+                moot |= {d.key for d in details[" | ".join(v.key)]}
+        return chosen, moot
+
+    def _first(self, v: Violation, focus: set, cheap: bool = False):
+        """The first (patch, compiled item id) for `v` the rules allow and that has not failed (None: none); `cheap`:
+        only the library's strategies that run no trial check."""
+        found = ((p, None) for _, p in ranked_candidates(self.ctx, v, cheap=True)) if cheap else \
+            self.source.of(self.ctx, v)
+        return next(((p, item) for p, item in found if fingerprint(p) not in self.failed.get(v.key, set())
+                     and self.guards.allow(self.g, p, focus)), None)
+
+    def _cost(self, p: Patch) -> int:
+        """A patch's cost on the working graph (repair.cost)."""
+        return change_cost(self.g, p.added, p.removed)
 
     def _apply(self, chosen: list[Chosen]) -> set | None:
         """Apply the chosen patches; returns the nodes to re-verify (None: the whole graph)."""
@@ -161,6 +206,7 @@ class _Loop:
         """Note a patch that fixed its violation (compiled at the end) and report it."""
         v, p = c.violation, c.patch
         self.worked.setdefault(v.signature, []).append(c)
+        self.applied.append(c)
         key = self.source.memory_key(c.item) if c.item is not None else None
         self.res.operators_applied.append(AppliedOperator(v.signature, p.operator, p.choice, str(v.focus), key))
 
@@ -170,6 +216,7 @@ class _Loop:
         r.added = {t for t in self.g if t not in self.original}
         r.removed = {t for t in self.original if t not in self.g}
         r.conforms = self.last.conforms
+        r.changes = change_list(self.original, self.shapes, self.applied, r.added, r.removed)
         r.nested_checks = self.ctx.checks.count
         r.proposed, r.lm_calls = self.source.proposed, self.source.lm_calls
         left = sorted({v.signature for v in self.last.violations})
@@ -192,7 +239,19 @@ class _Loop:
         path = self.ctx.param(v.shape, "path")
         if path is not None and parse(self.shapes, path) is None:
             return "the path is too complex for the library operators; hand it to the proposer"
+        if self.ctx.keep_values and run_strategy("value.drop", replace(self.ctx, keep_values=False), v):
+            return "no conforming value can be derived from it or synthesized (no value is ever copied from another " \
+                   "node), and keeping values forbids dropping it: drop it (run without --keep-values) or hand it " \
+                   "to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
+
+
+def _dropped(ctx: Context, v: Violation, removed: set) -> bool:
+    """True when a value-level violation's value is taken off its path by a removal chosen this round."""
+    if v.value is None or v.value == v.focus or v.shape is None or not removed:
+        return False
+    path = ctx.param(v.shape, "path")
+    return path is not None and value_triple(ctx, v.focus, path, v.value) in removed
 
 
 def _touched(node, delta: set) -> bool:

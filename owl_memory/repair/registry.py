@@ -14,7 +14,9 @@ from types import MappingProxyType
 from rdflib import Graph, Literal, URIRef
 
 from ..vocab import SH
+from .completion import completed
 from .context import Context
+from .cost import change_cost
 from .patch import Patch
 from .verify import Violation
 
@@ -30,12 +32,17 @@ class Strategy:
         components: the constraint component IRIs it repairs.
         bindings: where its values come from, in words (a compiled operator's action schema records them).
         function: (context, violation) -> candidate patches ([] when it does not apply).
+        checks: True when it runs trial checks (pySHACL) to find its patches; the others are cheap to list.
+        order: where its patches go among patches of equal cost: 0 a component's own strategies, 1 a value derived
+            by a rule several components share, 2 a synthesized value (made up, not derived from the data).
     """
 
     name: str
     components: tuple
     bindings: dict = field(compare=False)
     function: Callable[[Context, Violation], list[Patch]] = field(compare=False)
+    checks: bool = field(default=False, compare=False)
+    order: int = field(default=0, compare=False)
 
     @property
     def component(self):
@@ -49,15 +56,15 @@ STRATEGIES = MappingProxyType(_BY_NAME)  # strategy id -> Strategy
 REGISTRY = MappingProxyType(_ORDER)  # constraint component IRI -> strategy ids in default order
 
 
-def strategy(name: str, *components, bindings: dict):
+def strategy(name: str, *components, bindings: dict, checks: bool = False, order: int = 0):
     """Decorator: register a strategy function under `name` for one or more constraint components (appended to their
-    default order); ValueError when the id is taken."""
+    default order; `checks`: it runs trial checks; `order`: see Strategy); ValueError when the id is taken."""
 
     def wrap(function):
         """Register `function` and return it unchanged."""
         if name in _BY_NAME:
             raise ValueError(f"strategy {name!r} already exists; pick another id")
-        _BY_NAME[name] = Strategy(name, tuple(components), dict(bindings), function)
+        _BY_NAME[name] = Strategy(name, tuple(components), dict(bindings), function, checks, order)
         for c in components:
             _ORDER[c] = (*_ORDER.get(c, ()), name)
         return function
@@ -97,13 +104,32 @@ def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> li
     return list(iter_candidates(ctx, violation, prefer))
 
 
-def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = ()):
-    """Candidate patches, smallest change set first (fewer removals, then preferred strategies, then the library
-    order break ties): a minimal repair is tried before any larger one. With ctx.keep_values, patches that only
-    remove come after every patch that adds something."""
-    found = [p for name in dict.fromkeys([*prefer, *strategies_for(violation.component)])
-             for p in run_strategy(name, ctx, violation)]
-    yield from sorted(found, key=lambda p: (ctx.keep_values and not p.added, p.size, len(p.removed)))
+def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = (), cheap: bool = False):
+    """Candidate patches, cheapest change set first (see `ranked`; preferred strategies, then the library order break
+    ties): a minimal repair is tried before any larger one. `cheap`: only strategies that run no trial check."""
+    yield from (p for _, p in ranked_candidates(ctx, violation, prefer, cheap))
+
+
+def ranked_candidates(ctx: Context, violation: Violation, prefer: list[str] = (), cheap: bool = False) -> list:
+    """(rank, patch) for every candidate of the violation's strategies, as `ranked` orders them."""
+    names = [n for n in dict.fromkeys([*prefer, *strategies_for(violation.component)])
+             if not (cheap and n in _BY_NAME and _BY_NAME[n].checks)]
+    return ranked(ctx, [p for name in names for p in run_strategy(name, ctx, violation)])
+
+
+def ranked(ctx: Context, patches: list[Patch]) -> list[tuple[tuple, Patch]]:
+    """(rank, patch) sorted: the cost of the change set (repair.cost), fewer removals on ties, then values the
+    strategies keep before those they derive before those they synthesize (Strategy.order), the given order last. A
+    patch that makes a node a new target is ranked completed with what its new shapes require (repair.completion),
+    and offered that way first, then as it was. With ctx.keep_values, patches that only remove come after every patch
+    that adds something."""
+    found = []
+    for i, p in enumerate(patches):
+        whole = completed(ctx, p)
+        rank = (ctx.keep_values and not p.added, change_cost(ctx.graph, whole.added, whole.removed), len(p.removed),
+                _BY_NAME[p.operator].order if p.operator in _BY_NAME else 0)
+        found += [(rank, (i, 0), whole)] + ([(rank, (i, 1), p)] if whole is not p else [])
+    return [(rank, p) for rank, _, p in sorted(found, key=lambda x: x[:2])]
 
 
 def is_fixed_term(violation: Violation, shapes: Graph) -> bool:

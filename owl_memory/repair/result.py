@@ -58,6 +58,8 @@ class RepairResult:
         validations: every pySHACL validation run: verify_iterations + nested_checks.
         proposed: change sets the proposer returned (each then checked like any patch).
         lm_calls: LM calls the proposer made during this repair.
+        changes: the change list: every added and removed triple, grouped by focus node and the violation its patch
+            fixed, added values labelled with their origin (repair.changes.ChangeGroup).
     """
 
     graph: Graph
@@ -76,6 +78,7 @@ class RepairResult:
     proposed: int = 0
     lm_calls: int = 0
     prevented: int = 0
+    changes: list = field(default_factory=list)
 
     @property
     def validations(self) -> int:
@@ -90,4 +93,5 @@ class RepairResult:
                 "unrepaired": self.unrepaired, "reasons": self.reasons,
                 "initial_violations": self.initial_violations, "nested_checks": self.nested_checks,
                 "validations": self.validations, "scopes": self.scopes, "proposed": self.proposed,
-                "lm_calls": self.lm_calls, "prevented": self.prevented}
+                "lm_calls": self.lm_calls, "prevented": self.prevented,
+                "changes": [g.to_dict() for g in self.changes]}

@@ -166,17 +166,75 @@ def _other(lit: Literal, avoid) -> Literal | None:
     return None
 
 
-def generate(pattern: str, flags: str = "", accept=None) -> str | None:
+def generate(pattern: str, flags: str = "", accept=None, marked: bool = False) -> str | None:
     """A short string matching a regular expression (exrex enumerates matches, shortest repeats first), tidy
-    printable ones preferred; `accept` may reject a candidate (e.g. an ill-typed date). None when none is found."""
+    printable ones preferred (spaces for \\s, letters and dots for "." first); `accept` may reject a candidate (e.g.
+    an ill-typed date). With `marked`, a match that says it is synthetic (a run of letters made "synthetic") is
+    preferred where the pattern allows one. None when none is found."""
     fl = re_flags(flags)
-    try:
-        found = [x for x in islice(exrex.generate(("(?i)" if fl else "") + pattern, limit=4), MAX_TRIES)
-                 if re.search(pattern, x, fl) and (accept is None or accept(x))]
-    except (re.error, RecursionError):  # syntax Python's re lacks (\p{L}); repeat counts too deep to enumerate
-        return None
-    tidy = [x for x in found if x.isprintable() and x == x.strip()]
-    return (tidy or found or [None])[0]
+
+    def fits(x: str) -> bool:
+        """Matches the pattern (as pySHACL matches it) and passes `accept`."""
+        return bool(re.search(pattern, x, fl)) and (accept is None or accept(x))
+
+    found: list = []
+    for source in dict.fromkeys([_plain(pattern), pattern]):
+        try:
+            found = [x for x in islice(exrex.generate(("(?i)" if fl & re.IGNORECASE else "") + source, limit=4),
+                                       MAX_TRIES) if fits(x)]
+        except (re.error, RecursionError):  # syntax Python's re lacks (\p{L}); repeat counts too deep to enumerate
+            continue
+        if found:
+            break
+    tidy = [x for x in found if x.isprintable() and x == x.strip()] or found
+    marks = (y for x in tidy[:MARK_TRIES] for y in _with_marker(x)) if marked else ()
+    return next((y for y in marks if fits(y)), (tidy or [None])[0])
+
+
+MARK_TRIES = 20  # generated matches a marked variant is looked for in
+MARKERS = ("synthetic", "example", "invalid")  # words a synthetic text is made of, where the pattern allows them
+
+
+def _with_marker(text: str) -> list[str]:
+    """`text` with its runs of letters replaced by marker words (all runs: "synthetic", "example", "invalid", ...;
+    then each run alone by "synthetic"), the case of each run kept."""
+    runs = list(re.finditer(r"[A-Za-z]+", text))
+
+    def swap(words) -> str:
+        """`text` with run i replaced by words[i] (None: kept)."""
+        out, at = [], 0
+        for m, w in zip(runs, words, strict=True):
+            w = w if w is None or not (m.group().isupper() and len(m.group()) > 1) else w.upper()
+            out += [text[at:m.start()], m.group() if w is None else w]
+            at = m.end()
+        return "".join(out) + text[at:]
+
+    every = [MARKERS[min(i, len(MARKERS) - 1)] for i in range(len(runs))]
+    return ([swap(every)] if len(runs) > 1 else []) + [swap([None] * i + [MARKERS[0]] + [None] * (len(runs) - i - 1))
+                                                       for i in range(len(runs))]
+
+
+def _plain(pattern: str) -> str:
+    """`pattern` with \\s as a space, \\S as a letter, an unescaped "." as a dot, letter or digit and a negated
+    class that excludes no letter or digit (such as [^@ ]) as a letter or digit: every match of it matches
+    `pattern`, and reads better."""
+    out, i, depth = [], 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        negated = re.match(r"\[\^([^\]\\]*)\]", pattern[i:]) if depth == 0 else None
+        if negated and not re.search(r"[A-Za-z0-9]", negated.group(1)):
+            out.append("[a-z0-9]")
+            i += negated.end()
+            continue
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append({"s": "[ ]", "S": "[a-z]"}.get(nxt, c + nxt) if depth == 0 else c + nxt)
+            i += 2
+            continue
+        depth += 1 if c == "[" and depth == 0 else -1 if c == "]" and depth else 0
+        out.append("[.a-z0-9]" if c == "." and depth == 0 else c)
+        i += 1
+    return "".join(out)
 
 
 def generate_iri(pattern: str, flags: str, name: str) -> str | None:

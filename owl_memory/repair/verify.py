@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
@@ -38,6 +38,8 @@ class Violation:
         severity: the severity IRI.
         path_text: the path as SPARQL-like text ("-" when there is none).
         signature: component | shape IRI | path text | value kind (see `signature`).
+        detail_of: for a result pySHACL gives as a sh:detail of another (a member of a sh:node value, say), that
+            result's key joined by " | " ("" for a top-level result).
     """
 
     focus: Node
@@ -49,6 +51,7 @@ class Violation:
     severity: Node | None = None
     path_text: str = "-"
     signature: str = ""
+    detail_of: str = ""
 
     @property
     def key(self) -> tuple:
@@ -62,7 +65,7 @@ class Violation:
     @classmethod
     def from_dict(cls, d: dict) -> Violation:
         """The Violation `to_dict` produced (terms parsed back from N3)."""
-        text = {"message", "path_text", "signature"}
+        text = {"message", "path_text", "signature", "detail_of"}
         return cls(**{k: (d.get(k, "") if k in text else _term(d.get(k))) for k in (f.name for f in fields(cls))})
 
 
@@ -143,8 +146,10 @@ def _validate(data: Graph, shapes: Graph, **kwargs) -> Graph:
 
 
 def re_flags(flags) -> int:
-    """Python re flags for a sh:flags value (None: none); "i" is the flag the repairer honours."""
-    return re.IGNORECASE if "i" in str(flags or "") else 0
+    """Python re flags for a sh:flags value (None: none), as pySHACL reads it: "i" (ignore case) and "m" (^ and $ at
+    every line), in either case; it ignores every other letter ("s", "x", "q"), so the repairer does too."""
+    text = str(flags or "").lower()
+    return (re.IGNORECASE if "i" in text else 0) | (re.MULTILINE if "m" in text else 0)
 
 
 def _check_patterns(shapes: Graph, cause: Exception) -> None:
@@ -257,16 +262,19 @@ def delta_focus(graph: Graph, added, removed) -> set | None:
 
 
 def violations_of(report: Graph) -> list[Violation]:
-    """One Violation per sh:ValidationResult of a pySHACL report graph, sorted for determinism."""
-    out = []
+    """One Violation per sh:ValidationResult of a pySHACL report graph (sh:detail results too, each naming the result
+    it details), sorted for determinism."""
+    found = {}
     for r in report.subjects(RDF.type, SH.ValidationResult):
         comp, shape, value = (report.value(r, p) for p in (SH.sourceConstraintComponent, SH.sourceShape, SH.value))
         path = report.value(r, SH.resultPath)
         text = path_text(report, path)
-        out.append(Violation(focus=report.value(r, SH.focusNode), component=comp, shape=shape, path=path,
+        found[r] = Violation(focus=report.value(r, SH.focusNode), component=comp, shape=shape, path=path,
                              value=value, message=str(report.value(r, SH.resultMessage) or ""),
                              severity=report.value(r, SH.resultSeverity), path_text=text,
-                             signature=signature(comp, shape, text, value)))
+                             signature=signature(comp, shape, text, value))
+    parents = {d: " | ".join(found[r].key) for r, d in report.subject_objects(SH.detail) if r in found}
+    out = [replace(v, detail_of=parents.get(r, "")) for r, v in found.items()]
     return sorted(out, key=lambda v: (v.signature, v.focus.n3(), v.value.n3() if v.value is not None else ""))
 
 

@@ -20,6 +20,7 @@ class Case:
         same_file: data and shapes come from one file.
         kind: the mutation kind (None for a suite case).
         witness: the size of a known repair (the mutation's inverse edit), None when none is known.
+        witness_cost: that repair's cost (owl_memory.repair.cost), None when none is known.
         shapes_left_out: node shapes left out of `shapes` (a SPARQL target pySHACL cannot run), one line each.
     """
 
@@ -31,6 +32,7 @@ class Case:
     same_file: bool = False
     kind: str | None = None
     witness: int | None = None
+    witness_cost: int | None = None
     shapes_left_out: tuple[str, ...] = ()
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.compare import to_canonical_graph
 
+from owl_memory.adapters import sparql as sparql_text
 from owl_memory.errors import InstanceError
 from owl_memory.rdfio import load_graph
 from owl_memory.repair import repair
 from owl_memory.repair.context import Context
+from owl_memory.repair.guards import THIS, sparql_targets
 from owl_memory.repair.paths import fresh
 from owl_memory.repair.synth import synthesize
 from owl_memory.repair.verify import verify
@@ -108,6 +110,14 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
         name = _chosen(ctx, shape, name) if target == SH.targetSubjectsOf else name
         todo += _value_on(ctx, name, p, shape)
         roots[name if target == SH.targetSubjectsOf else min(ctx.graph.objects(name, p))] = shape
+    for shape in sparql_shapes(shapes):
+        node = URIRef(f"{namespace}{local_name(shape)}-selected")
+        found = sparql_root(shapes, shape, node)
+        if found is not None:
+            for t in found:
+                ctx.graph.add(t)
+            roots[node] = shape
+            todo += [(node, [t[2] for t in found if t[:2] == (node, RDF.type)])] + _satisfy(ctx, node, shape, optional)
     for _ in range(DEPTH):
         before = len(met)
         todo += _reached(ctx, met, optional)
@@ -120,6 +130,33 @@ def draft(shapes: Graph, roots: dict, optional: bool = True, namespace: str = NA
                 todo += [x for s in class_shapes(shapes, cls) for x in _satisfy(ctx, node, s, optional)]
             done.add(node)
     return ctx.graph, roots
+
+
+def sparql_shapes(shapes: Graph) -> list:
+    """Node shapes with a SHACL-SPARQL target (sh:target), sorted."""
+    return sorted({s for s in shapes.subjects(SH.target, None) if isinstance(s, URIRef)})
+
+
+def sparql_root(shapes: Graph, shape, node: URIRef) -> set | None:
+    """Triples that make `node` a focus of `shape`'s SPARQL target: the query's required patterns with ?this as
+    `node` and every other variable a fresh IRI, kept when the target then selects `node`; None when the query has
+    a pattern no triple can meet (a variable predicate or a property path) or its filters reject the node."""
+    for target in shapes.objects(shape, SH.target):
+        for text in shapes.objects(target, SH.select):
+            try:
+                triples, _ = sparql_text.patterns(sparql_text.parse(str(text)), required_only=True)
+            except sparql_text.QuerySyntaxError:
+                continue
+            if not triples or any(not isinstance(p, URIRef) for _, p, _ in triples):
+                continue
+            ground = {tuple(node if x == THIS else fresh(node, x) if isinstance(x, Variable) else x for x in t)
+                      for t in triples}
+            probe = Graph()
+            for t in ground:
+                probe.add(t)
+            if node in sparql_targets(probe, shapes, shape):
+                return ground
+    return None
 
 
 def _chosen(ctx: Context, shape, name: URIRef):

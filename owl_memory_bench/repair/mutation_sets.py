@@ -8,6 +8,7 @@ from rdflib import Graph
 
 from owl_memory.errors import InstanceError, LoadError
 from owl_memory.rdfio import load_graph
+from owl_memory.repair.cost import change_cost
 from owl_memory.repair.verify import broken_sparql_targets, verify
 from owl_memory.vocab import RDF, SH
 
@@ -96,5 +97,6 @@ def runnable(shapes: Graph) -> tuple[Graph, tuple[str, ...]]:
 
 def _mutation_case(name: str, m, base: Graph, shapes: Graph, dropped: tuple[str, ...]) -> Case:
     """A case: `base` broken by mutation `m`; its inverse edit is the witness repair."""
-    return Case(f"{name}/{m.name}", m.apply(base), shapes, kind=m.kind, witness=len(m.added) + len(m.removed),
-                shapes_left_out=dropped)
+    broken = m.apply(base)
+    return Case(f"{name}/{m.name}", broken, shapes, kind=m.kind, witness=len(m.added) + len(m.removed),
+                witness_cost=change_cost(broken, m.removed, m.added), shapes_left_out=dropped)

@@ -19,21 +19,37 @@ SUITES = {"w3c": "shacl-w3c-core", "sparql": "shacl-sparql"}  # folders of the d
 
 
 def load_set(spec: str, data: Path | None, per_kind: int = PER_KIND) -> list[Case]:
-    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", or a mutation set:
+    """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", "cases:DIR" (a folder of
+    Turtle files, each one case holding its data and shapes), or a mutation set:
     "shapes:PATH" (any shapes file), "dcat", "datacube", "fabric" (shapes files in the data folder), "sprint" or
     "construction:<library|clinic|fleet|museum>" (shapes files in the repo); a mutation set with ":multi" appended
     (e.g. dcat:multi, shapes:my.ttl:multi) holds graphs broken by several independent edits each. SystemExit with
     the fix for an unknown set (the benchmark's command line names sets)."""
     base, multi = spec.removesuffix(":multi"), spec.endswith(":multi")
+    if base.startswith("cases:") and not multi:
+        return folder_cases(Path(base.removeprefix("cases:")).expanduser())
     named = shapes_file(base, data)
     if named is not None:
         return mutation_cases(*named, per_kind, multi)
     name, _, folder = base.partition(":")
     if name not in SUITES or multi:
-        raise SystemExit(f"unknown set {spec!r}: use shapes:PATH or one of "
+        raise SystemExit(f"unknown set {spec!r}: use shapes:PATH, cases:DIR or one of "
                          f"{', '.join([*SUITES, *REALWORLD, *SHIPPED])} (w3c takes :<folder>; a mutation set takes "
                          ":multi)")
     return [c for c in suite_cases(name, folder, data) if c.expected_conforms is False]
+
+
+def folder_cases(folder: Path) -> list[Case]:
+    """Every Turtle file of `folder` as a case holding its data and shapes (its name: folder/file stem), sorted;
+    SystemExit naming the folder when it holds none."""
+    files = sorted(folder.glob("*.ttl")) if folder.is_dir() else []
+    if not files:
+        raise SystemExit(f"no .ttl case files in {folder}: give a folder of Turtle files, each holding data and shapes")
+    cases = []
+    for path in files:
+        g = Graph().parse(path, format="turtle")
+        cases.append(Case(f"{folder.name}/{path.stem}", g, g, same_file=True))
+    return cases
 
 
 def suite_cases(name: str, folder: str, data: Path) -> list[Case]:

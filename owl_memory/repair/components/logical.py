@@ -13,7 +13,7 @@ from ..verify import Violation
 
 
 @strategy("and.descend", SH.AndConstraintComponent,
-          bindings={"shapes": "shape sh:and"})
+          bindings={"shapes": "shape sh:and"}, checks=True)
 def and_descend(ctx: Context, v: Violation) -> list[Patch]:
     """sh:and: repair the value node against every member shape."""
     members = ctx.listed(v.shape, "and")
@@ -23,7 +23,7 @@ def and_descend(ctx: Context, v: Violation) -> list[Patch]:
 
 
 @strategy("or.satisfy_branch", SH.OrConstraintComponent,
-          bindings={"shapes": "shape sh:or", "branch": "choice"})
+          bindings={"shapes": "shape sh:or", "branch": "choice"}, checks=True)
 def or_branch(ctx: Context, v: Violation) -> list[Patch]:
     """sh:or: make the value conform to one member shape (or swap a literal for one that does); smallest first."""
     members = ctx.listed(v.shape, "or")
@@ -57,7 +57,7 @@ def _replay_branch(name: str, ctx: Context, v: Violation, members: list) -> list
 
 
 @strategy("xone.satisfy_one", SH.XoneConstraintComponent,
-          bindings={"shapes": "shape sh:xone", "keep": "choice"})
+          bindings={"shapes": "shape sh:xone", "keep": "choice"}, checks=True)
 def xone_one(ctx: Context, v: Violation) -> list[Patch]:
     """sh:xone: make the value conform to exactly one member shape (repair one, break the others)."""
     members, node, out, name = ctx.listed(v.shape, "xone"), v.value, [], "xone.satisfy_one"
@@ -110,7 +110,7 @@ def _replay_xone(ctx: Context, v: Violation, members: list) -> list[Patch]:
 
 
 @strategy("not.break", SH.NotConstraintComponent,
-          bindings={"shape": "shape sh:not"})
+          bindings={"shape": "shape sh:not"}, checks=True)
 def not_break(ctx: Context, v: Violation) -> list[Patch]:
     """sh:not: change the value so it no longer conforms to the negated shape (a compiled rule: no trial check)."""
     shape = ctx.param(v.shape, "not")

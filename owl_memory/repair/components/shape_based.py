@@ -15,7 +15,7 @@ from ..verify import Violation
 
 
 @strategy("node.descend", SH.NodeConstraintComponent,
-          bindings={"shape": "shape sh:node"})
+          bindings={"shape": "shape sh:node"}, checks=True)
 def node_descend(ctx: Context, v: Violation) -> list[Patch]:
     """sh:node: repair the value node against the referenced shape (its own violations, recursively)."""
     shape = ctx.param(v.shape, "node")
@@ -26,7 +26,7 @@ def node_descend(ctx: Context, v: Violation) -> list[Patch]:
 
 
 @strategy("qualified.add_conforming", SH.QualifiedMinCountConstraintComponent,
-          bindings={"shape": "shape sh:qualifiedValueShape"})
+          bindings={"shape": "shape sh:qualifiedValueShape"}, checks=True)
 def qualified_min(ctx: Context, v: Violation) -> list[Patch]:
     """sh:qualifiedMinCount: link existing conforming nodes, else add new ones repaired to conform."""
     q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus
@@ -49,7 +49,7 @@ def qualified_min(ctx: Context, v: Violation) -> list[Patch]:
 
 
 @strategy("qualified.drop_surplus", SH.QualifiedMaxCountConstraintComponent,
-          bindings={"shape": "shape sh:qualifiedValueShape"})
+          bindings={"shape": "shape sh:qualifiedValueShape"}, checks=True)
 def qualified_max(ctx: Context, v: Violation) -> list[Patch]:
     """sh:qualifiedMaxCount: drop surplus values that conform to the qualified shape."""
     q, path, f = ctx.param(v.shape, "qualifiedValueShape"), path_of(ctx, v), v.focus

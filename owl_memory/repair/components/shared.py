@@ -8,9 +8,12 @@ verifies; it is not offered where the shape's own sh:minCount needs the value, n
 
 from __future__ import annotations
 
+from rdflib import Literal
+
 from ...vocab import SH
 from ..context import Context
-from ..patch import Patch, drop_value
+from ..derive import derivations, meets
+from ..patch import Patch, drop_value, replace_value
 from ..paths import path_of, values
 from ..registry import strategy
 from ..verify import Violation
@@ -31,3 +34,21 @@ def value_drop(ctx: Context, v: Violation) -> list[Patch]:
     if need is not None and len(values(ctx, v.focus, path)) <= int(need):
         return []
     return drop_value("value.drop", ctx, v, v.value, "drop")
+
+
+DERIVABLE = tuple(SH[f"{c}ConstraintComponent"] for c in ("Datatype", "Pattern", "In", "MinLength", "MaxLength",
+                                                             "LanguageIn"))
+
+
+@strategy("value.derive", *DERIVABLE, bindings={"value": "the offending value's own text: trimmed, spaces collapsed "
+                                                          "or removed, re-cased, re-typed"}, order=1)
+def value_derive(ctx: Context, v: Violation) -> list[Patch]:
+    """Replace an offending literal by the first text derived from it (fewest rules first) that meets the shape's
+    value constraints; its choice names how, so a compiled decision replays the same rule (re-typing alone is
+    datatype.cast's)."""
+    if not isinstance(v.value, Literal) or v.value == v.focus:
+        return []
+    for how, lit in derivations(v.value, ctx.param(v.shape, "datatype")):
+        if (ctx.hint is None or how == ctx.hint) and meets(ctx.shapes, v.shape, lit):
+            return replace_value("value.derive", ctx, v, lit, how)
+    return []

@@ -21,7 +21,8 @@ _VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)
 
 
 @strategy("sparql.verified_change", SH.SPARQLConstraintComponent, SPARQL_BASED,
-          bindings={"triples": "terms of the constraint's parsed SPARQL query and parameters, at the focus"})
+          bindings={"triples": "terms of the constraint's parsed SPARQL query and parameters, at the focus"},
+          checks=True)
 def sparql_change(ctx: Context, v: Violation) -> list[Patch]:
     """The smallest change set at the focus (and its value) that clears this violation and leaves the focus no
     violation of the shape the last verification did not report (one result per value: each gets its own change).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rdflib import Literal, URIRef
+from rdflib import Literal
 
 from ...vocab import SH
 from ..context import Context
@@ -12,7 +12,7 @@ from ..patch import Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
-from ..verify import Violation, re_flags
+from ..verify import Violation
 
 
 @strategy("minLength.pad", SH.MinLengthConstraintComponent,
@@ -43,19 +43,14 @@ def maxlength_drop_iri(ctx: Context, v: Violation) -> list[Patch]:
 
 
 @strategy("pattern.generate", SH.PatternConstraintComponent,
-          bindings={"pattern": "shape sh:pattern", "flags": "shape sh:flags"})
+          bindings={"pattern": "shape sh:pattern", "flags": "shape sh:flags"}, order=2)
 def pattern_generate(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:pattern: replace the value by a string derived from the regular expression (or an existing match)."""
-    pat, flags = str(ctx.param(v.shape, "pattern")), str(ctx.param(v.shape, "flags") or "")
-    fl = re_flags(flags)
-    path = path_of(ctx, v)
-    p = path if isinstance(path, URIRef) else None
-    seen = sorted({o for o in ctx.graph.objects(None, p) if isinstance(o, Literal) and re.search(pat, str(o), fl)})
-    text = str(seen[0]) if seen else generate(pat, flags)
-    if text is None:
+    """sh:pattern: replace the value by a synthetic string generated from the regular expression (one that says it
+    is synthetic where the pattern allows); never a value another node holds."""
+    text = generate(str(ctx.param(v.shape, "pattern")), str(ctx.param(v.shape, "flags") or ""), marked=True)
+    if text is None or v.value is None:
         return []
-    val = v.value
-    new = same_kind(val, text) if isinstance(val, Literal) else Literal(text)
+    new = same_kind(v.value, text) if isinstance(v.value, Literal) else Literal(text)
     return replace_value("pattern.generate", ctx, v, new)
 
 

@@ -31,7 +31,10 @@ def class_add_type(ctx: Context, v: Violation) -> list[Patch]:
 @strategy("class.link_instance", SH.ClassConstraintComponent,
           bindings={"instance": "first instance of shape sh:class in graph"})
 def class_link_instance(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:class: replace the value by an existing instance of the class."""
+    """sh:class: replace the value by an existing instance of the class (keeping values, only a literal, which no
+    type can make an instance: a node is kept and typed instead)."""
+    if ctx.keep_values and not isinstance(v.value, Literal):
+        return []
     cls = ctx.param(v.shape, "class")
     have = [n for n in instances(ctx.graph, cls) if n != v.focus] if cls is not None else []
     return replace_value("class.link_instance", ctx, v, have[0]) if have else []
