@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -22,6 +23,7 @@ from owl_memory.store import copy as copying
 BWRAP = shutil.which("bwrap")
 OWL_MEMORY = [sys.executable, "-m", "owl_memory"]
 CURRICULUM = str(shipped("curricula", "library.yaml"))
+HOSTILE = Path(__file__).parent / "data" / "hostile"
 
 
 @pytest.fixture
@@ -54,6 +56,9 @@ def test_every_command_that_would_write_a_read_only_memory_says_so_before_any_wo
               ["run", "What is om:MemoryItem?", "--lm", "scripted", "--memory", m],
               ["train", CURRICULUM, "--lm", "scripted", "--limit", "1", "--memory", m],
               ["pack", "import", "starter", "--memory", m],
+              ["sprint", "--memory", m],
+              ["sprint", "--agent", "--lm", "scripted", "--memory", m],
+              ["repair", str(HOSTILE / "data.ttl"), "--shapes", str(HOSTILE / "shapes.ttl"), "--memory", m],
               ["copy", str(memory_path.parent / "elsewhere"), m]]
     with Memory(memory_path.parent / "elsewhere") as other:
         other.add(ItemSpec("Principle", "Elsewhere rule", "Use it.", "e"))

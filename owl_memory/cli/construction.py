@@ -24,7 +24,7 @@ from .common import (
               help="The model given by --lm drives the loop itself through capped construction tools (cq_status, "
                    "workspace_apply, workspace_verify, repair_candidates, repair_apply, workspace_undo); "
                    "--lm scripted replays what memory compiled and invents nothing.")
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("--out",
               help="Write the built ontology (the working graph, the input's prefixes kept) to this file: Turtle, "
                    "or the format its suffix names.")
 @click.option("--max-iters", type=int,
@@ -55,8 +55,9 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
         raise ConfigError("--max-iters bounds the agent's RLM iterations: use it with --agent")
     spec = load_sprint(sprint_file or default_sprint())
     console = Console(stderr=True)
-    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
-                                            transient=True, disable=not console.is_terminal) as bar:
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True,
+                   disable=not console.is_terminal)
+    with Memory(memory_path, writes=True) as m, bar:
         task = bar.add_task(f"sprint {spec.name}", total=None)
 
         def shown(text: str) -> None:
@@ -122,7 +123,7 @@ def _agent_report(result: dict) -> None:
 @click.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
 @click.option("--shapes", required=True, type=click.Path(exists=True, dir_okay=False), help="SHACL shapes file.")
-@click.option("--out", type=click.Path(), help="Write the repaired graph here (format from suffix; the input's "
+@click.option("--out", help="Write the repaired graph here (format from suffix; the input's "
                                               "prefixes and base are kept).")
 @click.option("--max-rounds", type=int, default=10, show_default=True, help="Verify / patch rounds at most.")
 @click.option("--keep-values", is_flag=True,
@@ -165,8 +166,9 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]
     console = Console(stderr=True)
-    with Memory(memory_path) as m, Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console,
-                                            transient=True, disable=not console.is_terminal) as bar:
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True,
+                   disable=not console.is_terminal)
+    with Memory(memory_path, writes=True) as m, bar:
         task = bar.add_task(f"repair {data} ({len(graph)} triples)", total=None)
         result = repair(graph, shape_graph, memory=m, max_rounds=max_rounds, run_id=run, proposer=proposer,
                         keep_values=keep_values, progress=lambda line: bar.update(task, description=line))

@@ -65,8 +65,11 @@ class SprintRun:
 
     def __init__(self, sprint, memory, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
                  run_id: str | None = None, out=None):
-        """Load the sprint, open its workspace over the seed and shapes; nothing is verified yet."""
+        """Load the sprint, open its workspace over the seed and shapes; nothing is verified yet (a memory that cannot
+        be written is MemoryReadOnly now: the sprint stores graph versions and compiled answers there)."""
         self.sprint = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
+        if memory is not None:
+            memory.require_writable()
         self.memory = memory
         self.symbolic = SymbolicProposer(self.sprint.namespace)
         self.llm = proposer

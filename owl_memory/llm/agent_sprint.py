@@ -58,6 +58,8 @@ def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=N
     """
     spec = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
     check_out(out)
+    if memory is not None:
+        memory.require_writable()
     if config is None and "max_iters" not in options:
         options["max_iters"] = spec.max_steps
     config = RunConfig.of(config, **options)

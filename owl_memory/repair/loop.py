@@ -42,6 +42,8 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
     change set when no operator's patch is left; that goes through the same rules and verification, and compiles.
     `progress` (optional) is called with a one-line status after each verification (the CLI shows it on a terminal).
     """
+    if memory is not None:
+        memory.require_writable()  # what verifies is compiled into it: refuse before any work
     original, shapes = load_graph(data), load_graph(shapes)
     loop = _Loop(original, shapes, memory, protected, run_id, proposer, keep_values)
     loop.run(max_rounds, progress or (lambda line: None))
