@@ -5,6 +5,7 @@ runs through `train` and `ablate` with the scripted stand-in."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -247,3 +248,13 @@ def test_load_curriculum_reads_several_ontologies_and_refuses_an_unknown_one(tmp
 def test_the_library_api_refuses_what_the_command_refuses():
     with pytest.raises(CurriculumError, match="at most"):
         make_curriculum(["dcterms"], MakeOptions(tasks=10_000))
+
+
+def test_every_family_and_group_is_documented_and_the_help_names_the_groups():
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
+    section = docs.split("### Curricula from real ontologies", 1)[1]
+    for group, members in groups().items():
+        row = next(line for line in section.splitlines() if line.startswith(f"| {group} |"))
+        assert all(f"`{name}`" in row for name in members), (group, members)
+    help_text = " ".join(CliRunner().invoke(main, ["curriculum", "make", "--help"]).output.split())
+    assert "groups: " + ", ".join(groups()) in help_text

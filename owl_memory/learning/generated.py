@@ -172,7 +172,8 @@ class GeneratedCurriculum:
         names = ", ".join(s.name for s in self.sources)
         apart = (f"holdout tasks come from {', '.join(self.held_out)}, an ontology no train task uses"
                  if o.split == "ontology" else
-                 f"holdout tasks ask about {len(self.held_out)} entities that no train task names")
+                 f"{len(self.held_out)} entities are held out: holdout tasks ask only about them, no train task "
+                 "names them")
         return [f"# Made by `owl-memory curriculum make` from {names}: {len(self.tasks)} tasks, {n['train']} train "
                 f"and {n['holdout']} holdout (seed {o.seed}).",
                 f"# Split {o.split}: {apart}. Per family and split: `generated.families` below.",
