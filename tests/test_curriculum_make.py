@@ -240,6 +240,9 @@ def test_load_curriculum_reads_several_ontologies_and_refuses_an_unknown_one(tmp
     (tmp_path / "c.yaml").write_text(text.replace(", ontology: types", ""), encoding="utf-8")
     with pytest.raises(LoadError, match="task a: name its ontology"):
         load_curriculum(tmp_path / "c.yaml")
+    (tmp_path / "c.yaml").write_text(f"id: one\nontologies: [{{path: {onto}}}]\ntasks: [{{id: a, query: q}}]\n",
+                                     encoding="utf-8")
+    assert load_curriculum(tmp_path / "c.yaml").ontology_path == onto  # one ontology is every task's
     (tmp_path / "c.yaml").write_text(text.replace("package: owlready2", "package: no_such_package"), encoding="utf-8")
     with pytest.raises(LoadError, match="package 'no_such_package' is not installed"):
         load_curriculum(tmp_path / "c.yaml")

@@ -125,18 +125,19 @@ def _from_mapping(data, path: Path) -> Curriculum:
     """Build a Curriculum from parsed YAML, checking every field."""
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data.get("id"):
         raise LoadError("a curriculum needs `id` and a list of `tasks`", source=str(path))
-    main = _ontology(data["ontology"], path) if data.get("ontology") else None
-    more = data.get("ontologies") or []
-    if not isinstance(more, list):
-        raise LoadError("`ontologies` must be a list of {name, path} entries", source=str(path))
-    ontologies = dict([*([main] if main else []), *(_ontology(o, path) for o in more)])
+    top, more = data.get("ontology") or {}, data.get("ontologies") or []
+    if not isinstance(top, dict) or not isinstance(more, list):
+        raise LoadError("`ontology` is one {name, path} entry and `ontologies` a list of them", source=str(path))
+    resolved = [_ontology(o, path) for o in ([top] if top.get("path") else []) + more]
+    ontologies = dict(resolved)
+    main = resolved[0] if top.get("path") or len(resolved) == 1 else None  # what tasks naming none run over
     tasks = tuple(_task(t, n, path) for n, t in enumerate(data["tasks"], 1))
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise LoadError(f"task ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}", source=str(path))
     for t in tasks:
         _check_ontology(t, ontologies, main is not None, path)
-    name = main[0] if main else "+".join(ontologies)
+    name = main[0] if main else str(top.get("name") or "+".join(ontologies))
     return Curriculum(str(data["id"]), name, main[1] if main else None, tasks, ontologies)
 
 

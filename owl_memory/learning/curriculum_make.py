@@ -3,9 +3,10 @@ carries across entities and ontologies, split by entity or by ontology, seeded a
 
 Every family lists its candidates over every ontology (its pattern with nothing bound); a question that repeats
 another's text or gold is left out, and so is a transitive question whose answer is its direct one's. The split
-holds entities (or whole ontologies) out; tasks are then picked round-robin over (ontology, family), each group in
-seeded order, and a picked candidate becomes a task only when its gold, run over its ontology, returns exactly the
-listed answers (never none) and the sparql judge accepts those answers given back as an answer.
+holds entities (or whole ontologies) out; tasks are then picked one ontology after another, each giving its next
+family's task in turn, every (ontology, family) group in seeded order, and a picked candidate becomes a task only
+when its gold, run over its ontology, returns exactly the listed answers (never none) and the sparql judge accepts
+those answers given back as an answer.
 """
 
 from __future__ import annotations

@@ -50,10 +50,6 @@ class OntologyView:
             return f"<{term}>"
         return f"{prefix}:{name}" if prefix and _SIMPLE.match(name) else f"<{term}>"
 
-    def label(self, term) -> str | None:
-        """The term's one English label, or None."""
-        return self.labels.get(term)
-
 
 def is_builtin(term) -> bool:
     """True for IRIs of RDF, RDFS, OWL and XSD themselves (never what a task asks about) and for blank nodes."""
