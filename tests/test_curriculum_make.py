@@ -179,6 +179,19 @@ def test_an_unparsable_or_empty_ontology_is_refused(tmp_path):
     assert error["message"].startswith("empty gives no task for any family: it has 0 classes, 0 properties")
 
 
+@pytest.mark.parametrize("name, text, message", [
+    ("o.owl", '<?xml version="1.0"?>\n<Ontology xmlns="http://www.w3.org/2002/07/owl#" ontologyIRI="http://e.org/o">'
+              '<Declaration><Class IRI="#A"/></Declaration></Ontology>', "this is OWL/XML, which rdflib does not read"),
+    ("o.owl", "@prefix ex: <http://e.org/> .\nex:A a ex:B .\n", "the file looks like turtle, not xml"),
+    ("o.ttl", '[{"@id": "http://e.org/A", "@type": ["http://e.org/B"]}]', "the file looks like json-ld, not turtle"),
+])
+def test_a_file_in_another_syntax_than_its_suffix_says_is_refused_with_the_fix(tmp_path, name, text, message):
+    """Every command reads an ontology by its suffix, so a curriculum over a misnamed file would fail at run time."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    result = make([str(tmp_path / name), "--out", str(tmp_path / "x.yaml")])
+    assert result.exit_code == 2 and f"LoadError: {tmp_path / name}: {message}" in result.output, result.output
+
+
 TINY = """@prefix : <{base}> . @prefix owl: <http://www.w3.org/2002/07/owl#> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 :Animal a owl:Class ; rdfs:label "Thing"@en . :Plant a owl:Class ; rdfs:label "Thing"@en .
@@ -189,14 +202,14 @@ TINY = """@prefix : <{base}> . @prefix owl: <http://www.w3.org/2002/07/owl#> .
 """
 
 
-@pytest.mark.parametrize("base, suffix", [("http://example.org/zoo#", ".ttl"), ("urn:zoo:", ".owl")])
-def test_odd_ontologies_make_tasks_the_judge_can_read(tmp_path, base, suffix):
-    """Labels shared by two terms or in French only, a union range, urn: IRIs, Turtle in a file named .owl."""
-    path = tmp_path / f"zoo{suffix}"
+@pytest.mark.parametrize("base", ["http://example.org/zoo#", "urn:zoo:"])
+def test_odd_ontologies_make_tasks_the_judge_can_read(tmp_path, base):
+    """Labels shared by two terms or in French only, a union range, urn: IRIs."""
+    path = tmp_path / "zoo.ttl"
     path.write_text(TINY.format(base=base), encoding="utf-8")
     made = make_curriculum([path], MakeOptions(tasks=14, seed=1, holdout=0.3))
     assert len(made.tasks) == 14 and made.dropped == 0
-    graph = load_graph(path, format="turtle")
+    graph = load_graph(path)
     for t in made.tasks:
         assert gold_terms(graph, t.gold) == set(t.answers), t.id
         assert judge({"sparql": t.gold}, t.answer_text(), ontology=graph, task=t.question).success, t.id

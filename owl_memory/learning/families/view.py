@@ -12,11 +12,12 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DC, DCTERMS, OWL, RDF, RDFS
 
 from ...errors import LoadError
-from ...rdfio import load_graph
+from ...rdfio import guess_format, load_graph
 from ...vocab import local_name
 from ..judge import BUILTIN
 
-_FORMATS = ("turtle", "xml", "nt", "json-ld")  # tried in turn when a file's suffix names the wrong syntax
+_SUFFIXES = {"rdf/xml": ".owl or .rdf", "json-ld": ".jsonld", "turtle": ".ttl"}
+_OWL_XML = re.compile(r"<Ontology\b[^>]*xmlns=\"http://www\.w3\.org/2002/07/owl#\"")
 _SIMPLE = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
@@ -62,16 +63,30 @@ def english(literal) -> bool:
 
 
 def parse(path: Path) -> Graph:
-    """The ontology file as a Graph, trying the other RDF syntaxes when its suffix names the wrong one."""
+    """The ontology file as a Graph, read as every owl-memory command reads it (by its suffix); LoadError for OWL/XML
+    (rdflib's RDF/XML parser would read it as nothing), and one that names the syntax a misnamed file holds."""
+    head = _head(path)
+    if _OWL_XML.search(head):
+        raise LoadError("this is OWL/XML, which rdflib does not read; save it as RDF/XML or Turtle (Protégé: File > "
+                        "Save as)", source=str(path))
     try:
         return load_graph(path)
-    except LoadError as first:
-        for fmt in _FORMATS:
-            try:
-                return load_graph(path, format=fmt)
-            except LoadError:
-                continue
-        raise first
+    except LoadError as e:
+        shown = "rdf/xml" if head.startswith(("<?xml", "<!DOCTYPE", "<rdf:RDF")) else \
+            "json-ld" if head.startswith(("{", "[")) else "turtle" if head.startswith(("@prefix", "PREFIX")) else ""
+        if shown and shown.replace("rdf/", "") != guess_format(path):
+            raise LoadError(f"the file looks like {shown}, not {guess_format(path)} as its suffix says; give it the "
+                            f"suffix of its syntax ({_SUFFIXES[shown]})", source=str(path)) from e
+        raise
+
+
+def _head(path: Path) -> str:
+    """The first characters of a file (without a byte-order mark or leading space); "" when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    except OSError:
+        return ""  # load_graph says what is wrong with the path
 
 
 def view_of(name: str, graph: Graph) -> OntologyView:
