@@ -37,6 +37,11 @@ class ConfigError(OwlMemoryError, ValueError):
     """A required setting (an LM, a data directory, an interpreter) is missing or wrong."""
 
 
+class CurriculumError(OwlMemoryError, ValueError):
+    """A curriculum cannot be made as asked (unknown family, too few entities, more tasks than the ontologies give);
+    the message says what to change."""
+
+
 class ToolError(OwlMemoryError):
     """A recoverable tool failure; its message becomes the "[Error] …" observation."""
 

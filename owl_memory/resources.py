@@ -1,4 +1,5 @@
-"""Files the package ships: the memory ontology, the memory shapes, the JSON schemas and sprint 1."""
+"""Files the package ships (the memory ontology, the memory shapes, the JSON schemas, sprint 1, the curricula) and
+real ontologies that installed dependencies ship (DC Terms inside owlready2, schema.org inside pySHACL)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from rdflib import Graph
+
+from .errors import ConfigError
 
 
 def shipped(package: str, name: str) -> Path:
@@ -19,6 +22,23 @@ def shipped(package: str, name: str) -> Path:
 
 # packages whose top-level folder has another name
 _FOLDERS = {"sprint1": "experiments/sprint1", "curricula": "experiments/curricula"}
+
+# name -> (installed package, file inside it): real ontologies a user's machine already has
+DEPENDENCY_ONTOLOGIES = {"dcterms": ("owlready2", "ontos/dcterms.owl"), "dc": ("owlready2", "ontos/dc.owl"),
+                         "dcmitype": ("owlready2", "ontos/dcmitype.owl"), "schema": ("pyshacl", "assets/schema.ttl")}
+
+
+def package_file(package: str, name: str) -> Path:
+    """Path of file `name` inside the installed package `package`; ConfigError when the package is not installed."""
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"package {package!r} is not installed; pip install {package}")
+    return Path(next(iter(spec.submodule_search_locations))) / name
+
+
+def dependency_ontology(name: str) -> Path:
+    """Path of a real ontology an installed dependency ships, by its short name (keys of DEPENDENCY_ONTOLOGIES)."""
+    return package_file(*DEPENDENCY_ONTOLOGIES[name])
 
 
 @cache

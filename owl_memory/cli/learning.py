@@ -1,4 +1,5 @@
-"""Commands of the learning loop: train (a curriculum through the loop) and pack (export / import)."""
+"""Commands of the learning loop: train (a curriculum through the loop), pack (export / import) and curriculum
+(make one from ontologies)."""
 
 from __future__ import annotations
 
@@ -122,4 +123,62 @@ def pack_import(pack_file, memory_path, as_json):
                                                          f"{len(d['skipped'])} skipped"))
 
 
-COMMANDS = (train, pack)
+@click.group("curriculum")
+def curriculum():
+    """Make curricula from ontologies: tasks with SPARQL gold, split for holdout checkpoints.
+
+    Example: owl-memory curriculum make dcterms --tasks 200 --out dcterms.yaml
+    """
+
+
+@curriculum.command("make")
+@click.argument("ontologies", nargs=-1, required=True)
+@click.option("--families", default="", help="Comma-separated family or group names (groups: hierarchy, schema, "
+              "annotation, count, axiom); default every family. An unknown name lists them all.")
+@click.option("--split", default="entity", show_default=True,
+              help="entity: holdout tasks ask about entities no train task names (generalization); ontology: holdout "
+                   "tasks come from ontologies no train task uses (transfer).")
+@click.option("--tasks", type=int, default=200, show_default=True, help="How many tasks in all.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed and ontologies: the same file.")
+@click.option("--holdout", type=float, default=0.25, show_default=True, help="The share of tasks held out.")
+@click.option("--holdout-ontology", multiple=True, help="With --split ontology: an ontology (by name) to hold out; "
+              "repeat it for several. Default: the seed picks.")
+@click.option("--max-answers", type=int, default=15, show_default=True,
+              help="Leave out list questions with more answers than this.")
+@click.option("--id", "curriculum_id", default="", help="The curriculum's id (default: names, split and seed).")
+@click.option("--out", required=True, help="The curriculum YAML to write.")
+@json_option
+@library_errors
+def curriculum_make(ontologies, families, split, tasks, seed, holdout, holdout_ontology, max_answers,
+                    curriculum_id, out, as_json):
+    """Make a curriculum of tasks with deterministic SPARQL gold from ONTOLOGIES (OWL or RDFS files, or dcterms,
+    dc, dcmitype, schema: ontologies installed packages ship), checked at generation: every gold answers, and the
+    judge accepts its answer.
+
+    Example: owl-memory curriculum make dcterms --split entity --tasks 300 --out dcterms.yaml
+    """
+    from ..learning.curriculum_make import make_curriculum
+    from ..learning.generated import MakeOptions
+    from ..rdfio import check_output, write_text
+
+    target = check_output(out)
+    options = MakeOptions(tuple(f.strip() for f in families.split(",") if f.strip()), split, tasks, seed, holdout,
+                          max_answers, tuple(holdout_ontology), curriculum_id)
+    made = make_curriculum(ontologies, options)
+    write_text(made.to_yaml(target.parent), target)
+    emit({"path": str(out), **made.summary()}, as_json, _made_report)
+
+
+def _made_report(summary: dict) -> None:
+    """Print what a curriculum holds: tasks per family and split, and what the split keeps apart."""
+    rows = [(f, n["train"], n["holdout"]) for f, n in summary["families"].items()]
+    table(("family", "train", "holdout"), rows, "no families")
+    held = summary["held_out"]
+    apart = f"{held['entities']} held-out entities" if "entities" in held else \
+        f"held-out ontologies: {', '.join(held['ontologies'])}"
+    click.echo(f"{summary['path']}: {summary['tasks']} tasks ({summary['splits']['train']} train, "
+               f"{summary['splits']['holdout']} holdout) from {', '.join(summary['ontologies'])}; split "
+               f"{summary['split']}, {apart}")
+
+
+COMMANDS = (train, pack, curriculum)

@@ -8,6 +8,10 @@ YAML:
       - {id: t1, query: "...", tags: [hierarchy], task_type: hierarchy, expect: {sparql: "SELECT ..."},
          split: train}                                # split: train | holdout (default train)
 
+An ontology entry may name a file inside an installed package instead ({name: dcterms, package: owlready2,
+path: ontos/dcterms.owl}). Several ontologies: `ontologies: [{name, path}, ...]`, and each task names its own with
+`ontology: NAME` (a task without one uses the top-level `ontology`).
+
 A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
 schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`: they are
 judged structurally against the reference, since the endpoint is not queried. Such a folder is a task corpus.
@@ -17,7 +21,8 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -27,6 +32,7 @@ from rdflib.namespace import RDF, RDFS, SH
 from ..errors import ConfigError, LoadError
 from ..model.judgments import Expect
 from ..rdfio import load_graph
+from ..resources import package_file
 from .judge import check_expect
 
 SCHEMA = Namespace("https://schema.org/")
@@ -45,6 +51,8 @@ class Task:
         task_type: what kind of task it is (hierarchy, lookup, ...), used for applicability.
         expect: gold for the deterministic judges (kind sparql, answer, ask, shacl or query), None for none.
         split: train or holdout.
+        ontology: the name of the task's own ontology (a key of the curriculum's `ontologies`); "" for the
+            curriculum's one ontology.
     """
 
     id: str
@@ -53,28 +61,37 @@ class Task:
     task_type: str = "general"
     expect: Expect | None = None
     split: str = "train"
+    ontology: str = ""
 
     def to_dict(self) -> dict:
         """JSON-compatible form."""
         return {"id": self.id, "query": self.query, "tags": list(self.tags), "task_type": self.task_type,
-                "expect": self.expect.to_dict() if self.expect else {}, "split": self.split}
+                "expect": self.expect.to_dict() if self.expect else {}, "split": self.split,
+                **({"ontology": self.ontology} if self.ontology else {})}
 
 
 @dataclass(frozen=True)
 class Curriculum:
-    """A named list of tasks over one ontology (or over a remote endpoint, with no local ontology).
+    """A named list of tasks over one ontology, over several (each task names its own), or over a remote endpoint
+    (no local ontology).
 
     Args:
         id: the curriculum's id (recorded in provenance).
-        ontology_name: short name of the ontology.
-        ontology_path: the ontology file, resolved; None for endpoint-only corpora.
+        ontology_name: short name of the ontology (names joined by "+" when there are several).
+        ontology_path: the ontology file, resolved; None for endpoint-only corpora and for several ontologies.
         tasks: the tasks in order.
+        ontologies: every ontology by name -> its file, resolved (the one of `ontology_path` included).
     """
 
     id: str
     ontology_name: str
     ontology_path: Path | None
     tasks: tuple[Task, ...]
+    ontologies: Mapping[str, Path] = field(default_factory=dict)
+
+    def ontology_for(self, task: Task) -> Path | None:
+        """The ontology file `task` runs over: its own when it names one, else the curriculum's."""
+        return self.ontologies[task.ontology] if task.ontology else self.ontology_path
 
     @property
     def train(self) -> list[Task]:
@@ -108,17 +125,44 @@ def _from_mapping(data, path: Path) -> Curriculum:
     """Build a Curriculum from parsed YAML, checking every field."""
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data.get("id"):
         raise LoadError("a curriculum needs `id` and a list of `tasks`", source=str(path))
-    onto = data.get("ontology") or {}
-    onto_path = (path.parent / onto["path"]).resolve() if onto.get("path") else None
-    if onto_path is not None and not onto_path.is_file():
-        raise LoadError(f"ontology.path {onto['path']!r} does not exist (paths are relative to the curriculum)",
-                        source=str(path))
+    top, more = data.get("ontology") or {}, data.get("ontologies") or []
+    if not isinstance(top, dict) or not isinstance(more, list):
+        raise LoadError("`ontology` is one {name, path} entry and `ontologies` a list of them", source=str(path))
+    resolved = [_ontology(o, path) for o in ([top] if top.get("path") else []) + more]
+    ontologies = dict(resolved)
+    main = resolved[0] if top.get("path") or len(resolved) == 1 else None  # what tasks naming none run over
     tasks = tuple(_task(t, n, path) for n, t in enumerate(data["tasks"], 1))
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise LoadError(f"task ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}", source=str(path))
-    return Curriculum(str(data["id"]), str(onto.get("name") or (onto_path.stem if onto_path else "")), onto_path,
-                      tasks)
+    for t in tasks:
+        _check_ontology(t, ontologies, main is not None, path)
+    name = main[0] if main else str(top.get("name") or "+".join(ontologies))
+    return Curriculum(str(data["id"]), name, main[1] if main else None, tasks, ontologies)
+
+
+def _ontology(entry, path: Path) -> tuple[str, Path]:
+    """One ontology entry ({name, path} or {name, package, path}) as (name, resolved file); LoadError when missing."""
+    if not isinstance(entry, dict) or not entry.get("path"):
+        raise LoadError("an ontology entry needs a `path` (and a `name`)", source=str(path))
+    try:
+        file = package_file(entry["package"], entry["path"]) if entry.get("package") else \
+            (path.parent / entry["path"]).resolve()
+    except ConfigError as e:
+        raise LoadError(f"ontology {entry.get('name') or entry['path']}: {e}", source=str(path)) from e
+    if not file.is_file():
+        where = f"inside package {entry['package']}" if entry.get("package") else "relative to the curriculum"
+        raise LoadError(f"ontology path {entry['path']!r} does not exist ({where})", source=str(path))
+    return str(entry.get("name") or file.stem), file
+
+
+def _check_ontology(task: Task, ontologies: dict, has_default: bool, path: Path) -> None:
+    """LoadError when a task names an unknown ontology, or names none where the curriculum has no default."""
+    if task.ontology and task.ontology not in ontologies:
+        raise LoadError(f"task {task.id}: ontology {task.ontology!r} is not one of the curriculum's "
+                        f"({', '.join(ontologies) or 'none'})", source=str(path))
+    if not task.ontology and not has_default and len(ontologies) > 1:
+        raise LoadError(f"task {task.id}: name its ontology (one of {', '.join(ontologies)})", source=str(path))
 
 
 def _task(t, n: int, path: Path) -> Task:
@@ -135,7 +179,7 @@ def _task(t, n: int, path: Path) -> Task:
     except ConfigError as e:
         raise LoadError(f"task {t['id']}: {e}", source=str(path)) from e
     return Task(str(t["id"]), str(t["query"]), tags, str(t.get("task_type") or (tags[0] if tags else "general")),
-                expect, split)
+                expect, split, str(t.get("ontology") or ""))
 
 
 def load_examples(folder: str | Path, holdout_every: int = 5) -> Curriculum:

@@ -36,7 +36,12 @@ BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/200
 
 def normalize(text) -> str:
     """NFC, case-folded, single-spaced, without surrounding quotes and trailing punctuation."""
-    t = " ".join(unicodedata.normalize("NFC", str(text)).split()).casefold()
+    return _tidy(text).casefold()
+
+
+def _tidy(text) -> str:
+    """NFC, single-spaced, without surrounding quotes and trailing punctuation (case kept)."""
+    t = " ".join(unicodedata.normalize("NFC", str(text)).split())
     return t.strip().strip("\"'`").rstrip(".!").strip()
 
 
@@ -64,7 +69,12 @@ def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
     except Exception as e:  # rdflib raises parser and evaluation errors of many types
         raise LoadError(f"the gold query does not run over the ontology ({type(e).__name__}: {str(e)[:160]}); "
                         "fix expect.sparql in the curriculum") from e
-    gold_terms = {term for row in rows for term in row if term is not None}
+    return judge_terms(answer, {term for row in rows for term in row if term is not None}, g, task)
+
+
+def judge_terms(answer, gold_terms: set, g: Graph, task: str = "") -> Judgment:
+    """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
+    run over the graph `g`); terms the task names do not count against precision."""
     gold_keys = {_key(t) for t in gold_terms}
     found = answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys)
     return _set_verdict(found, gold_keys, "sparql")
@@ -75,14 +85,17 @@ def answer_terms(answer, g: Graph, gold_terms: set) -> set[str]:
     items = [str(a) for a in answer] if isinstance(answer, list | tuple) else [str(answer)]
     prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
     names = _local_names(g)
-    literals = {normalize(t): _key(t) for t in gold_terms if isinstance(t, Literal)}
+    literals = sorted(((_phrase(t), _key(t)) for t in gold_terms if isinstance(t, Literal) and _tidy(t)),
+                      key=lambda pair: -len(pair[1]))
     found: set[str] = set()
     for item in items:
+        item = unicodedata.normalize("NFC", item)
+        for phrase, key in literals:  # longest first; a quoted literal's words are not read again as term names
+            if phrase.search(item):
+                found.add(key)
+                item = phrase.sub(" ", item)
         found |= {_key(URIRef(iri)) for iri in _IRI.findall(item)}
         rest = _IRI.sub(" ", item)
-        for lit, key in literals.items():
-            if re.search(rf"(?<!\w){re.escape(lit)}(?!\w)", normalize(item)):
-                found.add(key)
         for word in _SPLIT.split(rest):
             word = word.strip("\"'`()[]{}.:!?")
             if ":" in word and word.split(":", 1)[0] in prefixes:
@@ -90,6 +103,12 @@ def answer_terms(answer, g: Graph, gold_terms: set) -> set[str]:
             elif word:
                 found |= _named(word, names, {_key(t) for t in gold_terms})
     return found
+
+
+def _phrase(literal: Literal) -> re.Pattern:
+    """A gold literal as a whole-word, case-insensitive pattern that allows any run of spaces between its words."""
+    words = _tidy(literal).split()
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
 
 
 def _named(word: str, names: dict[str, set[str]], gold: set[str]) -> set[str]:

@@ -33,7 +33,7 @@ def train_curriculum(course: Curriculum, memory, config: RunConfig, *, split: st
 def _one(course: Curriculum, task: Task, memory, config: RunConfig, learning: Learning) -> dict:
     """One task through the loop; a failing run or LM is recorded and training goes on."""
     try:
-        r = run_learning(task.query, memory, config, learning, ontology=course.ontology_path)
+        r = run_learning(task.query, memory, config, learning, ontology=course.ontology_for(task))
     except OwlMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the next one still runs
