@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import owlready2
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
 
 from .model import ItemSpec
 from .rdfio import load_graph
+from .resources import dependency_ontology
 from .store.memory import Memory
 from .vocab import local_name
 
@@ -19,7 +19,7 @@ TASK = "metadata-annotation"
 
 def dcterms_graph() -> Graph:
     """DC Terms as distributed inside the installed owlready2 package."""
-    return load_graph(Path(owlready2.__file__).parent / "ontos" / "dcterms.owl")
+    return load_graph(dependency_ontology("dcterms"))
 
 
 def run_demo(path: Path) -> dict:
