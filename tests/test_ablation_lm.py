@@ -38,7 +38,7 @@ except NameError:
     found = []
 g = memory_get(found[0]['id']) if found else {}
 print(len(found), str(g.get('content', ''))[:3000])"""
-STEP_TWO = ("SUBMIT(answer={gold!r} if found or 'Relevant prior experience' in task or 'Memory hint' in task "
+STEP_TWO = ("SUBMIT(answer={gold!r} if found or 'prior_experience' in globals() or 'Memory hint' in task "
             "else 'unknown')")
 
 

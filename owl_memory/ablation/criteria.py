@@ -1,10 +1,10 @@
 """The success criteria of the layer experiments (E1–E8, experiments/ablation/layers.yaml), checked on a summary's
 conditions by their config names:
 
-- E6 >= max(E2..E5): the full layer cake's holdout success at the last checkpoint is at least that of every single
+- E6 ≥ max(E2..E5): the full layer cake's holdout success at the last checkpoint is at least that of every single
   layer (E2 L0, E3 L1, E4 L3, E5 L2);
 - E7b < 50% of E7a's large returns: handle tools return fewer than half the large returns naive tools do;
-- E8 auto-inject >= 80% of tool-mediated convergence: E8a's share of converged runs is at least 0.8 times E8b's.
+- E8 auto-inject ≥ 80% of tool-mediated convergence: E8a's share of converged runs is at least 0.8 times E8b's.
 
 Each is met, not met, or not measurable (an arm is missing, or the quantity compared with is 0 or unknown), with
 the numbers.
@@ -48,7 +48,7 @@ def _final(summary) -> float | None:
 
 def _layer_cake(conditions: dict) -> Criterion:
     """E6 >= max(E2..E5), on holdout success at the last checkpoint."""
-    name = "E6 >= max(E2..E5) (holdout success, last checkpoint)"
+    name = "E6 ≥ max(E2..E5) (holdout success, last checkpoint)"
     missing = _missing(conditions, ("E6", *SINGLE_LAYERS))
     if missing:
         return Criterion(name, UNMEASURABLE, f"needs arms {', '.join(missing)}")
@@ -76,7 +76,7 @@ def _large_returns(conditions: dict) -> Criterion:
 
 def _auto_inject(conditions: dict) -> Criterion:
     """E8a's convergence at least 80% of E8b's."""
-    name = "E8a (auto-inject) >= 80% of E8b's (tool-mediated) convergence"
+    name = "E8a (auto-inject) ≥ 80% of E8b's (tool-mediated) convergence"
     missing = _missing(conditions, ("E8a", "E8b"))
     if missing:
         return Criterion(name, UNMEASURABLE, f"needs arms {', '.join(missing)}")

@@ -277,7 +277,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     `max_llm_calls` (sub-LLM calls from the model's code) are the budgets of every task, the same in every
     condition; `sub_lm` serves those calls (default: the main LM); `max_tokens` and `timeout` bound every LM call.
     `k` is A1's quota (model.Quota), `consolidate=False` stores learned items append-only, `max_items` bounds every
-    arm's memory, `budgets` sets layer budgets ("L0=400,L2=1500"); an experiment config's own settings win.
+    arm's memory, `budgets` sets layer budgets ("L0=400,L2=800"); an experiment config's own settings win.
     `progress`: a status line with ETA on stderr (None: when stderr is a terminal).
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main

@@ -77,7 +77,8 @@ def tables(summary: Summary) -> list[Table]:
 
 
 def conditions_table(summary: Summary) -> Table:
-    """One row per condition: outcome, cost, leakage, memory; optional columns only when some condition has them."""
+    """One row per condition: outcome, cost, leakage, memory; a column only when some condition has a value there
+    that is not zero or unknown."""
     conds = summary.conditions
     columns = [("runs", lambda c: c.runs), ("errors", lambda c: c.errors),
                ("final holdout", lambda c: percent(c.holdout[-1].mean, c.holdout[-1].low, c.holdout[-1].high)
@@ -85,21 +86,18 @@ def conditions_table(summary: Summary) -> Table:
                ("gain", lambda c: c.memory_growth.success_gain)]
     optional = [("pass@k", lambda c: ", ".join(f"@{k} {percent(v)}" for k, v in c.pass_at_k.items()) or None),
                 ("converged", lambda c: None if c.converged_rate is None else percent(c.converged_rate)),
-                ("tokens/task", lambda c: c.tokens_per_task or None),
-                ("LM calls/task", lambda c: c.lm_calls_per_task or None),
-                ("sub-LM calls/task", lambda c: c.sub_lm_calls_per_task or None),
-                ("cost/task (USD)", lambda c: c.cost_usd_per_task or None),
+                ("tokens/task", lambda c: c.tokens_per_task), ("LM calls/task", lambda c: c.lm_calls_per_task),
+                ("sub-LM calls/task", lambda c: c.sub_lm_calls_per_task),
+                ("cost/task (USD)", lambda c: c.cost_usd_per_task),
                 ("iterations/task", lambda c: c.iterations_per_task),
                 ("tool calls/task", lambda c: c.tool_calls_per_task),
-                ("payload chars (mean)", lambda c: c.leakage.payload_chars_in_history_mean or None),
-                ("large returns", lambda c: c.leakage.large_returns or None),
-                ("max window", lambda c: c.max_window or None),
-                ("stdout chars/task", lambda c: c.stdout_chars_per_task or None),
+                ("payload chars (mean)", lambda c: c.leakage.payload_chars_in_history_mean),
+                ("large returns", lambda c: c.leakage.large_returns), ("max window", lambda c: c.max_window),
+                ("stdout chars/task", lambda c: c.stdout_chars_per_task),
                 ("items start→end", lambda c: f"{c.memory_growth.items_start:g}→{c.memory_growth.items_end:g}"),
-                ("dedup rate", lambda c: c.dedup_rate), ("conflicts", lambda c: c.conflicts or None),
-                ("exception use", lambda c: c.exception_use or None),
-                ("own items filtered", lambda c: c.filtered or None)]
-    kept = columns + [(h, f) for h, f in optional if any(f(c) is not None for c in conds.values())]
+                ("dedup rate", lambda c: c.dedup_rate), ("conflicts", lambda c: c.conflicts),
+                ("exception use", lambda c: c.exception_use), ("own items filtered", lambda c: c.filtered)]
+    kept = columns + [(h, f) for h, f in optional if any(f(c) not in (None, 0, 0.0) for c in conds.values())]
     return Table("conditions", "Per condition: holdout success at the last checkpoint (95% interval), pass@k over "
                  "repeats, convergence, cost, leakage and memory", ("condition", *(h for h, _ in kept)),
                  tuple((n, *(f(c) for _, f in kept)) for n, c in conds.items()))

@@ -1,5 +1,6 @@
-"""What a condition puts into the task up front: A1's retrieved items as a "Relevant prior experience" block, A3's
-packed hint (model.MemoryAccess says which, and how many items).
+"""What a condition gives the model up front: A1's retrieved items as a "Relevant prior experience" block (its own
+RLM input, `prior_experience`, bounded so its preview is seen whole), A3's packed hint appended to the task
+(model.MemoryAccess says which, and how many items).
 
 A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in
 tiers, most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task
@@ -9,7 +10,8 @@ run generated it (a pack, a hand-written item), else `failure` for an AntiPatter
 Principle or Constraint (other kinds are never injected). The quota takes the top items of each polarity in
 candidate order (2 success + 1 failure + 1 seed by default), or the top N whatever their polarity. An item that a
 run of this very task generated or re-extracted, or that supersedes such an item, is never injected: the run
-records it as filtered. The block is bounded: whole items are added while they fit the L2 budget.
+records it as filtered. The block is bounded: whole items (title, polarity and kind, summary, <= 3 bullets) are
+added while they fit the L2 budget (at most 1,000 characters, the RLM's preview of an input).
 """
 
 from __future__ import annotations
@@ -19,25 +21,25 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import Hit, Item, MemoryAccess, Quota
-from ..model.runs import POLARITIES
+from ..model.runs import MAX_BUDGET, POLARITIES
 from ..vocab import ITEM, OWL, RDF
 from .tools import clip
 
-BULLETS, BULLET_CHARS = 3, 160  # A1: bullets per injected item, characters per bullet
-TEXT_BUDGET = 2_000  # A1: characters of the injected block (the L2 budget), unless the run sets one
+BULLETS, BULLET_CHARS = 3, 120  # A1: bullets per injected item, characters per bullet
+TITLE_CHARS, SUMMARY_CHARS = 80, 160  # A1: characters of an injected item's title and summary
+FIELD = "prior_experience"  # the RLM input A1's block is given in
 INJECTABLE = {"Procedure": "success", "Principle": "success", "Constraint": "success", "AntiPattern": "failure"}
 TIERS = (("text", "ontology", "task_type"), ("text", "ontology"), ("ontology", "task_type"), ("text", "task_type"),
          ("text",), ("ontology",))
 HEADING = "## Relevant prior experience"
-ASSESS = ("Before taking action, briefly assess which of these items apply to your current task and which do not; "
-          "they come from earlier runs and may be wrong here.")
+ASSESS = "Before acting, briefly assess which of these items apply to your task and which do not."
 LABELS = {"success": "what worked", "failure": "what failed", "seed": "seed advice"}
 ORIGIN = """PREFIX om: <http://w3id.org/owl-memory#>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 SELECT ?item ?source ?task WHERE {
   VALUES ?item { %s }
   ?item om:supersedes* ?source .
-  { ?source prov:wasGeneratedBy ?run } UNION { ?source om:reextractedBy ?run }
+  { ?source prov:wasGeneratedBy ?run } UNION { ?run om:reextracted ?source }
   OPTIONAL { ?run om:taskId ?task }
 }"""
 _ID = re.compile(r"^[0-9a-f]{16}$")
@@ -120,28 +122,32 @@ def _pick(hits: list[Hit], polarity: dict[str, str], quota: Quota) -> list[Hit]:
     return out
 
 
-def memory_text(memory, retrieval: Retrieval, access: MemoryAccess, budget: int | None = None) -> tuple[str, list[Hit]]:
-    """What the task gets appended, and the hits it shows: A1 the "Relevant prior experience" block (whole items
-    while they fit `budget` characters), A3 the packed hint."""
-    hits = list(retrieval.hits)
-    if hits and access.hint_chars:
-        return "\n\nMemory hint: " + hint(memory.get(hits[0].id), access.hint_chars), hits[:1]
-    if not hits or not access.text:
+def hint_text(memory, retrieval: Retrieval, access: MemoryAccess) -> tuple[str, list[Hit]]:
+    """A3: the packed hint appended to the task, and the hit it shows ("" and [] for any other condition)."""
+    if not retrieval.hits or not access.hint_chars:
         return "", []
-    text, shown = f"\n\n{HEADING}\n\n{ASSESS}\n", []
-    for n, h in enumerate(hits, 1):
-        block = _block(memory, n, h, retrieval.polarity.get(h.id, "seed"))
-        if len(text) + len(block) > (budget or TEXT_BUDGET):
-            break
+    return "\n\nMemory hint: " + hint(memory.get(retrieval.hits[0].id), access.hint_chars), list(retrieval.hits[:1])
+
+
+def experience(memory, retrieval: Retrieval, access: MemoryAccess, budget: int | None = None) -> tuple[str, list[Hit]]:
+    """A1: the "Relevant prior experience" block (whole items while they fit `budget` characters, at most
+    MAX_BUDGET), and the hits it shows ("" and [] when there is nothing to show)."""
+    if not retrieval.hits or not access.text:
+        return "", []
+    text, shown, bound = f"{HEADING}\n{ASSESS}\n", [], min(budget or MAX_BUDGET, MAX_BUDGET)
+    for h in retrieval.hits:
+        block = _block(memory, len(shown) + 1, h, retrieval.polarity.get(h.id, "seed"))
+        if len(text) + len(block) > bound:
+            continue
         text, shown = text + block, shown + [h]
-    return (text if shown else ""), shown
+    return (text.rstrip() if shown else ""), shown
 
 
 def _block(memory, n: int, hit: Hit, polarity: str) -> str:
-    """One injected item: its title, polarity, kind and id, its summary and <= 3 bullets of its content."""
+    """One injected item: its title, polarity and kind, its summary and <= 3 bullets of its content."""
     bullets = _bullets(memory.blobs.load(memory.get(hit.id).content_ref))
-    return (f"\n### {n}. {clip(hit.title, 80)} ({LABELS[polarity]}; {hit.kind}, id {hit.id})\n"
-            f"{clip(hit.summary, 200)}\n" + ("Key points:\n" + "".join(f"* {b}\n" for b in bullets) if bullets else ""))
+    return (f"\n### {n}. {clip(hit.title, TITLE_CHARS)} ({LABELS[polarity]}, {hit.kind})\n"
+            f"{clip(hit.summary, SUMMARY_CHARS)}\n" + "".join(f"* {b}\n" for b in bullets))
 
 
 def hint(item: Item, chars: int) -> str:

@@ -20,7 +20,7 @@ from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
-from .injection import Retrieval, memory_text, retrieve
+from .injection import FIELD, Retrieval, experience, hint_text, retrieve
 from .metrics import calls_before, calls_since, note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
@@ -193,9 +193,11 @@ class _Session:
         handle = box.prompt.to_dict() if box.prompt else {}
         if access.prompt_text and box.prompt is not None:  # the negative control hands the model the prompt text
             handle = {**handle, "text": box.blobs.load(box.prompt)}
-        text, self.injected = memory_text(self.memory, self.retrieval, access, self.config.budgets.get("L2"))
-        return {"task": self.task + text, "prompt": handle, "ontology": _ontology_info(self.graph),
-                **context.inputs(self.packed)}
+        hint, hinted = hint_text(self.memory, self.retrieval, access)
+        block, shown = experience(self.memory, self.retrieval, access, self.config.budgets.get("L2"))
+        self.injected = hinted + shown
+        return {"task": self.task + hint, "prompt": handle, "ontology": _ontology_info(self.graph),
+                **({FIELD: block} if block else {}), **context.inputs(self.packed)}
 
     def start(self, inputs: dict) -> None:
         """The run_start event: task, handles, injected and filtered ids and the configuration (no payload)."""
@@ -214,8 +216,8 @@ class _Session:
                                 "layers": [layer.to_dict() for layer in self.packed]})
 
     def rlm(self, inputs: dict) -> _TracedRLM:
-        """The traced RLM over the toolbox, with one input field per context layer."""
-        layer_fields = "".join(f", {name}: str" for name in context.inputs(self.packed))
+        """The traced RLM over the toolbox, with one input field per context layer (and A1's prior experience)."""
+        layer_fields = "".join(f", {name}: str" for name in inputs if name not in ("task", "prompt", "ontology"))
         sig = dspy.Signature(f"task: str, prompt: dict, ontology: dict{layer_fields} -> answer: str", INSTRUCTIONS)
         c = self.config
         return _TracedRLM(sig, max_iters=c.max_iters, max_llm_calls=c.max_llm_calls,

@@ -107,6 +107,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     learn=True (or matts="parallel:K" / "sequential:K") the run goes through the learning loop and the result is a
     LearnedRun: judged (by `expect` gold, else by the LM), items extracted, consolidated and stored with provenance."""
     config = RunConfig.of(config, **options)
+    config = replace(config, task_id=config.task_id or task_id, task_type=config.task_type or task_type)
     if not (learn or matts):
         return run_agent(task, memory, prompt, ontology, config)
     learning = Learning(expect, task_type, task_id, matts, extract_lm, max_extract)

@@ -13,6 +13,7 @@ from .handles import sha256
 HINT_CHARS = 300  # A3's packed hint
 LAYERS = ("L0", "L1", "L3")  # context layers a run may give the model (agent/context.py computes them)
 BUDGETED = (*LAYERS, "L2")  # what a layer budget may bound: the layers, and L2 (A1's injected text)
+MAX_BUDGET = 1000  # dspy.RLM previews each input variable up to 1,000 characters: a bounded input is seen whole
 GRANTS = {"A0": {"layers_read_memory": False}, "A1": {"text": True}, "A2": {"tools": True},
           "A3": {"tools": True, "injected": 1, "hint_chars": HINT_CHARS},
           "A4": {"tools": True, "uncapped": True, "prompt_text": True},
@@ -109,7 +110,7 @@ class MemoryAccess:
 
 
 def parse_budgets(spec) -> dict[str, int]:
-    """Layer budgets in characters from "L0=400,L2=1500" or a mapping ({} for none); ConfigError naming the fix."""
+    """Layer budgets in characters from "L0=400,L2=800" or a mapping ({} for none); ConfigError naming the fix."""
     if not spec:
         return {}
     pairs = spec.items() if isinstance(spec, dict) else (p.partition("=")[::2] for p in str(spec).split(",") if p)
@@ -120,9 +121,10 @@ def parse_budgets(spec) -> dict[str, int]:
             chars = int(str(value).strip())
         except ValueError:
             chars = 0
-        if name not in BUDGETED or chars < 1:
-            raise ConfigError(f"a layer budget is NAME=CHARACTERS with NAME one of {', '.join(BUDGETED)} and "
-                              f"CHARACTERS >= 1 (L2: A1's injected text), e.g. L0=400,L2=1500; got {name}={value}")
+        if name not in BUDGETED or not 1 <= chars <= MAX_BUDGET:
+            raise ConfigError(f"a layer budget is NAME=CHARACTERS with NAME one of {', '.join(BUDGETED)} (L2: A1's "
+                              f"injected text) and CHARACTERS from 1 to {MAX_BUDGET} (the RLM's preview of an input: "
+                              f"it is seen whole), e.g. L0=400,L2=800; got {name}={value}")
         out[name] = chars
     return out
 
@@ -160,7 +162,7 @@ class RunConfig:
         trajectory_dir: where the JSONL trajectory goes (default <memory>/runs, else ./.owl-memory/runs).
         layers: context layers given to the model ("L0,L1,L3" or names), the same in every condition.
         guide: what layer L3 summarizes: a guide file, or the guide's text.
-        budgets: characters per layer ("L0=400,L2=1500" or a mapping; L2 bounds A1's injected text).
+        budgets: characters per layer ("L0=400,L2=800" or a mapping; L2 bounds A1's injected text).
         sub_lm: the LM (object or model string) serving the model's llm_query calls; None: the main LM.
         max_tokens, timeout: per LM call, the completion tokens asked at most and the seconds waited at most
             (model strings only: an LM object keeps its own settings).
