@@ -40,6 +40,9 @@ from .workers import run_all
 
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
+ACTIVE = """PREFIX om: <http://w3id.org/owl-memory#>
+SELECT (COUNT(?item) AS ?n) WHERE { ?item om:contentRef ?content .
+  FILTER NOT EXISTS { ?item om:archived true } FILTER NOT EXISTS { ?newer om:supersedes ?item } }"""
 
 
 @dataclass(frozen=True)
@@ -216,14 +219,20 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
 def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -> Record:
     """Run one task in its phase and turn what it reports into a record (extracted ids only when it learned)."""
     t0, learn = time.monotonic(), phase == "train" and job.condition not in MEMORY_FREE
+    free = job.condition in MEMORY_FREE
     with _memory(job, frozen=phase == "holdout") as m:
-        before = len(m)
+        before = len(m), active_items(m)
         outcome = runner(task, m, learn)
-        items = before if phase == "holdout" else len(m)  # holdout: the frozen memory's size
+        items = before if phase == "holdout" else (len(m), active_items(m))  # holdout: the frozen memory's size
     outcome = outcome if learn else replace(outcome, extracted=())
     return Record.of(Placement(job.arm, job.repeat, phase, cp, seen, task.id, task.split), outcome,
-                     memory_items=items if job.condition not in MEMORY_FREE else 0,
+                     memory_items=0 if free else items[0], active_items=0 if free else items[1],
                      seconds=round(time.monotonic() - t0, 3))
+
+
+def active_items(memory) -> int:
+    """Items retrieval can return: neither archived (forgotten, merged away) nor superseded."""
+    return int(memory.sparql(ACTIVE).rows[0][0])
 
 
 def _arms(curriculum: Path, conditions, kind: str, lm=None) -> tuple[Path, list]:

@@ -98,17 +98,22 @@ class Record(TaskOutcome, Placement):
     fields (extracted: always empty in holdout), then the memory's size and the wall time.
 
     Args:
-        memory_items: items in the condition's memory after the run.
+        memory_items: items stored in the condition's memory after the run (archived and superseded ones included).
         seconds: wall time of the run.
+        active_items: of those, the items retrieval can return (not archived by forgetting or merging, not
+            superseded).
     """
 
     memory_items: int = 0
     seconds: float = 0.0
+    active_items: int = 0
 
     @classmethod
-    def of(cls, where: Placement, outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0) -> Record:
+    def of(cls, where: Placement, outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0,
+           active_items: int = 0) -> Record:
         """The record of a run: where it ran, what its runner reported, the memory's size and the wall time."""
-        return cls(**_fields(where), **_fields(outcome), memory_items=memory_items, seconds=seconds)
+        return cls(**_fields(where), **_fields(outcome), memory_items=memory_items, seconds=seconds,
+                   active_items=active_items)
 
     @property
     def key(self) -> tuple:

@@ -71,8 +71,8 @@ class ConditionSummary:
     its SHACL verify runs (all tasks and holdout), deltas applied and deltas undone per task; the share of runs that
     converged (all, holdout; None when no run is an RLM run), pass@k at the last checkpoint ({"1": ..., "2": ...}),
     LM calls (all, and the llm_query part) and sub-LM tokens per task, money per task and in all (None when a model
-    was unpriced), the longest window read, REPL output and characters sent per task, and the items A1 left out
-    because the task itself had made them."""
+    was unpriced), the longest window read, REPL output and characters sent per task, the items A1 left out
+    because the task itself had made them, and the active items (retrievable) at the last checkpoint."""
 
     holdout: tuple[Checkpoint, ...]
     runs: int
@@ -107,6 +107,7 @@ class ConditionSummary:
     stdout_chars_per_task: float = 0.0
     prompt_chars_per_task: float = 0.0
     filtered: int = 0
+    active_items_end: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-compatible form (a condition of summary.json)."""
@@ -220,7 +221,8 @@ def _condition(runs: list[Record]) -> ConditionSummary:
         None if None in costs else round(sum(costs) / len(costs), 6) if costs else 0.0,
         None if None in costs else round(sum(costs), 6), max((r.max_window for r in runs), default=0),
         _mean(r.stdout_chars for r in runs), _mean(r.prompt_chars for r in runs),
-        sum(len(r.memory_ids_filtered) for r in runs))
+        sum(len(r.memory_ids_filtered) for r in runs),
+        _mean(r.active_items for r in hold if r.checkpoint == max(h.checkpoint for h in hold)) if hold else 0.0)
 
 
 def _rate(flags) -> float | None:

@@ -95,6 +95,7 @@ def conditions_table(summary: Summary) -> Table:
                 ("large returns", lambda c: c.leakage.large_returns), ("max window", lambda c: c.max_window),
                 ("stdout chars/task", lambda c: c.stdout_chars_per_task),
                 ("items start→end", lambda c: f"{c.memory_growth.items_start:g}→{c.memory_growth.items_end:g}"),
+                ("active items (end)", lambda c: c.active_items_end),
                 ("dedup rate", lambda c: c.dedup_rate), ("conflicts", lambda c: c.conflicts),
                 ("exception use", lambda c: c.exception_use), ("own items filtered", lambda c: c.filtered)]
     kept = columns + [(h, f) for h, f in optional if any(f(c) not in (None, 0, 0.0) for c in conds.values())]

@@ -22,6 +22,7 @@ duplicate still is not: its stable id is stored), with no merge, no exception an
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field, replace
 
@@ -66,13 +67,30 @@ def consolidate(memory, specs, report: Report | None = None, append_only: bool =
     report."""
     report = report if report is not None else Report()
     before = len(memory.forgotten)
-    for spec in specs:
-        try:
-            _append(memory, spec, report) if append_only else _one(memory, spec, report)
-        except (InvalidItem, UnknownItem) as e:
-            report.rejected.append(f"{spec.kind} {spec.title!r}: {str(e)[:240]}")
+    with _bound_after(memory):
+        for spec in specs:
+            try:
+                _append(memory, spec, report) if append_only else _one(memory, spec, report)
+            except (InvalidItem, UnknownItem) as e:
+                report.rejected.append(f"{spec.kind} {spec.title!r}: {str(e)[:240]}")
     report.archived += memory.forgotten[before:]
     return report
+
+
+@contextlib.contextmanager
+def _bound_after(memory):
+    """A bounded memory's bound applied once, after the run's items are consolidated: an item merged away (stored,
+    then archived) must not push out the very item it merged into."""
+    bound = getattr(memory, "max_items", None)
+    if bound is None:
+        yield
+        return
+    memory.max_items = None
+    try:
+        yield
+    finally:
+        memory.max_items = bound
+        memory.enforce_bound()
 
 
 def _append(memory, spec: ItemSpec, report: Report) -> None:

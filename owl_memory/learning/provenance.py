@@ -62,7 +62,7 @@ SELECT ?item (COUNT(?run) AS ?uses) (SUM(IF(?success, 0, 1)) AS ?failures) WHERE
 PRODUCTIVE_TASKS = """PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX om: <http://w3id.org/owl-memory#>
 SELECT ?curriculum ?task (COUNT(DISTINCT ?item) AS ?items) (COUNT(DISTINCT ?later) AS ?reuses) WHERE {
-  ?item prov:wasGeneratedBy ?made . ?made a om:Run ; om:taskId ?task .
+  ?item om:contentRef ?content ; prov:wasGeneratedBy ?made . ?made a om:Run ; om:taskId ?task .
   OPTIONAL { ?made om:curriculumId ?curriculum }
   OPTIONAL { ?later a om:Run ; prov:used ?item ; om:taskId ?other . FILTER(?other != ?task) }
 } GROUP BY ?curriculum ?task ORDER BY DESC(?reuses) DESC(?items) ?task"""
