@@ -38,7 +38,8 @@ except NameError:
     found = []
 g = memory_get(found[0]['id']) if found else {}
 print(len(found), str(g.get('content', ''))[:3000])"""
-STEP_TWO = "SUBMIT(answer={gold!r} if found or 'Relevant memory' in task or 'Memory hint' in task else 'unknown')"
+STEP_TWO = ("SUBMIT(answer={gold!r} if found or 'prior_experience' in globals() or 'Memory hint' in task "
+            "else 'unknown')")
 
 
 def respond(body: dict) -> str:
@@ -195,8 +196,8 @@ def test_lm_curriculum_needs_an_lm_and_known_conditions(tmp_path, monkeypatch):
     monkeypatch.delenv("OWL_MEMORY_LM", raising=False)
     with pytest.raises(ConfigError, match="--lm MODEL"):
         ablate(CURRICULUM, "A0,A2", out=tmp_path / "x")
-    with pytest.raises(ConfigError, match="A5"):
-        ablate(CURRICULUM, "A0,A5", out=tmp_path / "x", lm="openai/replay")
+    with pytest.raises(ConfigError, match="A6"):
+        ablate(CURRICULUM, "A0,A6", out=tmp_path / "x", lm="openai/replay")
     with pytest.raises(ConfigError, match="--max-llm-calls must be at least 1"):
         ablate(CURRICULUM, "A0,A2", out=tmp_path / "x", lm="openai/replay", max_llm_calls=0)
     assert not (tmp_path / "x").exists()

@@ -102,8 +102,9 @@ def test_every_shipped_config_runs_through_the_ablation_harness(tmp_path):
 
 
 def test_a1_injects_k_items_as_its_config_says(tmp_path):
-    """A1's k (default 1, as in ReasoningBank) is an experiment-file option: the A1k2 arm's model gets the top two
-    items appended to the task, plain A1 gets one; same memory, tasks and LM."""
+    """A1's k is an experiment-file option: the A1k2 arm's model gets the top two items appended to the task, plain A1
+    its default quota (2 success + 1 failure + 1 seed item), which here, three hand-written seed items, is one; same
+    memory, tasks and LM."""
     from owl_memory import ItemSpec, Memory
 
     onto = "http://w3id.org/owl-memory/examples/library"
@@ -123,5 +124,5 @@ def test_a1_injects_k_items_as_its_config_says(tmp_path):
     assert {r["condition"]: len(r["memory_ids_used"]) for r in first} == {"A1": 1, "A1k2": 2}
     sent = ["\n".join(m["content"] for m in e["messages"] if m["role"] == "user") for e in lm.history]
     assert [sent[i].count("Superclass of Book lookup") for i in (0, 3)] == [1, 2]  # each arm's first run, untrained
-    assert [a["k"] for a in summary.settings["arms"]] == [1, 2]
+    assert [a["k"] for a in summary.settings["arms"]] == ["2+1+1", 2]
     assert "A1k2 = A1 (k=2)" in (tmp_path / "out" / "report.html").read_text()

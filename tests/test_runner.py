@@ -207,11 +207,11 @@ def test_sandbox_without_bubblewrap_is_a_clear_error(monkeypatch):
 
 
 def test_every_condition_is_offered_and_an_unknown_one_refused(tmp_path):
-    assert CONDITIONS == ("A0", "A1", "A2", "A3", "A4") == tuple(GRANTS)
-    res = CliRunner().invoke(main, ["run", "a task", "--condition", "A5", "--memory", str(tmp_path / "m")])
-    assert res.exit_code == 2 and "'A0', 'A1', 'A2', 'A3', 'A4'" in res.output
-    with pytest.raises(ConfigError, match="A0, A1, A2, A3, A4"):
-        run("a task", lm=DummyLM([]), condition="A5")
+    assert CONDITIONS == ("A0", "A1", "A2", "A3", "A4", "A5") == tuple(GRANTS)
+    res = CliRunner().invoke(main, ["run", "a task", "--condition", "A6", "--memory", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "'A0', 'A1', 'A2', 'A3', 'A4', 'A5'" in res.output
+    with pytest.raises(ConfigError, match="A0, A1, A2, A3, A4, A5"):
+        run("a task", lm=DummyLM([]), condition="A6")
 
 
 def test_cli_run_without_lm_exits_2_naming_both(monkeypatch, tmp_path):

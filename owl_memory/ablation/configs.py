@@ -1,30 +1,36 @@
-"""Named ablation configs: a memory condition plus context layers, loaded from an experiment YAML.
+"""Named ablation configs: a memory condition plus context layers and switches, loaded from an experiment YAML.
 
 An experiment file names a curriculum and the configs to compare (the layer experiments E1–E8 ship in
-experiments/ablation/layers.yaml):
+experiments/ablation/layers.yaml, the closed-loop ones E9–E11 in closed_loop.yaml, the text baselines in
+baselines.yaml):
 
     curriculum: ../curricula/library.yaml          # relative to this file
     guide: ../curricula/library.guide.md           # what layer L3 summarizes (optional)
     configs:
       E2: {condition: A0, layers: [L0], about: "L0 alone: the ontology sense card"}
-      A1k3: {condition: A1, k: 3, about: "ReasoningBank-style text, the top 3 items"}
+      A1k1: {condition: A1, k: 1, about: "ReasoningBank's k = 1: the single best item"}
+      E9: {condition: A1, consolidate: false, about: "append-only memory"}
+      E11: {condition: A1, max_items: 8, about: "a bounded bank: the least useful items are archived"}
 
-A plain condition (A0 ... A4) is the config of that name with no layers, so one harness runs both. `k` (A1 only,
-default 1 as in ReasoningBank) is how many retrieved items A1 injects into the task.
+A plain condition (A0 ... A5) is the config of that name with no layers, so one harness runs both. `k` (A1 only) is
+which items A1 injects (model.Quota: an integer for the top k, or success,failure,seed counts; default 2,1,1);
+`consolidate: false` stores extracted items append-only (no merge, no conflict or exception links); `max_items`
+bounds the arm's memory (forgetting: the least useful items are archived); `budgets` sets layer budgets in
+characters (L0, L1, L3, and L2 for A1's injected text). A config's own setting wins over the command line's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from ..agent.conditions import CONDITIONS
-from ..agent.context import parse_layers
 from ..errors import ConfigError
+from ..model.runs import Quota, parse_budgets, parse_layers
 
-KEYS = {"condition", "layers", "about", "k"}
+KEYS = {"condition", "layers", "about", "k", "consolidate", "max_items", "budgets"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,10 @@ class Config:
         layers: context layers (L0, L1, L3) given to the model.
         guide: the guide file L3 summarizes (absolute), when the experiment has one.
         about: one line saying what the arm tests.
-        k: items A1 injects into the task (ReasoningBank's default, 1, elsewhere).
+        k: which items A1 injects (a Quota; None: the command line's, else the default 2 + 1 + 1).
+        consolidate: False stores extracted items append-only; None: the command line's choice.
+        max_items: the arm memory's bound (forgetting); None: the command line's, else unbounded.
+        budgets: layer budgets in characters (L0, L1, L3; L2 bounds A1's text).
     """
 
     name: str
@@ -45,16 +54,28 @@ class Config:
     layers: tuple[str, ...] = ()
     guide: str | None = None
     about: str = ""
-    k: int = 1
+    k: Quota | None = None
+    consolidate: bool | None = None
+    max_items: int | None = None
+    budgets: dict = field(default_factory=dict)
+
+    def settled(self, k=None, consolidate: bool = True, max_items: int | None = None, budgets=None) -> Config:
+        """This config with what it leaves unset taken from the command line (its own settings win)."""
+        return replace(self, k=self.k or (Quota.parse(k) if self.condition == "A1" else None),
+                       consolidate=consolidate if self.consolidate is None else self.consolidate,
+                       max_items=self.max_items if self.max_items is not None else max_items,
+                       budgets={**parse_budgets(budgets), **self.budgets})
 
     def run_options(self) -> dict:
-        """Keyword arguments for agent.runner.run / learning.loop.run_learning."""
-        return {"condition": self.condition, "layers": self.layers, "guide": self.guide, "k": self.k}
+        """Keyword arguments for agent.runner.run / learning.loop.run_learning (RunConfig fields)."""
+        return {"condition": self.condition, "layers": self.layers, "guide": self.guide, "k": self.k,
+                "budgets": self.budgets}
 
     def to_dict(self) -> dict:
         """JSON form (for summary.json)."""
         return {"name": self.name, "condition": self.condition, "layers": list(self.layers), "guide": self.guide,
-                "about": self.about, "k": self.k}
+                "about": self.about, "k": self.k.to_json() if self.k is not None else None,
+                "consolidate": self.consolidate, "max_items": self.max_items, "budgets": dict(self.budgets)}
 
 
 @dataclass(frozen=True)
@@ -117,24 +138,48 @@ def load_experiment(path: str | Path) -> Experiment:
 def _config(name: str, spec, guide: str | None, path: Path) -> Config:
     """One checked config entry."""
     if not isinstance(spec, dict) or set(spec) - KEYS or "condition" not in spec:
-        raise ConfigError(f"config {name} in {path.name} must be a mapping with `condition` "
-                          f"(and optional `layers`, `about`, `k`); got {spec!r}")
+        raise ConfigError(f"config {name} in {path.name} must be a mapping with `condition` (and optional "
+                          f"{', '.join(sorted(KEYS - {'condition'}))}); got {spec!r}")
     layers = parse_layers(spec.get("layers"))
     if "L3" in layers and guide is None:
         raise ConfigError(f"config {name} in {path.name} uses layer L3: add `guide: FILE` to the experiment")
     base = plain(str(spec["condition"]))
-    return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")),
-                  _k(name, spec, base.condition, path))
+    try:
+        return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")),
+                      _k(name, spec, base.condition, path), _switch(spec.get("consolidate")),
+                      _bound(spec.get("max_items")), parse_budgets(spec.get("budgets")))
+    except ConfigError as e:
+        raise ConfigError(f"config {name} in {path.name}: {e}") from e
 
 
-def _k(name: str, spec: dict, condition: str, path: Path) -> int:
-    """A config's `k`: an integer >= 1, given only to A1 (the one condition that injects retrieved items)."""
-    k = spec.get("k", 1)
-    if "k" in spec and condition != "A1":
-        raise ConfigError(f"config {name} in {path.name}: `k` is how many items A1 injects; {condition} has none")
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise ConfigError(f"config {name} in {path.name}: `k` must be a whole number >= 1, got {k!r}")
-    return k
+def _k(name: str, spec: dict, condition: str, path: Path) -> Quota | None:
+    """A config's `k` (Quota.parse), given only to A1 (the one condition that injects retrieved items)."""
+    if "k" not in spec:
+        return None
+    if condition != "A1":
+        raise ConfigError(f"`k` is how many items A1 injects; {condition} injects none")
+    k = spec["k"]
+    try:
+        if isinstance(k, str) and k.strip().isdigit():
+            raise ConfigError("a quoted number")
+        return Quota.parse(k)
+    except ConfigError:
+        raise ConfigError(f"`k` must be a whole number >= 1 (unquoted), or success,failure,seed counts such as "
+                          f"2,1,1; got {k!r}") from None
+
+
+def _switch(value) -> bool | None:
+    """`consolidate`: true, false or absent."""
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"`consolidate` must be true or false, got {value!r}")
+    return value
+
+
+def _bound(value) -> int | None:
+    """`max_items`: a whole number >= 1 or absent."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"`max_items` must be a whole number >= 1, got {value!r}")
+    return value
 
 
 def _existing(path: Path, what: str) -> Path:

@@ -21,7 +21,8 @@ import yaml
 from ..errors import LoadError
 from .records import TaskOutcome
 
-COSTS = ("lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history", "large_returns")
+COSTS = ("lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history", "large_returns",
+         "sub_lm_calls", "sub_prompt_tokens", "sub_completion_tokens", "max_window", "stdout_chars", "prompt_chars")
 
 SPLITS = ("train", "holdout")
 
@@ -149,6 +150,7 @@ def _agentic(task: ConstructionTask, memory, options: dict) -> TaskOutcome:
     r = run_agentic_sprint(spec, memory, keep_seed=not case, keep_values=case, **options)
     m, c = r.metrics, r.counts
     return TaskOutcome(r.succeeded, "shacl" if case else "cq+shacl", iterations=m.iterations,
-                       **{k: int(getattr(m, k)) for k in COSTS}, memory_ids_used=r.memory_used,
+                       **{k: int(getattr(m, k)) for k in COSTS}, converged=m.converged, cost_usd=m.cost_usd,
+                       memory_ids_used=r.memory_used,
                        validations=r.validations, compiled_reused=c.compiled_verified, error=r.error,
                        verify_runs=c.verify_runs, deltas=c.deltas_applied, undos=c.deltas_undone)

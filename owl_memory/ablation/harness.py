@@ -9,10 +9,12 @@ tasks through the learning loop). An experiment file
 
 Layout of DIR: `memories/<arm>-r<repeat>/` (each arm's own copy of the starting memory, a --pack imported into
 it), `parts/<arm>-r<repeat>.jsonl` (records as they finish; a rerun skips every record already there), `runs/`
-(LM trajectories), `results.jsonl`, `summary.json`, `report.html`. A holdout task runs with learning off on a
-throwaway copy of the memory, so nothing it does is written to the arm's memory. While a train task runs, the arm's
-memory as it was before the task is kept beside it (`memories/<arm>-r<repeat>.before-<i>`); a resume after a kill
-puts it back unless the task's record was written, so a rerun task never learns twice.
+(LM trajectories), `results.jsonl`, `summary.json`, `report.html`, `figures/` and `tables/`. A holdout task runs
+with learning off on a throwaway copy of the memory, so nothing it does is written to the arm's memory. While a train
+task runs, the arm's memory as it was before the task is kept beside it (`memories/<arm>-r<repeat>.before-<i>`); a
+resume after a kill puts it back unless the task's record was written, so a rerun task never learns twice. An
+ablation stopped by Ctrl-C, SIGTERM or an exception stops its workers (workers.py) and still writes the summary and
+report of what finished (`status: interrupted`).
 """
 
 from __future__ import annotations
@@ -24,20 +26,23 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from multiprocessing import get_context
 from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
+from .progress import Progress
 from .records import Placement, Record, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 from .spawn_guard import check_spawn_safe
 from .summary import Summary, summarize
+from .workers import run_all
 
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
+ACTIVE = """PREFIX om: <http://w3id.org/owl-memory#>
+SELECT (COUNT(?item) AS ?n) WHERE { ?item om:contentRef ?content .
+  FILTER NOT EXISTS { ?item om:archived true } FILTER NOT EXISTS { ?newer om:supersedes ?item } }"""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Job:
         name: the arm's name in records and file names (default: the condition).
         pack: a memory pack (name or file) imported into the arm's starting memory.
         options: keyword arguments of the task runner, as (key, value) pairs (lm, api_base, layers, guide, ...).
+        consolidate: False: train tasks store their items append-only.
+        max_items: the bound of the arm's memory (forgetting), None for none.
     """
 
     curriculum: str
@@ -67,6 +74,8 @@ class Job:
     name: str = ""
     pack: str | None = None
     options: tuple[tuple[str, object], ...] = ()
+    consolidate: bool = True
+    max_items: int | None = None
 
     @property
     def arm(self) -> str:
@@ -158,7 +167,7 @@ def _prepare(job: Job) -> None:
     free = job.condition in MEMORY_FREE
     if job.start_memory and not free:
         shutil.copytree(job.start_memory, tmp)
-    with Memory(tmp) as m:
+    with Memory(tmp, max_items=None if free else job.max_items) as m:
         if job.pack and not free:
             from ..learning.packs import import_pack
 
@@ -178,7 +187,8 @@ def _load(job: Job) -> tuple[object, Callable]:
 
     course = load_curriculum(job.curriculum)
     runs = Path(job.out) / "runs" / _stem(job)
-    runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition})
+    runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition},
+                         consolidate=job.consolidate)
     return course, runner
 
 
@@ -186,7 +196,7 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
     """Stream one arm's tasks, appending a record per finished task; returns how many were run now."""
     cur, default = _load(job)
     runner = runner or default
-    part = Path(job.out) / "parts" / f"{_stem(job)}.jsonl"
+    part = _part(job)
     part.parent.mkdir(parents=True, exist_ok=True)
     trim_torn(part)
     done, ran = {r.key for r in read_records(part)}, 0
@@ -209,14 +219,20 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
 def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -> Record:
     """Run one task in its phase and turn what it reports into a record (extracted ids only when it learned)."""
     t0, learn = time.monotonic(), phase == "train" and job.condition not in MEMORY_FREE
+    free = job.condition in MEMORY_FREE
     with _memory(job, frozen=phase == "holdout") as m:
-        before = len(m)
+        before = len(m), active_items(m)
         outcome = runner(task, m, learn)
-        items = before if phase == "holdout" else len(m)  # holdout: the frozen memory's size
+        items = before if phase == "holdout" else (len(m), active_items(m))  # holdout: the frozen memory's size
     outcome = outcome if learn else replace(outcome, extracted=())
     return Record.of(Placement(job.arm, job.repeat, phase, cp, seen, task.id, task.split), outcome,
-                     memory_items=items if job.condition not in MEMORY_FREE else 0,
+                     memory_items=0 if free else items[0], active_items=0 if free else items[1],
                      seconds=round(time.monotonic() - t0, 3))
+
+
+def active_items(memory) -> int:
+    """Items retrieval can return: neither archived (forgotten, merged away) nor superseded."""
+    return int(memory.sparql(ACTIVE).rows[0][0])
 
 
 def _arms(curriculum: Path, conditions, kind: str, lm=None) -> tuple[Path, list]:
@@ -258,26 +274,33 @@ def _curriculum_meta(curriculum: Path, kind: str) -> dict:
 
 def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: str | Path, holdout_every: int = 1,
            repeats: int = 1, memory: str | Path | None = None, parallel: bool = True, lm=None,
-           api_base: str | None = None, pack: str | None = None, max_iters: int = 12,
-           max_llm_calls: int = 20) -> Summary:
+           api_base: str | None = None, pack: str | None = None, max_iters: int = 12, max_llm_calls: int = 20,
+           k=None, sub_lm=None, max_tokens: int | None = None, timeout: float | None = None,
+           consolidate: bool = True, max_items: int | None = None, budgets=None,
+           progress: bool | None = None) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
-    construction tools, A0-A4), an LM curriculum (A0-A4; needs `lm`, a model
-    string, or an LM object, which runs the arms one after another) or an experiment file (its config names).
-    `max_iters` (RLM iterations) and `max_llm_calls` (sub-LLM calls from the model's code) are the budgets of every
-    task, the same in every condition.
+    construction tools, A0-A5), an LM curriculum (A0-A5; needs `lm`, a model string, or an LM object, which runs the
+    arms one after another) or an experiment file (its config names). `max_iters` (RLM iterations) and
+    `max_llm_calls` (sub-LLM calls from the model's code) are the budgets of every task, the same in every
+    condition; `sub_lm` serves those calls (default: the main LM); `max_tokens` and `timeout` bound every LM call.
+    `k` is A1's quota (model.Quota), `consolidate=False` stores learned items append-only, `max_items` bounds every
+    arm's memory, `budgets` sets layer budgets ("L0=400,L2=800"); an experiment config's own settings win.
+    `progress`: a status line with ETA on stderr (None: when stderr is a terminal).
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
     script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
     An unguarded call raises ConfigError before anything starts; `python -c`, notebooks and the CLI need no guard.
+    Ctrl-C, SIGTERM or an exception stops every worker and still writes the summary and report of what finished.
     """
     from .construction import is_construction
 
     kind = "construction" if is_construction(curriculum) else "lm"
     _check({"--holdout-every": holdout_every, "--repeats": repeats, "--max-iters": max_iters,
-            "--max-llm-calls": max_llm_calls}, kind, lm)
+            "--max-llm-calls": max_llm_calls, "--max-items": 1 if max_items is None else max_items}, kind, lm)
     path, arms = _arms(Path(curriculum), conditions, kind, lm)
+    arms = [a.settled(k, consolidate, max_items, budgets) for a in arms]
     meta = _curriculum_meta(path, kind)
     if pack:
         from ..learning.packs import pack_path
@@ -285,36 +308,54 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
         pack = str(pack_path(pack))
     out = Path(out)
     symbolic = kind == "construction" and lm is None
+    limits = {"max_iters": max_iters, "max_llm_calls": max_llm_calls, "sub_lm": _name(sub_lm),
+              "max_tokens": max_tokens, "timeout": timeout}
     options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
-                                   ("max_llm_calls", max_llm_calls))
+                                   ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
+                                   ("timeout", timeout))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
-                a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"))
+                a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
+                a.consolidate, a.max_items)
             for r in range(repeats) for a in arms]
     parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1
     if parallel:
         check_spawn_safe("owl_memory.ablate(parallel=True)")
     out.mkdir(parents=True, exist_ok=True)
-    _run_jobs(jobs, parallel)
     meta.update({"conditions": [a.name for a in arms], "arms": [a.to_dict() for a in arms],
-                 "holdout_every": holdout_every, "repeats": repeats, "pack": pack,
-                 "lm": None if lm is None else str(getattr(lm, "model", lm)),
-                 **({} if symbolic else {"max_iters": max_iters, "max_llm_calls": max_llm_calls})})
-    return finish(out, jobs, meta)
+                 "holdout_every": holdout_every, "repeats": repeats, "pack": pack, "lm": _name(lm),
+                 "planned_records": len(jobs) * planned(meta, holdout_every), **({} if symbolic else limits)})
+    parts = [_part(job) for job in jobs]
+    try:
+        with Progress(parts, meta["planned_records"], progress):
+            run_all(jobs, run_job, parallel)
+    except BaseException as e:
+        status = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
+        with contextlib.suppress(Exception):  # the error that stopped the run is the one to report
+            finish(out, jobs, {**meta, "status": status})
+        raise
+    return finish(out, jobs, {**meta, "status": "complete"})
 
 
-def _run_jobs(jobs: list[Job], parallel: bool) -> None:
-    """Run the jobs, in parallel processes when asked (an LM object cannot cross processes: run serially)."""
-    if parallel:
-        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
-            list(pool.map(run_job, jobs))
-    else:
-        for job in jobs:
-            run_job(job)
+def planned(meta: dict, holdout_every: int) -> int:
+    """Records one (arm, repeat) job writes: every train task, and the holdout set at every checkpoint."""
+    steps = schedule(meta["train_tasks"], holdout_every)
+    return sum(1 if phase == "train" else meta["holdout_tasks"] for phase, *_ in steps)
+
+
+def _name(lm) -> str | None:
+    """An LM as the summary names it: its model string (None for none)."""
+    return None if lm is None else str(getattr(lm, "model", lm))
+
+
+def _part(job: Job) -> Path:
+    """The file a job's records are appended to."""
+    return Path(job.out) / "parts" / f"{_stem(job)}.jsonl"
 
 
 def finish(out: Path, jobs: list[Job], meta: dict) -> Summary:
-    """Merge the jobs' records into results.jsonl, write summary.json and report.html; the summary."""
-    records = [r for job in jobs for r in read_records(out / "parts" / f"{_stem(job)}.jsonl")]
+    """Merge the jobs' records into results.jsonl, write summary.json, report.html, figures/ and tables/; the
+    summary."""
+    records = [r for job in jobs for r in read_records(_part(job))]
     tmp = out / (RESULTS + ".tmp")
     tmp.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     os.replace(tmp, out / RESULTS)

@@ -1,14 +1,19 @@
 """LM curriculum tasks inside an ablation: one task run by the strict-RLM agent, learning on (train) or off (holdout).
 
-A train task goes through the learning loop (judge, extract, consolidate, store); a holdout task is the same run
-with learning off, judged by the same deterministic judge, so nothing is written to the condition's memory.
+A train task goes through the learning loop (judge, extract, consolidate or append, store with provenance); a holdout
+task is the same run with learning off, judged by the same deterministic judge, so nothing is written to the
+condition's memory. Every run knows its task's id and type: A1 retrieves by the type and never injects an item a
+run of the same task made. A run that fails (the LM or the interpreter) is an error outcome that keeps what the run
+spent (iterations, calls, tokens, cost) as its trajectory recorded it.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 
+from ..agent.metrics import spent
 from ..agent.runner import resolve_lm
 from ..agent.runner import run as run_agent
 from ..agent.trajectory import read_trajectory
@@ -17,31 +22,36 @@ from ..learning.curriculum import Curriculum, Task
 from ..learning.extract import outline
 from ..learning.judge import judge
 from ..learning.loop import Learning, run_learning
-from ..model import RunConfig
+from ..model import RunConfig, RunMetrics
 from ..rdfio import load_graph
 from .records import TaskOutcome
 
 COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history",
-         "large_returns")
+         "large_returns", "sub_lm_calls", "sub_prompt_tokens", "sub_completion_tokens", "max_window", "stdout_chars",
+         "prompt_chars")
 
 
-def make_runner(course: Curriculum, options: dict) -> Callable:
+def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> Callable:
     """A harness task runner `runner(task, memory, learn) -> TaskOutcome` over an LM curriculum.
 
-    options: RunConfig fields by name (lm, api_base, condition, layers, guide, trajectory_dir, ...).
+    options: RunConfig fields by name (lm, api_base, condition, layers, guide, trajectory_dir, ...); `consolidate`:
+    False stores what train tasks learn append-only.
     """
     config = RunConfig.of(**options)
-    config = RunConfig.of(config, lm=resolve_lm(config.lm, config.api_base))
+    config = RunConfig.of(config, lm=resolve_lm(config.lm, config.api_base, config.max_tokens, config.timeout))
     graph = load_graph(course.ontology_path) if course.ontology_path is not None else None
-    return functools.partial(run_task, graph=graph, config=config)
+    return functools.partial(run_task, graph=graph, config=config, consolidate=consolidate, curriculum_id=course.id)
 
 
-def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> TaskOutcome:
-    """Run one task (learning on or off) and report it; a failing LM run is an error outcome."""
+def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig, consolidate: bool = True,
+             curriculum_id: str | None = None) -> TaskOutcome:
+    """Run one task (learning on or off) and report it; a failing LM run is an error outcome with what it spent."""
+    config = replace(config, task_id=task.id, task_type=task.task_type)
     try:
         if learn:
-            r = run_learning(task.query, memory, config, Learning(task.expect or None, task.task_type, task.id),
-                             ontology=graph)
+            learning = Learning(task.expect or None, task.task_type, task.id, consolidate=consolidate,
+                                curriculum_id=curriculum_id)
+            r = run_learning(task.query, memory, config, learning, ontology=graph)
             verdict, extracted, conflicts = r.judgment, r.extracted, len(r.consolidation.conflicts)
         else:
             r = run_agent(task.query, memory, None, graph, config)
@@ -51,11 +61,19 @@ def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig) -> Ta
     except OwlMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the ablation goes on
-        return TaskOutcome(False, "error", error=f"{type(e).__name__}: {str(e)[:300]}")
+        got = spent(e)
+        return replace(outcome(got[0] if got else RunMetrics(), False, "error"),
+                       error=f"{type(e).__name__}: {str(e)[:300]}")
     used = tuple(r.memory_ids_used)
-    return TaskOutcome(bool(verdict.success), verdict.judge, **{k: int(getattr(r.metrics, k)) for k in COSTS},
-                       memory_ids_used=used, extracted=tuple(extracted), conflicts=conflicts,
-                       exceptions_used=sum(_is_exception(memory, i) for i in used))
+    return replace(outcome(r.metrics, bool(verdict.success), verdict.judge), memory_ids_used=used,
+                   extracted=tuple(extracted), conflicts=conflicts, memory_ids_filtered=r.memory_ids_filtered,
+                   exceptions_used=sum(_is_exception(memory, i) for i in used), answer_hash=r.answer_hash)
+
+
+def outcome(metrics: RunMetrics, success: bool, judge_name: str) -> TaskOutcome:
+    """A TaskOutcome carrying a run's costs, convergence and money spent."""
+    return TaskOutcome(success, judge_name, **{k: int(getattr(metrics, k)) for k in COSTS},
+                       converged=metrics.converged, cost_usd=metrics.cost_usd)
 
 
 def _is_exception(memory, id: str) -> bool:

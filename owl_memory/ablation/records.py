@@ -30,6 +30,13 @@ class TaskOutcome:
         exceptions_used: items used that are exceptions (scope exception).
         error: the exception's type and message when the run failed.
         verify_runs, deltas, undos: a construction agent's SHACL verifications, deltas applied and deltas undone.
+        converged: the run ended by SUBMIT before its iteration limit (None: not an RLM run, e.g. symbolic).
+        sub_lm_calls, sub_prompt_tokens, sub_completion_tokens: the llm_query part of the LM calls and tokens.
+        cost_usd: money the calls cost by litellm's local price map (0 for a scripted LM; None: a model unpriced).
+        max_window, stdout_chars, prompt_chars: the longest window text read, REPL output the model saw, and
+            characters sent to the LMs.
+        memory_ids_filtered: items A1 left out because a run of this very task made them.
+        answer_hash: sha256 of the answer text.
     """
 
     success: bool
@@ -51,6 +58,16 @@ class TaskOutcome:
     verify_runs: int = 0
     deltas: int = 0
     undos: int = 0
+    converged: bool | None = None
+    sub_lm_calls: int = 0
+    sub_prompt_tokens: int = 0
+    sub_completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    max_window: int = 0
+    stdout_chars: int = 0
+    prompt_chars: int = 0
+    memory_ids_filtered: tuple[str, ...] = ()
+    answer_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,17 +98,22 @@ class Record(TaskOutcome, Placement):
     fields (extracted: always empty in holdout), then the memory's size and the wall time.
 
     Args:
-        memory_items: items in the condition's memory after the run.
+        memory_items: items stored in the condition's memory after the run (archived and superseded ones included).
         seconds: wall time of the run.
+        active_items: of those, the items retrieval can return (not archived by forgetting or merging, not
+            superseded).
     """
 
     memory_items: int = 0
     seconds: float = 0.0
+    active_items: int = 0
 
     @classmethod
-    def of(cls, where: Placement, outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0) -> Record:
+    def of(cls, where: Placement, outcome: TaskOutcome, memory_items: int = 0, seconds: float = 0.0,
+           active_items: int = 0) -> Record:
         """The record of a run: where it ran, what its runner reported, the memory's size and the wall time."""
-        return cls(**_fields(where), **_fields(outcome), memory_items=memory_items, seconds=seconds)
+        return cls(**_fields(where), **_fields(outcome), memory_items=memory_items, seconds=seconds,
+                   active_items=active_items)
 
     @property
     def key(self) -> tuple:
@@ -101,17 +123,17 @@ class Record(TaskOutcome, Placement):
     def to_dict(self) -> dict:
         """JSON-compatible form."""
         d = asdict(self)
-        d["memory_ids_used"], d["extracted"] = list(self.memory_ids_used), list(self.extracted)
-        return d
+        return d | {name: list(getattr(self, name)) for name in _LISTS}
 
     @classmethod
     def from_dict(cls, d: dict) -> Record:
-        """The record a to_dict() wrote (unknown keys ignored)."""
+        """The record a to_dict() wrote (unknown keys ignored, keys an older version did not write defaulted)."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
-        kw["memory_ids_used"] = tuple(kw.get("memory_ids_used", ()))
-        kw["extracted"] = tuple(kw.get("extracted", ()))
-        return cls(**kw)
+        return cls(**kw | {name: tuple(kw.get(name, ())) for name in _LISTS})
+
+
+_LISTS = ("memory_ids_used", "extracted", "memory_ids_filtered")  # tuple fields, lists in JSON
 
 
 def _fields(value) -> dict:

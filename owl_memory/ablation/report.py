@@ -1,8 +1,9 @@
-"""DIR/report.html from DIR/results.jsonl and DIR/summary.json: one self-contained page (inline SVG, no script).
+"""DIR/report.html from DIR/results.jsonl and DIR/summary.json: one self-contained page (inline SVG, no script),
+plus every figure as its own SVG file (DIR/figures/<id>.svg) and every table as CSV and LaTeX (DIR/tables/).
 
-It answers "which condition learned, at what token cost, with how much leakage": holdout success over
-checkpoints with 95% intervals, tokens and iterations per task, payload characters in the LM history, memory
-size vs success, and the tables behind them.
+It answers "which condition learned, at what cost, with how much leakage, and do the success criteria hold":
+holdout success over checkpoints with 95% intervals, cost in tokens and money, convergence, leakage, memory size
+vs success, pass@k, the criteria, and the tables behind them.
 """
 
 from __future__ import annotations
@@ -14,16 +15,22 @@ from html import escape
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..model import Quota
+from .figures import figures
 from .records import read_records
 from .summary import ConditionSummary, Summary, summarize
-from .svg import Series, bar_chart, line_chart
+from .svg import standalone
+from .tables import tables
 
 RESULTS, SUMMARY, REPORT = "results.jsonl", "summary.json", "report.html"
+FIGURES, TABLES = "figures", "tables"
+DEFAULT_QUOTA = Quota().to_json()
 CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}.plots{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;border:1px solid #ddd;padding:6px}figcaption{font-size:12px;color:#555;max-width:560px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}.lead li{margin:4px 0}"""
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}.lead li{margin:4px 0}
+caption{caption-side:top;text-align:left;font-size:13px;color:#555;padding:4px 0}.note{font-size:13px;color:#555}"""
 
 
 def _load(out: Path) -> tuple[list, Summary]:
@@ -36,87 +43,6 @@ def _load(out: Path) -> tuple[list, Summary]:
     summary = Summary.from_dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else \
         summarize(records)
     return records, summary
-
-
-def _curve(conds: dict[str, ConditionSummary], x_key: str, y_key: str = "mean", band: bool = True) -> list[Series]:
-    """One series per condition over its holdout checkpoints (x and y: Checkpoint fields)."""
-    out = []
-    for name, c in conds.items():
-        pts = tuple((float(getattr(h, x_key)), float(getattr(h, y_key)), float(h.low if band else getattr(h, y_key)),
-                     float(h.high if band else getattr(h, y_key))) for h in c.holdout)
-        if pts:
-            out.append(Series(name, pts))
-    return out
-
-
-def figures(summary: Summary) -> list[tuple[str, str]]:
-    """(svg, caption) for every plot of the report."""
-    conds, names = summary.conditions, list(summary.conditions)
-    figs = [
-        (line_chart("holdout-success", "Holdout success over checkpoints", _curve(conds, "train_seen"),
-                    "train tasks seen", "holdout success", y_max=1.0),
-         "Share of holdout tasks judged successful at each checkpoint (memory frozen), mean over repeats; "
-         "shaded and bars: 95% interval; conditions sit a few pixels apart so equal values stay visible."),
-        (bar_chart("tokens-per-task", "Tokens per task", names,
-                   {"prompt": [conds[n].prompt_tokens_per_task for n in names],
-                    "completion": [conds[n].completion_tokens_per_task for n in names]}, "tokens"),
-         "Mean prompt and completion tokens per run (train and holdout)."),
-        (bar_chart("iterations-per-task", "Iterations and tool calls per task", names,
-                   {"iterations": [conds[n].iterations_per_task for n in names],
-                    "tool calls": [conds[n].tool_calls_per_task for n in names]}, "per task"),
-         "Mean agent iterations (construction: verify iterations) and tool calls per run."),
-        (bar_chart("payload-chars", "Payload characters in the LM history", names,
-                   {"mean": [conds[n].leakage.payload_chars_in_history_mean for n in names],
-                    "max": [conds[n].leakage.payload_chars_in_history_max for n in names]}, "characters"),
-         "Characters of payload (prompt, memory content, query rows) found in the messages sent to the LM."),
-        (line_chart("memory-vs-success", "Memory size vs holdout success", _curve(conds, "memory_items"),
-                    "items in memory", "holdout success", y_max=1.0),
-         "Each point is one checkpoint: how big the condition's memory was and how well it did."),
-    ]
-    if any(h.validations for c in conds.values() for h in c.holdout):
-        figs.append((line_chart("holdout-validations", "pySHACL validations per holdout task",
-                                _curve(conds, "train_seen", "validations", band=False),
-                                "train tasks seen", "validations"),
-                     "Mean pySHACL validations a holdout construction task needed at each checkpoint."))
-    return figs
-
-
-def _table(head: list[str], rows: list[list]) -> str:
-    """An HTML table."""
-    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{escape(_cell(v))}</td>" for v in r) + "</tr>" for r in rows)
-    return f"<table><tr>{cells}</tr>{body}</table>"
-
-
-def _cell(v) -> str:
-    """A table cell's text."""
-    if v is None:
-        return "–"
-    return f"{v:.3g}" if isinstance(v, float) else str(v)
-
-
-def tables(summary: Summary) -> str:
-    """The summary and per-checkpoint tables."""
-    conds = summary.conditions
-    main = _table(["condition", "runs", "errors", "final holdout", "gain", "tokens/task", "iterations/task",
-                   "tool calls/task", "payload chars (mean)", "large returns", "items start→end", "dedup rate",
-                   "conflicts", "exception use"],
-                  [[n, c.runs, c.errors, c.holdout[-1].mean if c.holdout else None, c.memory_growth.success_gain,
-                    c.tokens_per_task, c.iterations_per_task, c.tool_calls_per_task,
-                    c.leakage.payload_chars_in_history_mean, c.leakage.large_returns,
-                    f"{c.memory_growth.items_start:g}→{c.memory_growth.items_end:g}", c.dedup_rate, c.conflicts,
-                    c.exception_use] for n, c in conds.items()])
-    rows = [[n, h.checkpoint, h.train_seen, h.mean, f"[{h.low:.3g}, {h.high:.3g}]", h.repeats, h.tasks,
-             h.memory_items, h.iterations, h.validations] for n, c in conds.items() for h in c.holdout]
-    per = _table(["condition", "checkpoint", "train seen", "success", "95% interval", "repeats", "tasks",
-                  "memory items", "iterations", "validations"], rows)
-    agent = ""
-    if any(c.verify_runs_per_task for c in conds.values()):  # construction tasks run by a model
-        agent = "<h2>Construction agent</h2>" + _table(
-            ["condition", "verify runs/task", "verify runs/holdout task", "deltas/task", "undos/task", "tokens/task"],
-            [[n, c.verify_runs_per_task, c.holdout_verify_runs_per_task, c.deltas_per_task, c.undos_per_task,
-              c.tokens_per_task] for n, c in conds.items()])
-    return f"<h2>Conditions</h2>{main}<h2>Holdout checkpoints</h2>{per}{agent}"
 
 
 def headline(summary: Summary) -> str:
@@ -191,8 +117,9 @@ def _meta(meta: dict) -> str:
 
 def _arm(arm: dict) -> str:
     """One arm in words: its name, and its condition and context layers when they say more than the name."""
-    k = arm.get("k", 1)
-    parts = [arm.get("condition", "") + (f" (k={k})" if k != 1 else "")] + list(arm.get("layers") or ())
+    k = arm.get("k")
+    parts = [arm.get("condition", "") + (f" (k={k})" if k not in (None, DEFAULT_QUOTA) else "")] + \
+        list(arm.get("layers") or ())
     said = " + ".join(p for p in parts if p)
     return arm.get("name", "") if said == arm.get("name") else f"{arm.get('name', '')} = {said}"
 
@@ -200,22 +127,47 @@ def _arm(arm: dict) -> str:
 def render(summary: Summary, records: list) -> str:
     """The whole page as one string."""
     meta = {**{k: v for k, v in summary.settings.items() if k != "conditions"}, "records": summary.records}
-    plots = "".join(f"<figure>{svg}<figcaption>{escape(cap)}</figcaption></figure>" for svg, cap in figures(summary))
+    figs, left_out = figures(summary)
+    plots = "".join(f"<figure>{svg}<figcaption>{escape(cap)}</figcaption></figure>" for _, svg, cap in figs)
+    missing = (f"<p class='note'>No panel for metrics no condition has: {escape('; '.join(left_out))}.</p>"
+               if left_out else "")
+    shown = "".join(f"<h2>{escape(t.caption.split(':')[0])}</h2>{t.html()}" for t in tables(summary))
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>owl-memory ablation</title>"
             f"<style>{CSS}</style></head><body><h1>owl-memory ablation: {escape(str(meta.get('curriculum', '')))}"
-            f"</h1><p class='meta'>{_meta(meta)}</p>{headline(summary)}<h2>Plots</h2>"
-            f"<div class='plots'>{plots}</div>{tables(summary)}<p>{len(records)} records in {RESULTS}.</p>"
-            "</body></html>")
+            f"</h1><p class='meta'>{_meta(meta)}</p>{headline(summary)}{_criteria(summary)}<h2>Plots</h2>"
+            f"<div class='plots'>{plots}</div>{missing}{shown}<p>{len(records)} records in {RESULTS}; figures as "
+            f"SVG in {FIGURES}/, tables as CSV and LaTeX in {TABLES}/.</p></body></html>")
+
+
+def _criteria(summary: Summary) -> str:
+    """The success criteria as a list (when the ablation ran any arm they name)."""
+    if not any(c.status != "not measurable" for c in summary.criteria) and \
+            not any(n.startswith("E") for n in summary.conditions):
+        return ""
+    items = "".join(f"<li>{escape(c.name)}: <b>{escape(c.status)}</b> ({escape(c.detail)})</li>"
+                    for c in summary.criteria)
+    return f"<h2>Success criteria</h2><ul class='lead'>{items}</ul>"
 
 
 def build_report(out: str | Path) -> Path:
-    """Write DIR/report.html (atomically) from DIR/results.jsonl and DIR/summary.json; returns its path."""
+    """Write DIR/report.html (atomically), DIR/figures/*.svg and DIR/tables/*.csv, *.tex from DIR/results.jsonl and
+    DIR/summary.json; returns the page's path."""
     out = Path(out)
     records, summary = _load(out)
-    page = render(summary, records)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report-", suffix=".html")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out / REPORT)
+    _atomic(out / REPORT, render(summary, records))
+    for chart_id, svg, _ in figures(summary)[0]:
+        _atomic(out / FIGURES / f"{chart_id}.svg", standalone(svg))
+    for table in tables(summary):
+        _atomic(out / TABLES / f"{table.name}.csv", table.csv())
+        _atomic(out / TABLES / f"{table.name}.tex", table.latex())
     return out / REPORT
+
+
+def _atomic(path: Path, text: str) -> None:
+    """Write a file through a temporary file in its folder, readable by everyone."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

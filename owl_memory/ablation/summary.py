@@ -1,8 +1,12 @@
-"""The ablation summary (DIR/summary.json): per condition, the holdout curve with 95% intervals, cost, leakage,
-memory growth vs gain, dedup rate, conflicts and exception use.
+"""The ablation summary (DIR/summary.json): per condition, the holdout curve with 95% intervals, pass@k over the
+repeats, convergence, cost in tokens and money (main and sub-LM apart), leakage (payload in the history, large
+returns, max window, stdout characters), memory growth vs gain, dedup rate, conflicts and exception use; and the
+seeds' success criteria (criteria.py) as met, not met or not measurable.
 
 The 95% interval of holdout success is Student's t over the repeats' success rates when there are two or more
-repeats, else Wilson's score interval over the pooled outcomes.
+repeats, else Wilson's score interval over the pooled outcomes. pass@k is over the holdout tasks of the last
+checkpoint: for a task run n times with c successes, the unbiased 1 - C(n-c, k) / C(n, k), averaged over the tasks
+run at least k times (k = 1 ... repeats).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from .criteria import Criterion, criteria
 from .records import Record
 
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
@@ -63,7 +68,11 @@ class MemoryGrowth:
 class ConditionSummary:
     """One condition (arm) over all its records: its holdout curve, mean costs per task, leakage, growth vs gain,
     dedup rate (None when it extracted nothing), conflicts and exception use; for construction tasks run by a model,
-    its SHACL verify runs (all tasks and holdout), deltas applied and deltas undone per task."""
+    its SHACL verify runs (all tasks and holdout), deltas applied and deltas undone per task; the share of runs that
+    converged (all, holdout; None when no run is an RLM run), pass@k at the last checkpoint ({"1": ..., "2": ...}),
+    LM calls (all, and the llm_query part) and sub-LM tokens per task, money per task and in all (None when a model
+    was unpriced), the longest window read, REPL output and characters sent per task, the items A1 left out
+    because the task itself had made them, and the active items (retrievable) at the last checkpoint."""
 
     holdout: tuple[Checkpoint, ...]
     runs: int
@@ -86,6 +95,19 @@ class ConditionSummary:
     holdout_verify_runs_per_task: float = 0.0
     deltas_per_task: float = 0.0
     undos_per_task: float = 0.0
+    converged_rate: float | None = None
+    holdout_converged_rate: float | None = None
+    pass_at_k: dict[str, float] = field(default_factory=dict)
+    lm_calls_per_task: float = 0.0
+    sub_lm_calls_per_task: float = 0.0
+    sub_tokens_per_task: float = 0.0
+    cost_usd_per_task: float | None = 0.0
+    cost_usd_total: float | None = 0.0
+    max_window: int = 0
+    stdout_chars_per_task: float = 0.0
+    prompt_chars_per_task: float = 0.0
+    filtered: int = 0
+    active_items_end: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-compatible form (a condition of summary.json)."""
@@ -111,18 +133,21 @@ class Summary:
     settings: dict = field(default_factory=dict)
     records: int = 0
     conditions: dict[str, ConditionSummary] = field(default_factory=dict)
+    criteria: tuple[Criterion, ...] = ()
 
     def to_dict(self) -> dict:
-        """JSON-compatible form (summary.json): the settings, then `records` and `conditions`."""
+        """JSON-compatible form (summary.json): the settings, then `records`, `conditions` and `criteria`."""
         return {**self.settings, "records": self.records,
-                "conditions": {n: c.to_dict() for n, c in self.conditions.items()}}
+                "conditions": {n: c.to_dict() for n, c in self.conditions.items()},
+                "criteria": [c.to_dict() for c in self.criteria]}
 
     @classmethod
     def from_dict(cls, d: dict) -> Summary:
         """The summary a to_dict() wrote (every other key is a setting)."""
-        settings = {k: v for k, v in d.items() if k not in ("records", "conditions")}
-        return cls(settings, int(d.get("records", 0)),
-                   {n: ConditionSummary.from_dict(c) for n, c in d.get("conditions", {}).items()})
+        settings = {k: v for k, v in d.items() if k not in ("records", "conditions", "criteria")}
+        conditions = {n: ConditionSummary.from_dict(c) for n, c in d.get("conditions", {}).items()}
+        return cls(settings, int(d.get("records", 0)), conditions,
+                   tuple(Criterion(**c) for c in d.get("criteria", ())) or criteria(conditions))
 
 
 def summarize(records: list[Record], settings: dict | None = None) -> Summary:
@@ -130,7 +155,8 @@ def summarize(records: list[Record], settings: dict | None = None) -> Summary:
     by_cond = defaultdict(list)
     for r in records:
         by_cond[r.condition].append(r)
-    return Summary(dict(settings or {}), len(records), {c: _condition(rs) for c, rs in sorted(by_cond.items())})
+    conditions = {c: _condition(rs) for c, rs in sorted(by_cond.items())}
+    return Summary(dict(settings or {}), len(records), conditions, criteria(conditions))
 
 
 def interval(rates: list[float], successes: int, n: int) -> tuple[float, float]:
@@ -178,6 +204,7 @@ def _condition(runs: list[Record]) -> ConditionSummary:
     hold = [r for r in runs if r.phase == "holdout"]
     train = [r for r in runs if r.phase == "train"]
     curve = _holdout(hold)
+    costs = [r.cost_usd for r in runs]
     return ConditionSummary(
         curve, len(runs), sum(r.error is not None for r in runs), _mean(r.success for r in train),
         _mean(r.prompt_tokens + r.completion_tokens for r in runs), _mean(r.prompt_tokens for r in runs),
@@ -188,7 +215,37 @@ def _condition(runs: list[Record]) -> ConditionSummary:
                 max((r.payload_chars_in_history for r in runs), default=0), sum(r.large_returns for r in runs)),
         _growth(curve), _dedup_rate(train), sum(r.conflicts for r in runs), sum(r.exceptions_used for r in runs),
         _mean(r.verify_runs for r in runs), _mean(r.verify_runs for r in hold), _mean(r.deltas for r in runs),
-        _mean(r.undos for r in runs))
+        _mean(r.undos for r in runs), _rate(r.converged for r in runs), _rate(r.converged for r in hold),
+        pass_at_k(hold), _mean(r.lm_calls for r in runs), _mean(r.sub_lm_calls for r in runs),
+        _mean(r.sub_prompt_tokens + r.sub_completion_tokens for r in runs),
+        None if None in costs else round(sum(costs) / len(costs), 6) if costs else 0.0,
+        None if None in costs else round(sum(costs), 6), max((r.max_window for r in runs), default=0),
+        _mean(r.stdout_chars for r in runs), _mean(r.prompt_chars for r in runs),
+        sum(len(r.memory_ids_filtered) for r in runs),
+        _mean(r.active_items for r in hold if r.checkpoint == max(h.checkpoint for h in hold)) if hold else 0.0)
+
+
+def _rate(flags) -> float | None:
+    """The share of True among the flags that are not None (None when every one is None)."""
+    known = [f for f in flags if f is not None]
+    return round(sum(known) / len(known), 4) if known else None
+
+
+def pass_at_k(holdout: list[Record]) -> dict[str, float]:
+    """pass@k for k = 1 ... the most repeats of a task, over the holdout tasks of the last checkpoint."""
+    if not holdout:
+        return {}
+    last = max(r.checkpoint for r in holdout)
+    runs = defaultdict(list)
+    for r in holdout:
+        if r.checkpoint == last:
+            runs[r.task_id].append(r.success)
+    out = {}
+    for k in range(1, max(len(v) for v in runs.values()) + 1):
+        tasks = [v for v in runs.values() if len(v) >= k]
+        out[str(k)] = round(sum(1 - math.comb(len(v) - sum(v), k) / math.comb(len(v), k) for v in tasks)
+                            / len(tasks), 4)
+    return out
 
 
 def _growth(curve: tuple[Checkpoint, ...]) -> MemoryGrowth:

@@ -27,13 +27,15 @@ def color(name: str, index: int = 0) -> str:
     return PALETTE.get(name, _EXTRA[index % len(_EXTRA)])
 
 
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """About `count` round tick values covering [low, high]."""
+def nice_ticks(low: float, high: float, count: int = 5, integer: bool = False) -> list[float]:
+    """About `count` round tick values covering [low, high] (whole numbers only when `integer`)."""
     if high <= low:
         high = low + 1
     raw = (high - low) / count
     step = 10 ** math.floor(math.log10(raw))
     step *= next(m for m in (1, 2, 2.5, 5, 10) if raw <= m * step)
+    if integer:
+        step = max(1, math.ceil(step))
     start = math.floor(low / step) * step
     return [round(start + i * step, 10) for i in range(int(math.ceil((high - start) / step)) + 1)]
 
@@ -48,8 +50,9 @@ def _fmt(v: float) -> str:
 class _Frame:
     """Axes mapping data coordinates onto the plot area."""
 
-    def __init__(self, xs: list[float], ys: list[float]):
-        self.xt, self.yt = nice_ticks(min(xs), max(xs)), nice_ticks(min(0.0, min(ys)), max(ys))
+    def __init__(self, xs: list[float], ys: list[float], integer_x: bool = False):
+        self.xt = nice_ticks(min(xs), max(xs), integer=integer_x)
+        self.yt = nice_ticks(min(0.0, min(ys)), max(ys))
         self.w, self.h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(self, v: float) -> float:
@@ -93,12 +96,12 @@ def _legend(names: list[str]) -> list[str]:
 
 
 def line_chart(chart_id: str, title: str, series: list[Series], x_label: str, y_label: str,
-               y_max: float | None = None) -> str:
+               y_max: float | None = None, integer_x: bool = False) -> str:
     """Lines with markers, 95% bars and shaded bands, one per series; series are dodged DODGE pixels apart in x
     (data values unchanged, in each marker's title), and earlier lines are drawn wider, so conditions with equal
-    values do not hide each other."""
+    values do not hide each other. `integer_x`: x counts things (tasks, items), so its ticks are whole numbers."""
     pts = [p for s in series for p in s.points] or [(0, 0, 0, 0)]
-    f = _Frame([p[0] for p in pts], [p[3] for p in pts] + ([y_max] if y_max is not None else []))
+    f = _Frame([p[0] for p in pts], [p[3] for p in pts] + ([y_max] if y_max is not None else []), integer_x)
     out = _open(chart_id, title) + _y_axis(f, y_label, f.yt)
     for t in f.xt:
         out.append(f'<text x="{f.x(t):.1f}" y="{TOP + f.h + 16}" font-size="11" text-anchor="middle">{_fmt(t)}</text>')
@@ -118,8 +121,18 @@ def line_chart(chart_id: str, title: str, series: list[Series], x_label: str, y_
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.y(q[2]):.1f}" y2="{f.y(q[3]):.1f}" '
                        f'stroke="{c}" stroke-width="1.5"/>')
             out.append(f'<circle cx="{x:.1f}" cy="{f.y(q[1]):.1f}" r="4" fill="{c}">'
-                       f'<title>{escape(s.name)}: {_fmt(q[0])} → {q[1]:.3g} [{q[2]:.3g}, {q[3]:.3g}]</title></circle>')
+                       f'<title>{escape(s.name)}: {_fmt(q[0])} → {_interval(q)}</title></circle>')
     return "\n".join(out + _legend([s.name for s in series]) + ["</svg>"])
+
+
+def _interval(q: tuple) -> str:
+    """A point's value, with its 95% interval when it has one: 0.5 [0.24–0.76]."""
+    return f"{q[1]:.2g}" if q[2] == q[3] else f"{q[1]:.2g} [95%: {q[2]:.2g}–{q[3]:.2g}]"
+
+
+def standalone(svg: str) -> str:
+    """An inline chart as an SVG file of its own (XML declaration, nothing outside it)."""
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + svg + "\n"
 
 
 def bar_chart(chart_id: str, title: str, groups: list[str], bars: dict[str, list[float]], y_label: str) -> str:
@@ -140,7 +153,7 @@ def bar_chart(chart_id: str, title: str, groups: list[str], bars: dict[str, list
                        f'fill="{color(g, gi)}" fill-opacity="{_SHADES[bi % len(_SHADES)]}">'
                        f'<title>{escape(g)} {escape(name)}: {v:g}</title></rect>')
             out.append(f'<text x="{x0 + bi * bw + bw / 2 - 1:.1f}" y="{y - 4:.1f}" font-size="10" '
-                       f'text-anchor="middle">{_fmt(round(v, 1))}</text>')
+                       f'text-anchor="middle">{_fmt(round(v, 1)) if abs(v) >= 10 else f"{v:.3g}"}</text>')
     legend = [] if len(bars) == 1 else [
         s for i, n in enumerate(bars) for s in (
             f'<rect x="{WIDTH - RIGHT + 14}" y="{TOP - 1 + 18 * i}" width="12" height="12" fill="#555" '

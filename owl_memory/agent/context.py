@@ -19,12 +19,12 @@ from rdflib.collection import Collection
 from rdflib.namespace import DC, DCTERMS, SKOS
 
 from ..errors import ConfigError
-from ..model.runs import parse_layers
+from ..model.runs import MAX_BUDGET, parse_layers
 from ..vocab import OWL, RDF, RDFS, SH, local_name
 
 BOUNDS = {"L0": 600, "L1": 1000, "L3": 1000}
 FIELDS = {"L0": "ontology_card", "L1": "schema_constraints", "L3": "guide_summary"}  # the RLM's input variables
-MAX_BOUND = 1000  # dspy.RLM previews each input variable up to 1,000 characters: a layer is seen whole
+MAX_BOUND = MAX_BUDGET  # dspy.RLM previews each input variable up to 1,000 characters: a layer is seen whole
 TOP = 8
 PROPERTY_TYPES = (OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty, RDF.Property)
 CHARACTERISTICS = {OWL.FunctionalProperty: "functional", OWL.InverseFunctionalProperty: "inverse functional",

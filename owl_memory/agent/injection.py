@@ -1,38 +1,153 @@
-"""What a condition puts into the task up front: A1's retrieved items as text, A3's packed hint (model.MemoryAccess
-says which, and how many items)."""
+"""What a condition gives the model up front: A1's retrieved items as a "Relevant prior experience" block (its own
+RLM input, `prior_experience`, bounded so its preview is seen whole), A3's packed hint appended to the task
+(model.MemoryAccess says which, and how many items).
+
+A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in
+tiers, most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task
+type), (text), (ontology); a tier that needs a value the run lacks is skipped, and an item from a tier without the
+ontology is kept only when it applies to any ontology or to this one. Each candidate has a polarity: `seed` when no
+run generated it (a pack, a hand-written item), else `failure` for an AntiPattern and `success` for a Procedure,
+Principle or Constraint (other kinds are never injected). The quota takes the top items of each polarity in
+candidate order (2 success + 1 failure + 1 seed by default), or the top N whatever their polarity. An item that a
+run of this very task generated or re-extracted, or that supersedes such an item, is never injected: the run
+records it as filtered. The block is bounded: whole items (title, polarity and kind, summary, <= 3 bullets) are
+added while they fit the L2 budget (at most 1,000 characters, the RLM's preview of an input).
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass, field
 
-from ..model import Hit, Item, MemoryAccess
-from ..vocab import OWL, RDF
+from ..model import Hit, Item, MemoryAccess, Quota
+from ..model.runs import MAX_BUDGET, POLARITIES
+from ..vocab import ITEM, OWL, RDF
 from .tools import clip
 
-BULLETS, BULLET_CHARS = 3, 160  # A1: bullets per injected item, characters per bullet
+BULLETS, BULLET_CHARS = 3, 120  # A1: bullets per injected item, characters per bullet
+TITLE_CHARS, SUMMARY_CHARS = 80, 160  # A1: characters of an injected item's title and summary
+FIELD = "prior_experience"  # the RLM input A1's block is given in
+INJECTABLE = {"Procedure": "success", "Principle": "success", "Constraint": "success", "AntiPattern": "failure"}
+TIERS = (("text", "ontology", "task_type"), ("text", "ontology"), ("ontology", "task_type"), ("text", "task_type"),
+         ("text",), ("ontology",))
+HEADING = "## Relevant prior experience"
+ASSESS = "Before acting, briefly assess which of these items apply to your task and which do not."
+LABELS = {"success": "what worked", "failure": "what failed", "seed": "seed advice"}
+ORIGIN = """PREFIX om: <http://w3id.org/owl-memory#>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+SELECT ?item ?source ?task WHERE {
+  VALUES ?item { %s }
+  ?item om:supersedes* ?source .
+  { ?source prov:wasGeneratedBy ?run } UNION { ?run om:reextracted ?source }
+  OPTIONAL { ?run om:taskId ?task }
+}"""
+_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
-def retrieve(memory, task: str, graph, access: MemoryAccess) -> list[Hit]:
-    """The top `access.injected` applicable items for the task, ontology-scoped first ([] when none are injected)."""
+@dataclass(frozen=True)
+class Retrieval:
+    """What a run was given up front: the injected hits in order, each one's polarity (A1), and the items left out
+    because a run of the same task made them."""
+
+    hits: tuple[Hit, ...] = ()
+    polarity: dict[str, str] = field(default_factory=dict)
+    filtered: tuple[str, ...] = ()
+
+
+def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None = None,
+             task_type: str | None = None) -> Retrieval:
+    """The items a condition injects for the task: A1's quota by text and applicability, A3's best item."""
     if memory is None or access.injected < 1:
-        return []
-    iris = [str(s) for s in graph.subjects(RDF.type, OWL.Ontology)] if graph is not None else []
-    hits = memory.search(text=task, ontology=iris[0], k=access.injected) if iris else []
-    return hits or memory.search(text=task, k=access.injected)
+        return Retrieval()
+    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
+    if not access.text:  # A3: the best item by text, ontology-scoped first
+        hits = memory.search(text=task, ontology=iris[0], k=access.injected) if iris else []
+        return Retrieval(tuple(hits or memory.search(text=task, k=access.injected)))
+    values = {"text": task, "ontology": iris[0] if iris else None, "task_type": task_type}
+    candidates = _candidates(memory, values, access.injected)
+    origin = _origins(memory, [h.id for h in candidates])
+    own = [h.id for h in candidates if task_id and task_id in origin.get(h.id, (False, set()))[1]]
+    polarity = {h.id: _polarity(h, origin) for h in candidates if h.id not in own}
+    hits = _pick([h for h in candidates if polarity.get(h.id)], polarity, access.quota)
+    return Retrieval(tuple(hits), {h.id: polarity[h.id] for h in hits}, tuple(own))
 
 
-def memory_text(memory, injected: list[Hit], access: MemoryAccess) -> str:
-    """What the task gets appended: A1 each item's title, summary and <= 3 bullets; A3 the packed hint."""
-    if injected and access.hint_chars:
-        return "\n\nMemory hint: " + hint(memory.get(injected[0].id), access.hint_chars)
-    if not injected or not access.text:
-        return ""
-    blocks = []
-    for i in injected:
-        bullets = _bullets(memory.blobs.load(memory.get(i.id).content_ref))
-        blocks.append(f"- [{i.kind}] {clip(i.title, 80)}: {clip(i.summary, 200)} (id {i.id})" +
-                      "".join(f"\n  * {b}" for b in bullets))
-    return "\n\nRelevant memory:\n" + "\n".join(blocks)
+def _candidates(memory, values: dict, wanted: int) -> list[Hit]:
+    """Injectable applicable items through the tiers, most applicable first, without repeats."""
+    depth, seen, out = min(50, 4 * wanted + 8), set(), []
+    for tier in TIERS:
+        if any(not values[name] for name in tier):
+            continue
+        found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth)
+        for h in found:
+            scoped = "ontology" in tier or not h.applies_to or values["ontology"] in h.applies_to
+            if h.id not in seen and scoped:
+                seen.add(h.id)
+                out.append(h)
+    return out
+
+
+def _origins(memory, ids: list[str]) -> dict[str, tuple[bool, set[str]]]:
+    """Per item: whether a run generated it, and the task ids of the runs behind it or the items it supersedes."""
+    ids = [i for i in ids if _ID.match(i)]
+    if not ids:
+        return {}
+    rows = memory.sparql(ORIGIN % " ".join(f"<{ITEM[i]}>" for i in ids), limit=10_000).rows
+    out: dict[str, tuple[bool, set[str]]] = {}
+    for item, source, task in rows:
+        item_id = str(item).rsplit("/", 1)[-1]
+        made, tasks = out.get(item_id, (False, set()))
+        out[item_id] = (made or source == item, tasks | ({str(task)} if task is not None else set()))
+    return out
+
+
+def _polarity(hit: Hit, origin: dict) -> str | None:
+    """seed (no run made it), failure (a learned AntiPattern), success (learned advice); None: never injected."""
+    if not origin.get(hit.id, (False, set()))[0]:
+        return "seed"
+    return INJECTABLE.get(hit.kind)
+
+
+def _pick(hits: list[Hit], polarity: dict[str, str], quota: Quota) -> list[Hit]:
+    """The quota's items in candidate order: the top `overall`, or the top of each polarity."""
+    if quota.overall is not None:
+        return hits[:quota.overall]
+    left = {p: getattr(quota, p) for p in POLARITIES}
+    out = []
+    for h in hits:
+        if left[polarity[h.id]] > 0:
+            left[polarity[h.id]] -= 1
+            out.append(h)
+    return out
+
+
+def hint_text(memory, retrieval: Retrieval, access: MemoryAccess) -> tuple[str, list[Hit]]:
+    """A3: the packed hint appended to the task, and the hit it shows ("" and [] for any other condition)."""
+    if not retrieval.hits or not access.hint_chars:
+        return "", []
+    return "\n\nMemory hint: " + hint(memory.get(retrieval.hits[0].id), access.hint_chars), list(retrieval.hits[:1])
+
+
+def experience(memory, retrieval: Retrieval, access: MemoryAccess, budget: int | None = None) -> tuple[str, list[Hit]]:
+    """A1: the "Relevant prior experience" block (whole items while they fit `budget` characters, at most
+    MAX_BUDGET), and the hits it shows ("" and [] when there is nothing to show)."""
+    if not retrieval.hits or not access.text:
+        return "", []
+    text, shown, bound = f"{HEADING}\n{ASSESS}\n", [], min(budget or MAX_BUDGET, MAX_BUDGET)
+    for h in retrieval.hits:
+        block = _block(memory, len(shown) + 1, h, retrieval.polarity.get(h.id, "seed"))
+        if len(text) + len(block) > bound:
+            continue
+        text, shown = text + block, shown + [h]
+    return (text.rstrip() if shown else ""), shown
+
+
+def _block(memory, n: int, hit: Hit, polarity: str) -> str:
+    """One injected item: its title, polarity and kind, its summary and <= 3 bullets of its content."""
+    bullets = _bullets(memory.blobs.load(memory.get(hit.id).content_ref))
+    return (f"\n### {n}. {clip(hit.title, TITLE_CHARS)} ({LABELS[polarity]}, {hit.kind})\n"
+            f"{clip(hit.summary, SUMMARY_CHARS)}\n" + "".join(f"* {b}\n" for b in bullets))
 
 
 def hint(item: Item, chars: int) -> str:

@@ -20,8 +20,8 @@ from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
-from .injection import memory_text, retrieve
-from .metrics import calls_before, calls_since, counts, run_metrics
+from .injection import FIELD, Retrieval, experience, hint_text, retrieve
+from .metrics import calls_before, calls_since, note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
 from .trajectory import Trajectory, trajectory_folder
@@ -30,13 +30,18 @@ LM_ENV = "OWL_MEMORY_LM"
 INSTRUCTIONS = """Solve `task`. The prompt text is NOT in your variables: `prompt` holds only its handle
 (ref, size, sha). Read it in small windows with prompt_window / prompt_find; explore the ontology with the
 ontology_* tools (ontology_query returns a results handle: read rows with results_peek); search procedural memory
-with memory_search / memory_get when those tools exist. Every read is capped and the run has a read budget, so
+with memory_search / memory_get when those tools exist (or read it as plain files with files_list / files_grep /
+files_read when those exist). Every read is capped and the run has a read budget, so
 print only what you need. Tools accept positional or keyword arguments; a result starting with [Error] says what
 to do instead. SUBMIT(answer) when done."""
 
 
-def resolve_lm(lm=None, api_base: str | None = None):
-    """A DSPy LM from an LM object, a model string, or $OWL_MEMORY_LM; ConfigError naming --lm when none."""
+def resolve_lm(lm=None, api_base: str | None = None, max_tokens: int | None = None, timeout: float | None = None):
+    """A DSPy LM from an LM object, a model string, or $OWL_MEMORY_LM; ConfigError naming --lm when none.
+
+    For a model string, `max_tokens` bounds every call's completion (sent as `max_tokens`, and to an `api_base`
+    server also as `max_completion_tokens`: local servers honour one or the other) and `timeout` the seconds one
+    attempt may take (litellm's request timeout; dspy retries a failed call up to 3 times)."""
     lm = lm if lm is not None else os.environ.get(LM_ENV) or None
     if lm is None:
         raise ConfigError(f"no LM given: pass --lm MODEL (any DSPy/litellm model string, e.g. openai/gpt-4o-mini) "
@@ -46,6 +51,10 @@ def resolve_lm(lm=None, api_base: str | None = None):
     if lm == SCRIPTED:
         return scripted_lm()
     kwargs = {"api_base": api_base} if api_base else {}
+    if max_tokens:
+        kwargs.update(max_tokens=int(max_tokens), **({"max_completion_tokens": int(max_tokens)} if api_base else {}))
+    if timeout:
+        kwargs["timeout"] = float(timeout)
     if api_base and lm.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         kwargs["api_key"] = "local-server"  # OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) take any key
     try:
@@ -109,21 +118,24 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
 
     `config` is a RunConfig (model/runs.py: LM, condition, budgets, iterations, sandbox, trajectory folder, context
     layers, guide); its fields may also be given as keywords (`lm=..., condition="A1"`), which win over `config`.
-    Conditions (docs/ablations.md, model.MemoryAccess): A0 no memory; A1 the top-k items (title, summary, <= 3 content
-    bullets) appended to the task; A2 memory tools only; A3 A2 plus a hint of <= 300 characters (best item's title
-    and action schema); A4 negative control: uncapped tools (whole item content, all query rows) and the prompt text
-    in the inputs. The layers are the same in every condition, so only memory access differs.
+    Conditions (docs/ablations.md, model.MemoryAccess): A0 no memory; A1 a quota of items retrieved by the task's text
+    and applicability (title, summary, <= 3 content bullets) appended to the task; A2 memory tools only; A3 A2 plus a
+    hint of <= 300 characters (best item's title and action schema); A4 negative control: uncapped tools (whole item
+    content, all query rows) and the prompt text in the inputs; A5 memory as plain read-only files (list, read
+    windows, grep). The layers are the same in every condition, so only memory access differs.
     """
     config = RunConfig.of(config, **options)
     if not isinstance(task, str) or not task.strip():
         raise ConfigError("the task is empty; pass the question or instruction the agent should solve")
     if memory is not None:
         memory.require_writable()  # the run stores its trace there: refuse before any LM call
-    lm, factory = resolve_lm(config.lm, config.api_base), interpreter_factory(config.sandbox)
+    lm, factory = _lm(config, config.lm), interpreter_factory(config.sandbox)
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
-    injected = retrieve(memory, task, graph, config.access)
-    packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide)
+    injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type)
+    bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
+    packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,
+                           bounds)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     path = trajectory_folder(config.trajectory_dir, memory) / f"{run_id}.jsonl"
     with Trajectory(path, run_id) as traj:
@@ -136,37 +148,43 @@ class _Session:
     """One run once its toolbox and trajectory exist: the RLM call, its events and its result."""
 
     def __init__(self, task, config: RunConfig, lm, factory, memory, graph, box: Toolbox, traj: Trajectory,
-                 injected: list[Hit], packed: list[context.Layer]):
+                 retrieval: Retrieval, packed: list[context.Layer]):
         self.task, self.config, self.lm, self.factory, self.memory = task, config, lm, factory, memory
-        self.graph, self.box, self.traj, self.injected, self.packed = graph, box, traj, injected, packed
+        self.graph, self.box, self.traj, self.retrieval, self.packed = graph, box, traj, retrieval, packed
+        self.sub_lm = _lm(config, config.sub_lm) if config.sub_lm is not None else None
+        self.injected: list[Hit] = []  # what the task shows, set by inputs()
         self.stdout_chars = 0
 
     def execute(self) -> RunResult:
-        """Run the RLM; write run_complete (also when the LM or interpreter fails, then re-raise)."""
+        """Run the RLM; write run_complete (also when the LM or interpreter fails: then the exception carries the
+        run's metrics, see metrics.spent, and is re-raised)."""
         inputs = self.inputs()
         self.start(inputs)
-        before, t0 = calls_before(self.lm), time.monotonic()
+        before, sub_before, t0 = calls_before(self.lm), calls_before(self.sub_lm), time.monotonic()
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = self.rlm(inputs)(**inputs)
         except Exception as e:
-            calls = calls_since(self.lm, before)
-            metrics = self.metrics(calls, inputs, time.monotonic() - t0, self.traj.iteration)
+            metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, self.traj.iteration, False)
             self.traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
-                            **counts(calls, self.traj.iteration), metrics=metrics.to_dict(),
-                            memory_ids_used=self.box.memory_ids_used)
+                            **_counts(metrics), metrics=metrics.to_dict(),
+                            memory_ids_used=self.used())
+            note_spent(e, metrics, self.traj.path)
             raise
-        calls = calls_since(self.lm, before)
         iterations = len(pred.trajectory)
-        metrics = self.metrics(calls, inputs, time.monotonic() - t0, iterations)
         extracted = pred.final_reasoning == "Extract forced final output"
-        used = list(dict.fromkeys([i.id for i in self.injected] + self.box.memory_ids_used))
+        metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, iterations, not extracted)
+        used = self.used()
         self.traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
-                        **counts(calls, iterations), metrics=metrics.to_dict(), memory_ids_used=used)
+                        **_counts(metrics), metrics=metrics.to_dict(), memory_ids_used=used)
         trace = self.memory.blobs.put(self.traj.path.read_text(encoding="utf-8"), "trace").key \
             if self.memory is not None else None
         return RunResult(str(pred.answer), self.traj.path, self.traj.run_id, metrics, trace, tuple(used),
-                         self.usage())
+                         self.usage(), self.retrieval.filtered)
+
+    def used(self) -> list[str]:
+        """Ids of the items the run was shown up front or met through its tools, in that order."""
+        return list(dict.fromkeys([i.id for i in self.injected] + self.box.memory_ids_used))
 
     def inputs(self) -> dict:
         """The RLM's inputs: the task (plus A1's text or A3's hint), the prompt's handle, the ontology's size, the
@@ -175,28 +193,35 @@ class _Session:
         handle = box.prompt.to_dict() if box.prompt else {}
         if access.prompt_text and box.prompt is not None:  # the negative control hands the model the prompt text
             handle = {**handle, "text": box.blobs.load(box.prompt)}
-        return {"task": self.task + memory_text(self.memory, self.injected, access), "prompt": handle,
-                "ontology": _ontology_info(self.graph), **context.inputs(self.packed)}
+        hint, hinted = hint_text(self.memory, self.retrieval, access)
+        block, shown = experience(self.memory, self.retrieval, access, self.config.budgets.get("L2"))
+        self.injected = hinted + shown
+        return {"task": self.task + hint, "prompt": handle, "ontology": _ontology_info(self.graph),
+                **({FIELD: block} if block else {}), **context.inputs(self.packed)}
 
     def start(self, inputs: dict) -> None:
-        """The run_start event: task, handles, injected ids and the configuration (no payload)."""
+        """The run_start event: task, handles, injected and filtered ids and the configuration (no payload)."""
         box, config = self.box, self.config
         self.traj.write("run_start", task=self.task, prompt=box.prompt.to_dict() if box.prompt else None,
                         ontology=inputs["ontology"] or None, memory_ids_injected=[i.id for i in self.injected],
+                        memory_ids_filtered=list(self.retrieval.filtered),
                         config={"condition": config.condition, "lm": lm_name(self.lm),
+                                "sub_lm": lm_name(self.sub_lm) if self.sub_lm is not None else None,
                                 "max_iters": config.max_iters, "max_llm_calls": config.max_llm_calls,
+                                "max_tokens": config.max_tokens, "timeout": config.timeout,
                                 "interpreter": self.factory.__name__, "max_read": box.budget.max_read,
-                                "read_budget": box.budget.total_chars,
+                                "read_budget": box.budget.total_chars, "task_id": config.task_id,
+                                "k": config.k.to_json() if config.access.text else None, "budgets": config.budgets,
                                 "tools": [f.__name__ for f in box.functions()],
                                 "layers": [layer.to_dict() for layer in self.packed]})
 
     def rlm(self, inputs: dict) -> _TracedRLM:
-        """The traced RLM over the toolbox, with one input field per context layer."""
-        layer_fields = "".join(f", {name}: str" for name in context.inputs(self.packed))
+        """The traced RLM over the toolbox, with one input field per context layer (and A1's prior experience)."""
+        layer_fields = "".join(f", {name}: str" for name in inputs if name not in ("task", "prompt", "ontology"))
         sig = dspy.Signature(f"task: str, prompt: dict, ontology: dict{layer_fields} -> answer: str", INSTRUCTIONS)
         c = self.config
         return _TracedRLM(sig, max_iters=c.max_iters, max_llm_calls=c.max_llm_calls,
-                          max_output_chars=c.max_output_chars, tools=self.box.functions(),
+                          max_output_chars=c.max_output_chars, tools=self.box.functions(), sub_lm=self.sub_lm,
                           interpreter_factory=self.factory, on_iteration=self.on_iteration)
 
     def on_iteration(self, i: int, entry: dict, cap: int) -> None:
@@ -207,10 +232,13 @@ class _Session:
         self.traj.write("iteration", iteration=i, reasoning=entry.get("reasoning", ""), code=entry.get("code", ""),
                         output=seen, output_chars=len(entry.get("output", "")))
 
-    def metrics(self, calls: list[dict], inputs: dict, elapsed: float, iterations: int) -> RunMetrics:
-        """Counts, tokens and leakage measured on the LM calls of this run (string inputs are allowed)."""
+    def metrics(self, before: set, sub_before: set, inputs: dict, elapsed: float, iterations: int,
+                converged: bool) -> RunMetrics:
+        """Counts, tokens, cost and leakage measured on the LM calls of this run (string inputs are allowed)."""
         given = [v for v in inputs.values() if isinstance(v, str)]
-        return run_metrics(self.box, calls, given, iterations, elapsed, self.stdout_chars)
+        sub = calls_since(self.sub_lm, sub_before) if self.sub_lm is not None and self.sub_lm is not self.lm else []
+        return run_metrics(self.box, calls_since(self.lm, before), given, iterations, elapsed, self.stdout_chars,
+                           converged=converged, sub_calls=sub)
 
     def usage(self) -> tuple[MemoryUse, ...]:
         """Every used item with its rank and score: the injected items' ranks first, then what the tools met."""
@@ -218,6 +246,16 @@ class _Session:
         for i, rs in self.box.memory_usage.items():
             seen.setdefault(i, rs)
         return tuple(MemoryUse(i, r, sc) for i, (r, sc) in seen.items())
+
+
+def _counts(metrics: RunMetrics) -> dict:
+    """The run_complete event's counters, from the run's metrics."""
+    return {k: getattr(metrics, k) for k in ("iterations", "lm_calls", "prompt_tokens", "completion_tokens")}
+
+
+def _lm(config: RunConfig, lm):
+    """An LM of the run (its main or sub-LM) with the run's token limit and timeout."""
+    return resolve_lm(lm, config.api_base, config.max_tokens, config.timeout)
 
 
 def _budget(config: RunConfig) -> ReadBudget | None:

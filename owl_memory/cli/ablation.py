@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -11,8 +12,12 @@ from .common import (
     emit,
     json_option,
     library_errors,
+    lm_limits,
     lm_options,
+    quota_options,
 )
+
+EXIT_INTERRUPTED = 130
 
 
 @click.command("report")
@@ -32,14 +37,16 @@ def ablation_report(folder, as_json):
 @click.command("ablate")
 @click.argument("curriculum", type=click.Path(dir_okay=False))
 @click.option("--conditions", default="A0,A2", show_default=True,
-              help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2 (A0-A4 with "
+              help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2 (A0-A5 with "
                    "--lm: a model drives the construction tools). With an experiment file (e.g. "
                    "experiments/ablation/layers.yaml): its config names (E1,E7b,...).")
 @lm_options
+@lm_limits
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed when it exists).")
 @click.option("--holdout-every", type=int, default=1, show_default=True,
               help="Evaluate every holdout task after this many train tasks (and before the first).")
-@click.option("--repeats", type=int, default=1, show_default=True, help="Repeats per condition (95% intervals).")
+@click.option("--repeats", type=int, default=1, show_default=True,
+              help="Repeats per condition (95% intervals, pass@k for k up to the repeats).")
 @click.option("--start-memory", type=click.Path(file_okay=False, exists=True),
               help="Every condition starts from its own copy of this memory (default: empty).")
 @click.option("--pack", help="Memory pack (shipped name or JSONL file) imported into every condition's starting "
@@ -47,30 +54,55 @@ def ablation_report(folder, as_json):
 @click.option("--max-iters", type=int, default=12, show_default=True, help="LM curricula: RLM iterations per task.")
 @click.option("--max-llm-calls", type=int, default=20, show_default=True,
               help="LM curricula: sub-LLM calls (llm_query from the model's code) per task.")
+@quota_options
+@click.option("--no-consolidate", is_flag=True, help="Store what train tasks learn append-only: no merge, no "
+                                                      "conflict or exception links (E9).")
+@click.option("--max-items", type=int, help="Bound every condition's memory to this many active items; the least "
+                                            "useful are archived (forgetting, E11).")
+@click.option("--progress/--no-progress", default=None,
+              help="A status line with ETA on stderr (default: when stderr is a terminal).")
+@click.option("--estimate-cost", "estimate_for", metavar="MODEL",
+              help="After a --lm scripted dry run, print what the same ablation would cost with MODEL (tokens from "
+                   "the dry run's prompts, litellm's local price map).")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
 @json_option
 @library_errors
-def ablate_command(curriculum, conditions, lm, api_base, out, holdout_every, repeats, start_memory, pack, max_iters,
-                   max_llm_calls, serial, as_json):
+def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, timeout, out, holdout_every, repeats,
+                   start_memory, pack, max_iters, max_llm_calls, k, budgets, no_consolidate, max_items, progress,
+                   estimate_for, serial, as_json):
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
-    Writes OUT/results.jsonl, OUT/summary.json and OUT/report.html; an interrupted run resumes from OUT without
-    redoing finished tasks. An LM curriculum (e.g. experiments/curricula/library.yaml) is run by the strict-RLM
-    agent with --lm (train tasks through the learning loop, holdout tasks with learning off). A construction
-    curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0, A2); with --lm a model
-    runs each task through the construction tools (A0-A4; records add verify runs, deltas and undos).
+    Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html, OUT/figures/*.svg and OUT/tables/*.csv, *.tex; an
+    interrupted run (Ctrl-C, SIGTERM) stops its workers, writes the summary and report of what finished (exit 130),
+    and resumes from OUT without redoing finished tasks. An LM curriculum (e.g. experiments/curricula/library.yaml)
+    is run by the strict-RLM agent with --lm (train tasks through the learning loop, holdout tasks with learning
+    off). A construction curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0,
+    A2); with --lm a model runs each task through the construction tools (records add verify runs, deltas, undos).
+    The summary ends with the success criteria of the layer experiments (met, not met, not measurable).
 
-    Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4 --lm openai/gpt-4o-mini
-    --holdout-every 4 --out runs/library
+    Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4,A5 --lm openai/gpt-4o-mini
+    --max-tokens 1024 --timeout 120 --holdout-every 4 --out runs/library
 
     Example: owl-memory ablate experiments/construction/curriculum.yaml --conditions A0,A2 --out runs/construction
     """
     from ..ablation.harness import ablate
 
-    summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
-                     memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
-                     max_iters=max_iters, max_llm_calls=max_llm_calls)
-    emit(summary, as_json, lambda s: _ablation_report(s, out))
+    try:
+        summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
+                         memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
+                         max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
+                         timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
+                         progress=progress)
+    except KeyboardInterrupt:
+        click.echo(f"owl-memory: ablation interrupted; the summary and report of what finished are in {out} "
+                   "(run the same command again to resume)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    data = summary.to_dict()
+    if estimate_for:
+        from ..ablation.cost import estimate
+
+        data["estimate"] = estimate(summary, estimate_for, max_tokens).to_dict()
+    emit(data, as_json, lambda s: _ablation_report(s, out))
 
 
 def _ablation_report(summary: dict, out: str) -> None:
@@ -86,8 +118,34 @@ def _ablation_report(summary: dict, out: str) -> None:
                      f"{c['tokens_per_task']:g}, payload chars in history (mean) "
                      f"{c['leakage']['payload_chars_in_history_mean']:g}")
         click.echo(f"{name}: holdout success {last.get('mean', 0):.2f}, {cost}, iterations/holdout task "
-                   f"{c['holdout_iterations_per_task']:g}, memory {c['memory_growth']['items_end']:g} items")
+                   f"{c['holdout_iterations_per_task']:g}, memory {c['memory_growth']['items_end']:g} items"
+                   + _run_line(c))
+    for criterion in summary.get("criteria", ()):
+        click.echo(f"criterion {criterion['name']}: {criterion['status']} ({criterion['detail']})")
+    if "estimate" in summary:
+        from ..ablation.cost import Estimate
+
+        e = summary["estimate"]
+        for line in Estimate(**e | {"typical_tokens": tuple(e["typical_tokens"]),
+                                    "worst_tokens": tuple(e["worst_tokens"])}).lines():
+            click.echo(line)
     click.echo(f"report: {Path(out) / 'report.html'}")
+
+
+def _run_line(c: dict) -> str:
+    """Convergence, pass@k, money and sub-LM calls of one condition, when it has them."""
+    parts = []
+    if c.get("converged_rate") is not None:
+        parts.append(f"converged {c['converged_rate']:.0%}")
+    if len(c.get("pass_at_k") or {}) > 1:
+        parts.append("pass@k " + ", ".join(f"@{k} {v:.2f}" for k, v in c["pass_at_k"].items()))
+    if c.get("cost_usd_total") is None:
+        parts.append("cost unknown (a model is not in litellm's price map)")
+    elif c.get("cost_usd_total"):
+        parts.append(f"cost ${c['cost_usd_total']:.4f}")
+    if c.get("sub_lm_calls_per_task"):
+        parts.append(f"sub-LM calls/task {c['sub_lm_calls_per_task']:g}")
+    return "".join(f", {p}" for p in parts)
 
 
 COMMANDS = (ablate_command, ablation_report)

@@ -15,8 +15,10 @@ from .common import (
     emit,
     json_option,
     library_errors,
+    lm_limits,
     lm_options,
     memory_option,
+    quota_options,
 )
 
 
@@ -43,8 +45,10 @@ def mcp(memory_path, ontology, as_json):
               help="Hidden prompt: the agent reads it only through capped windows.")
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @lm_options
+@lm_limits
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True,
               help=CONDITION_HELP + ".")
+@quota_options
 @click.option("--max-iters", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--max-llm-calls", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--sandbox", is_flag=True, help="Run the model's code under bubblewrap: no network, no files but a "
@@ -52,7 +56,8 @@ def mcp(memory_path, ontology, as_json):
 @click.option("--learn", is_flag=True, help="Judge the run, extract items, consolidate and store them with provenance.")
 @click.option("--expect-sparql", help="Gold SELECT over --ontology: the answer's terms must equal its results.")
 @click.option("--expect", "expect_answer", help="Gold answer (normalized exact match).")
-@click.option("--task-type", help="Task type the learned items apply to (default: general).")
+@click.option("--task-type", help="Task type: A1 retrieves by it; learned items apply to it (default: general).")
+@click.option("--task-id", help="Curriculum task id, for provenance; A1 never injects an item a run of it made.")
 @click.option("--matts", help="Memory-aware test-time scaling: parallel:K or sequential:K (implies --learn).")
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
@@ -61,10 +66,11 @@ def mcp(memory_path, ontology, as_json):
 @memory_option
 @json_option
 @library_errors
-def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, max_llm_calls, sandbox, learn,
-             expect_sparql, expect_answer, task_type, matts, max_extract, layers, guide, memory_path, as_json):
+def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, timeout, condition, k, budgets, max_iters,
+             max_llm_calls, sandbox, learn, expect_sparql, expect_answer, task_type, task_id, matts, max_extract,
+             layers, guide, memory_path, as_json):
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
-    wrong under --learn).
+    wrong under --learn); a failed run under --json prints {"error", "message", "trajectory", "metrics"} on stdout.
 
     Without --sandbox, generated code runs in a local Python subprocess that is not a sandbox.
 
@@ -78,8 +84,10 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     from ..model import RunConfig
     from ..rdfio import read_text
 
-    config = RunConfig(lm=resolve_lm(lm, api_base), condition=condition, max_iters=max_iters,
-                       max_llm_calls=max_llm_calls, sandbox=sandbox, layers=layers, guide=guide)
+    config = RunConfig(lm=resolve_lm(lm, api_base, max_tokens, timeout), api_base=api_base, condition=condition,
+                       k=k, budgets=budgets, max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
+                       layers=layers, guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
+                       task_id=task_id, task_type=task_type)
     interpreter_factory(sandbox)
     prompt = read_text(prompt_file) if prompt_file else None
     if expect_sparql and expect_answer:
@@ -88,15 +96,27 @@ def run_task(task, prompt_file, ontology, lm, api_base, condition, max_iters, ma
     with Memory(memory_path, writes=True) as m:
         try:
             result = run(task, m, prompt, ontology, config, learn=learn or bool(matts), expect=expect,
-                         task_type=task_type, matts=matts, max_extract=max_extract)
+                         task_type=task_type, task_id=task_id, matts=matts, max_extract=max_extract)
         except OwlMemoryError:
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
-            click.echo(f"owl-memory: run failed: {type(e).__name__}: {str(e)[:300]}", err=True)
-            sys.exit(EXIT_FAILED)
+            _failed(e, as_json)
     emit(result.to_dict(), as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
     if isinstance(result, LearnedRun) and not result.judgment.success:
         sys.exit(EXIT_FAILED)
+
+
+def _failed(error: Exception, as_json: bool) -> None:
+    """Report a run the LM or the interpreter broke (a JSON object on stdout under --json) and exit 1."""
+    from ..agent.metrics import spent
+
+    message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    got = spent(error)
+    if as_json:
+        emit({"error": type(error).__name__, "message": message, "trajectory": str(got[1]) if got else None,
+              "metrics": got[0].to_dict() if got else None}, True)
+    click.echo(f"owl-memory: run failed: {message}" + (f" (trajectory: {got[1]})" if got else ""), err=True)
+    sys.exit(EXIT_FAILED)
 
 
 COMMANDS = (run_task, mcp)

@@ -52,6 +52,26 @@ def lm_options(f):
                                      "answers nothing (to try the commands).")(f)
 
 
+def lm_limits(f):
+    """Shared `--sub-lm MODEL`, `--max-tokens N` and `--timeout SECONDS` options (commands that run an RLM)."""
+    f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds one LM call may take (litellm's request timeout; dspy retries a failed call up "
+                          "to 3 times).")(f)
+    f = click.option("--max-tokens", type=click.IntRange(min=1),
+                     help="Completion tokens one LM call may generate (sent as max_tokens, and to an --api-base "
+                          "server also as max_completion_tokens: local servers honour one or the other).")(f)
+    return click.option("--sub-lm", help="Model string for the model's llm_query calls inside the RLM (default: the "
+                                         "main --lm); its calls and tokens are counted apart.")(f)
+
+
+def quota_options(f):
+    """Shared `--k` (A1's quota) and `--budgets` (layer budgets) options."""
+    f = click.option("--budgets", help="Layer budgets in characters, e.g. L0=400,L1=800,L3=600,L2=800 (each at "
+                                       "most 1000; L2: A1's injected text, default 1000).")(f)
+    return click.option("--k", "k", help="Items A1 injects: N (the top N) or success,failure,seed counts; default "
+                                         "2,1,1 (top 2 success, 1 failure, 1 seed item).")(f)
+
+
 def library_errors(f):
     """Turn owl-memory's typed errors (bad input) into one line on stderr, JSON under --json, and exit code 2.
 

@@ -15,10 +15,14 @@ For each new item, in order:
 5. otherwise it is added (`added`). Items the shapes reject are reported in `rejected`, never half-written.
 
 Similarity (deterministic): Jaccard index of the sets of case-folded alphanumeric words of title + " " + summary.
+
+Append-only (`append_only=True`, the ablation's `--no-consolidate`, E9): every new item is added as it is (an exact
+duplicate still is not: its stable id is stored), with no merge, no exception and no conflict link.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field, replace
 
@@ -58,17 +62,43 @@ def similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
 
 
-def consolidate(memory, specs, report: Report | None = None) -> Report:
-    """Store `specs` into `memory` by the rules above; returns (or extends) the report."""
+def consolidate(memory, specs, report: Report | None = None, append_only: bool = False) -> Report:
+    """Store `specs` into `memory` by the rules above (append-only: added as they are); returns (or extends) the
+    report."""
     report = report if report is not None else Report()
     before = len(memory.forgotten)
-    for spec in specs:
-        try:
-            _one(memory, spec, report)
-        except (InvalidItem, UnknownItem) as e:
-            report.rejected.append(f"{spec.kind} {spec.title!r}: {str(e)[:240]}")
+    with _bound_after(memory):
+        for spec in specs:
+            try:
+                _append(memory, spec, report) if append_only else _one(memory, spec, report)
+            except (InvalidItem, UnknownItem) as e:
+                report.rejected.append(f"{spec.kind} {spec.title!r}: {str(e)[:240]}")
     report.archived += memory.forgotten[before:]
     return report
+
+
+@contextlib.contextmanager
+def _bound_after(memory):
+    """A bounded memory's bound applied once, after the run's items are consolidated: an item merged away (stored,
+    then archived) must not push out the very item it merged into."""
+    bound = getattr(memory, "max_items", None)
+    if bound is None:
+        yield
+        return
+    memory.max_items = None
+    try:
+        yield
+    finally:
+        memory.max_items = bound
+        memory.enforce_bound()
+
+
+def _append(memory, spec: ItemSpec, report: Report) -> None:
+    """Add one item as it is (a stored id is a duplicate)."""
+    if memory.stored([spec.id]):
+        report.duplicates.append(spec.id)
+        return
+    report.added.append(memory.add(spec))
 
 
 def _one(memory, spec: ItemSpec, report: Report) -> None:

@@ -71,6 +71,8 @@ class Learning:
         matts: "parallel:K" or "sequential:K" (memory-aware test-time scaling), or None for one run.
         extract_lm: an LM that drafts the items (None: rule-based extraction).
         max_extract: items one run stores at most (see extraction_cap).
+        consolidate: False stores the extracted items append-only (consolidate.py; the ablation's E9).
+        curriculum_id: the curriculum the task belongs to, for provenance.
     """
 
     expect: dict | None = None
@@ -79,6 +81,8 @@ class Learning:
     matts: str | None = None
     extract_lm: Any = None
     max_extract: int | None = None
+    consolidate: bool = True
+    curriculum_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +107,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     learn=True (or matts="parallel:K" / "sequential:K") the run goes through the learning loop and the result is a
     LearnedRun: judged (by `expect` gold, else by the LM), items extracted, consolidated and stored with provenance."""
     config = RunConfig.of(config, **options)
+    config = replace(config, task_id=config.task_id or task_id, task_type=config.task_type or task_type)
     if not (learn or matts):
         return run_agent(task, memory, prompt, ontology, config)
     learning = Learning(expect, task_type, task_id, matts, extract_lm, max_extract)
@@ -120,7 +125,8 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
     learning = learning or Learning()
     mode, k = parse_matts(learning.matts)
     cap = extraction_cap(learning.max_extract, mode)
-    config = replace(config, lm=resolve_lm(config.lm, config.api_base))
+    config = replace(config, lm=resolve_lm(config.lm, config.api_base, config.max_tokens, config.timeout),
+                     task_id=config.task_id or learning.task_id, task_type=config.task_type or learning.task_type)
     graph = load_graph(ontology) if ontology is not None else None
     ctx = _Context(memory, task, prompt, graph, config, learning)
     judged = ctx.rollouts(mode, k)
@@ -130,9 +136,9 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
         ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected
-    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)))
+    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)), append_only=not learning.consolidate)
     for result, judgment, _ in judged:
-        memory.write_graph(provenance_graph(ctx.info(result), judgment))
+        memory.write_graph(provenance_graph(ctx.info(result, tuple(report.duplicates)), judgment))
     best, judgment, _ = next((r for r in judged if r[1].success), judged[-1])
     values = {f.name: getattr(best, f.name) for f in fields(RunResult)}
     return LearnedRun(**values, judgment=judgment, extracted=tuple(_stored_ids(report)), consolidation=report)
@@ -170,12 +176,14 @@ class _Context:
                            result.run_id, result.trace_ref, events, self.graph)
         return result, judgment, record
 
-    def info(self, result: RunResult) -> RunInfo:
-        """The provenance record of one rollout."""
+    def info(self, result: RunResult, reextracted: tuple[str, ...] = ()) -> RunInfo:
+        """The provenance record of one rollout (`reextracted`: stored items its extraction produced again)."""
         started, ended = self.times[result.run_id]
         used = tuple((u.memory_id, u.rank, u.score) for u in result.memory_usage)
         return RunInfo(result.run_id, lm_name(self.lm), self.config.condition, started, ended,
-                       ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used)
+                       ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used,
+                       self.learning.curriculum_id, result.metrics.iterations, result.metrics.converged,
+                       result.answer_hash, reextracted)
 
 
 def _refine(task: str, previous: str) -> str:

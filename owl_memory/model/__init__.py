@@ -15,11 +15,11 @@ from .operators import (
     operator_from_json,
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
-from .runs import MemoryAccess, MemoryUse, RunConfig, RunMetrics, RunResult
+from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
-    "MemoryAccess", "MemoryUse", "Parameter", "QueryRecipe", "Ref", "RepairDecision", "RunConfig", "RunMetrics",
-    "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts", "ValidationReport", "Window",
-    "item_id", "normalize_kind", "operator_from_json", "sha256",
+    "MemoryAccess", "MemoryUse", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision", "RunConfig",
+    "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts", "ValidationReport",
+    "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
 ]

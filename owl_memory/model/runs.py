@@ -8,12 +8,63 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .handles import sha256
 
 HINT_CHARS = 300  # A3's packed hint
 LAYERS = ("L0", "L1", "L3")  # context layers a run may give the model (agent/context.py computes them)
+BUDGETED = (*LAYERS, "L2")  # what a layer budget may bound: the layers, and L2 (A1's injected text)
+MAX_BUDGET = 1000  # dspy.RLM previews each input variable up to 1,000 characters: a bounded input is seen whole
 GRANTS = {"A0": {"layers_read_memory": False}, "A1": {"text": True}, "A2": {"tools": True},
           "A3": {"tools": True, "injected": 1, "hint_chars": HINT_CHARS},
-          "A4": {"tools": True, "uncapped": True, "prompt_text": True}}  # condition -> what it grants (A1: + k items)
+          "A4": {"tools": True, "uncapped": True, "prompt_text": True},
+          "A5": {"files": True}}  # condition -> what it grants (A1: + its quota of items)
+POLARITIES = ("success", "failure", "seed")  # A1's quota: items from successes, from failures, and seed items
+
+
+@dataclass(frozen=True)
+class Quota:
+    """How many retrieved items condition A1 injects: the top `success`, `failure` and `seed` items (by default
+    2 + 1 + 1), or with `overall` the top `overall` items whatever their polarity (ReasoningBank's k).
+
+    Parsed from an integer (`overall`), "2,1,1" / "2+1+1" (success, failure, seed), a mapping of those names, or None
+    (the default quota); ConfigError otherwise.
+    """
+
+    success: int = 2
+    failure: int = 1
+    seed: int = 1
+    overall: int | None = None
+
+    @classmethod
+    def parse(cls, k) -> Quota:
+        """The quota `k` says (see the class); ConfigError naming the accepted forms."""
+        if k is None or isinstance(k, cls):
+            return k or cls()
+        if isinstance(k, str) and k.strip().isdigit():
+            k = int(k)
+        if isinstance(k, int) and not isinstance(k, bool):
+            if k < 1:
+                raise ConfigError(f"k (items A1 injects) must be an integer >= 1, got {k!r}")
+            return cls(overall=k)
+        values = list(k.values()) if isinstance(k, dict) else str(k).replace("+", ",").split(",")
+        names = list(k) if isinstance(k, dict) else list(POLARITIES[:len(values)])
+        try:
+            counts = {n: int(str(v).strip()) for n, v in zip(names, values, strict=True)}
+        except ValueError:
+            counts = {}
+        if not counts or set(counts) - set(POLARITIES) or min(counts.values()) < 0 or not sum(counts.values()):
+            raise ConfigError(f"k (items A1 injects) must be an integer >= 1 (the top k items) or success,failure,seed "
+                              f"counts such as 2,1,1; got {k!r}")
+        return cls(**{p: counts.get(p, 0) for p in POLARITIES})
+
+    @property
+    def total(self) -> int:
+        """Items injected at most."""
+        return self.overall if self.overall is not None else self.success + self.failure + self.seed
+
+    def to_json(self) -> int | str:
+        """The overall count as an integer, else "success+failure+seed" (parse() reads both back)."""
+        return self.overall if self.overall is not None else f"{self.success}+{self.failure}+{self.seed}"
 
 
 @dataclass(frozen=True)
@@ -22,10 +73,12 @@ class MemoryAccess:
     condition name (agent/conditions.py lists the names and their help for the CLI, which must start without rdflib).
 
     Args:
-        condition: A0 ... A4.
+        condition: A0 ... A5.
         tools: the memory_* tools are offered.
-        injected: items retrieved for the task up front (A1: k, A3: 1).
+        injected: items retrieved for the task up front at most (A1: its quota's total, A3: 1).
+        quota: how A1 picks its items per polarity (agent/injection.py).
         text: those items go into the task as text (A1: title, summary, <= 3 bullets each).
+        files: memory is offered as plain read-only files (files_* tools: list, read windows, grep) (A5).
         hint_chars: those items go into the task as one packed hint of at most this many characters (A3).
         uncapped: tool returns are not cut, items carry their whole content, queries return every row (A4).
         prompt_text: the hidden prompt's text is in the model's inputs (A4).
@@ -35,21 +88,45 @@ class MemoryAccess:
     condition: str
     tools: bool = False
     injected: int = 0
+    quota: Quota = Quota()
     text: bool = False
+    files: bool = False
     hint_chars: int = 0
     uncapped: bool = False
     prompt_text: bool = False
     layers_read_memory: bool = True
 
     @classmethod
-    def of(cls, condition: str, k: int = 1) -> MemoryAccess:
-        """The access `condition` grants (k: items A1 injects); ConfigError naming the conditions otherwise."""
+    def of(cls, condition: str, k=None) -> MemoryAccess:
+        """The access `condition` grants (k: A1's quota, see Quota.parse); ConfigError naming the conditions
+        otherwise."""
         if condition not in GRANTS:
             raise ConfigError(f"condition {condition!r} is not one of {', '.join(GRANTS)}")
         grants = dict(GRANTS[condition])
         if grants.get("text"):
-            grants["injected"] = k  # A1 injects the top k items
+            quota = Quota.parse(k)
+            grants.update(injected=quota.total, quota=quota)  # A1 injects its quota of items
         return cls(condition, **grants)
+
+
+def parse_budgets(spec) -> dict[str, int]:
+    """Layer budgets in characters from "L0=400,L2=800" or a mapping ({} for none); ConfigError naming the fix."""
+    if not spec:
+        return {}
+    pairs = spec.items() if isinstance(spec, dict) else (p.partition("=")[::2] for p in str(spec).split(",") if p)
+    out = {}
+    for name, value in pairs:
+        name = str(name).strip().upper()
+        try:
+            chars = int(str(value).strip())
+        except ValueError:
+            chars = 0
+        if name not in BUDGETED or not 1 <= chars <= MAX_BUDGET:
+            raise ConfigError(f"a layer budget is NAME=CHARACTERS with NAME one of {', '.join(BUDGETED)} (L2: A1's "
+                              f"injected text) and CHARACTERS from 1 to {MAX_BUDGET} (the RLM's preview of an input: "
+                              f"it is seen whole), e.g. L0=400,L2=800; got {name}={value}")
+        out[name] = chars
+    return out
 
 
 def parse_layers(spec) -> tuple[str, ...]:
@@ -71,8 +148,11 @@ class RunConfig:
     Args:
         lm: a DSPy LM, a model string ("openai/gpt-4o-mini", "scripted"), or None for $OWL_MEMORY_LM.
         api_base: an OpenAI-compatible server for a model string (Ollama, vLLM, llama.cpp).
-        condition: the ablation condition A0 ... A4 (`access` is what it grants).
-        k: items condition A1 injects into the task.
+        condition: the ablation condition A0 ... A5 (`access` is what it grants).
+        k: which items condition A1 injects into the task (a Quota, or what Quota.parse reads: 3, "2,1,1"; default
+            the top 2 success, 1 failure and 1 seed item).
+        task_id, task_type: the curriculum task this run solves: A1 retrieves by its task type and never injects an
+            item that a run of the same task id made (provenance says which).
         max_iters, max_llm_calls: the RLM's iteration and LM-call limits.
         max_output_chars: REPL output the model sees per iteration.
         read_budget, reads_per_handle, max_read: the run's read allowance (store.blobs.ReadBudget: characters all
@@ -82,12 +162,18 @@ class RunConfig:
         trajectory_dir: where the JSONL trajectory goes (default <memory>/runs, else ./.owl-memory/runs).
         layers: context layers given to the model ("L0,L1,L3" or names), the same in every condition.
         guide: what layer L3 summarizes: a guide file, or the guide's text.
+        budgets: characters per layer ("L0=400,L2=800" or a mapping; L2 bounds A1's injected text).
+        sub_lm: the LM (object or model string) serving the model's llm_query calls; None: the main LM.
+        max_tokens, timeout: per LM call, the completion tokens asked at most and the seconds waited at most
+            (model strings only: an LM object keeps its own settings).
     """
 
     lm: Any = None
     api_base: str | None = None
     condition: str = "A2"
-    k: int = 1
+    k: Any = None
+    task_id: str | None = None
+    task_type: str | None = None
     max_iters: int = 12
     max_llm_calls: int = 20
     max_output_chars: int = 4_000
@@ -98,15 +184,23 @@ class RunConfig:
     trajectory_dir: Path | None = None
     layers: tuple[str, ...] = ()
     guide: str | Path | None = None
+    budgets: Any = None
+    sub_lm: Any = None
+    max_tokens: int | None = None
+    timeout: float | None = None
     access: MemoryAccess = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        """Normalize the layers and trajectory folder and derive the condition's MemoryAccess (ConfigError on a bad
-        value)."""
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ConfigError(f"k (items A1 injects) must be an integer >= 1, got {self.k!r}")
+        """Normalize the quota, layers, budgets and trajectory folder, check the LM limits and derive the
+        condition's MemoryAccess (ConfigError on a bad value)."""
+        object.__setattr__(self, "k", Quota.parse(self.k))
         object.__setattr__(self, "access", MemoryAccess.of(self.condition, self.k))
         object.__setattr__(self, "layers", parse_layers(self.layers))
+        object.__setattr__(self, "budgets", parse_budgets(self.budgets))
+        for name in ("max_tokens", "timeout"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+                raise ConfigError(f"{name} must be a positive number, got {value!r}")
         if self.trajectory_dir is not None:
             object.__setattr__(self, "trajectory_dir", Path(self.trajectory_dir))
 
@@ -127,7 +221,13 @@ class RunMetrics:
     """What one run cost and leaked, measured on its own LM calls and tool calls.
 
     Args:
-        iterations, lm_calls, prompt_tokens, completion_tokens: the RLM's iterations and LM usage.
+        iterations, lm_calls, prompt_tokens, completion_tokens: the RLM's iterations and its LM usage (every call).
+        converged: the run ended by SUBMIT before its iteration limit (not by dspy's forced extraction).
+        sub_lm_calls, sub_prompt_tokens, sub_completion_tokens: the part of those that were llm_query calls from the
+            model's code (the main LM's part is the difference).
+        cost_usd: what the calls cost in US dollars by litellm's local price map (0 for a scripted LM); None when
+            a model is not in the map.
+        prompt_chars: characters of the messages sent to the LMs (a dry run's measure of what a model would read).
         payload_chars_in_history: distinct payload characters that reached the LM's messages (agent/leakage.py).
         payload_chars_sent: payload characters sent to the LM, repeats counted.
         payload_chars_by_source: payload_chars_in_history per payload kind (prompt, content, results, ...).
@@ -143,6 +243,12 @@ class RunMetrics:
     lm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    converged: bool = False
+    sub_lm_calls: int = 0
+    sub_prompt_tokens: int = 0
+    sub_completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    prompt_chars: int = 0
     payload_chars_in_history: int = 0
     payload_chars_sent: int = 0
     payload_chars_by_source: dict[str, int] = field(default_factory=dict)
@@ -183,8 +289,9 @@ class RunResult:
         run_id: the run's id (also on every trajectory line).
         metrics: iterations, LM calls, tokens, tool calls and leakage numbers.
         trace_ref: blob key of the trajectory, when the run had a memory.
-        memory_ids_used: memory items injected (A1, A3's hint) or read through tools (A2-A4).
+        memory_ids_used: memory items injected (A1, A3's hint) or read through tools (A2-A5).
         memory_usage: every item used, with its rank and score.
+        memory_ids_filtered: items A1's retrieval found but left out because a run of this very task made them.
     """
 
     answer: str
@@ -194,10 +301,17 @@ class RunResult:
     trace_ref: str | None = None
     memory_ids_used: tuple[str, ...] = ()
     memory_usage: tuple[MemoryUse, ...] = ()
+    memory_ids_filtered: tuple[str, ...] = ()
+
+    @property
+    def answer_hash(self) -> str:
+        """sha256 of the answer text (provenance and records name an answer by it)."""
+        return sha256(self.answer)
 
     def to_dict(self) -> dict:
         """The CLI's --json form of a run (the subagent JSON a calling agent reads)."""
         return {"answer": self.answer, "iterations": self.metrics.iterations, "run_id": self.run_id,
                 "trajectory_id": self.trace_ref, "log_path": str(self.trajectory_path),
                 "memories_used": [u.to_dict() for u in self.memory_usage], "trajectory": str(self.trajectory_path),
-                "memory_ids_used": list(self.memory_ids_used), "metrics": self.metrics.to_dict()}
+                "memory_ids_used": list(self.memory_ids_used), "memory_ids_filtered": list(self.memory_ids_filtered),
+                "answer_hash": self.answer_hash, "metrics": self.metrics.to_dict()}

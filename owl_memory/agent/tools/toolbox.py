@@ -96,6 +96,7 @@ class Toolbox:
         self.workers: dict[str, QueryWorker] = {}  # "ontology" / "memory" -> its query worker, started on first use
         self._lock = threading.RLock()  # interpreters call tools from worker threads; one call at a time
         self.results: dict[str, list[int]] = {}  # results handle -> line start offsets (plus the end)
+        self.scratch_keys: set[str] = set()  # other payloads this run keeps in its scratch store (A5's files)
         self.payloads: list[Ref] = [self.prompt] if self.prompt is not None else []
         self.memory_ids_used: list[str] = []
         self.memory_usage: dict[str, tuple[int, float]] = {}  # id -> (rank, score) where the agent first met it
@@ -181,8 +182,8 @@ class Toolbox:
             self.payloads.append(self.store(key).ref(key))
 
     def store(self, key: str) -> BlobStore:
-        """The blob store holding `key`: this run's scratch store for query results, else the main one."""
-        return self.scratch if key in self.results else self.blobs
+        """The blob store holding `key`: this run's scratch store for query results and files, else the main one."""
+        return self.scratch if key in self.results or key in self.scratch_keys else self.blobs
 
     def load(self, ref: Ref) -> str:
         """A watched payload in full, for measuring leakage (library use only; never hand it to the model)."""
