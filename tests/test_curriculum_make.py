@@ -237,6 +237,21 @@ def test_a_generated_curriculum_runs_through_train_and_ablate(tmp_path):
     assert done["curriculum"] == course.id and done["holdout_tasks"] == 2
 
 
+def test_an_ontology_split_curriculum_runs_through_ablate_each_task_over_its_own_ontology(tmp_path):
+    out = tmp_path / "two.yaml"
+    made = make(["dcterms", "dcmitype", "--split", "ontology", "--holdout-ontology", "dcmitype", "--tasks", "10",
+                 "--seed", "3", "--out", str(out)])
+    assert made.exit_code == 0, made.output
+    course = load_curriculum(out)
+    assert {t.ontology for t in course.holdout} == {"dcmitype"} and "dcmitype" not in {t.ontology for t in course.train}
+    ablated = CliRunner().invoke(main, ["ablate", str(out), "--conditions", "A0,A2", "--lm", "scripted",
+                                        "--holdout-every", str(len(course.train)), "--serial", "--out",
+                                        str(tmp_path / "runs")])
+    assert ablated.exit_code == 0, ablated.output
+    records = [json.loads(line) for line in (tmp_path / "runs" / "results.jsonl").read_text().splitlines()]
+    assert records and all(r["judge"] == "sparql" and not r.get("error") for r in records), records[:2]
+
+
 def test_load_curriculum_reads_several_ontologies_and_refuses_an_unknown_one(tmp_path):
     onto = dependency_ontology("dcmitype")
     text = ("id: two\nontologies:\n  - {name: dcterms, package: owlready2, path: ontos/dcterms.owl}\n"

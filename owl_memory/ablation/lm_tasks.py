@@ -39,14 +39,21 @@ def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> 
     """
     config = RunConfig.of(**options)
     config = RunConfig.of(config, lm=resolve_lm(config.lm, config.api_base, config.max_tokens, config.timeout))
-    graph = load_graph(course.ontology_path) if course.ontology_path is not None else None
-    return functools.partial(run_task, graph=graph, config=config, consolidate=consolidate, curriculum_id=course.id)
+    graphs = functools.cache(load_graph)  # each ontology of the curriculum loaded once, when a task first needs it
+
+    def graph_of(task: Task):
+        """The graph `task` runs over: its own ontology's, else the curriculum's (None without either)."""
+        path = course.ontology_for(task)
+        return graphs(path) if path is not None else None
+    return functools.partial(run_task, graph_of=graph_of, config=config, consolidate=consolidate,
+                             curriculum_id=course.id)
 
 
-def run_task(task: Task, memory, learn: bool, *, graph, config: RunConfig, consolidate: bool = True,
+def run_task(task: Task, memory, learn: bool, *, graph_of: Callable, config: RunConfig, consolidate: bool = True,
              curriculum_id: str | None = None) -> TaskOutcome:
-    """Run one task (learning on or off) and report it; a failing LM run is an error outcome with what it spent."""
-    config = replace(config, task_id=task.id, task_type=task.task_type)
+    """Run one task (learning on or off) over its own ontology and report it; a failing LM run is an error outcome
+    with what it spent."""
+    config, graph = replace(config, task_id=task.id, task_type=task.task_type), graph_of(task)
     try:
         if learn:
             learning = Learning(task.expect or None, task.task_type, task.id, consolidate=consolidate,

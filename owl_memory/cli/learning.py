@@ -15,6 +15,7 @@ from .common import (
     emit,
     json_option,
     library_errors,
+    lm_limits,
     lm_options,
     mapping,
     memory_option,
@@ -25,6 +26,7 @@ from .common import (
 @click.command("train")
 @click.argument("curriculum", type=click.Path(exists=True))
 @lm_options
+@lm_limits
 @click.option("--split", type=click.Choice(["train", "holdout", "all"]), default="train", show_default=True)
 @click.option("--condition", type=click.Choice(list(CONDITIONS)), default="A2", show_default=True)
 @click.option("--max-iters", type=click.IntRange(min=1), default=12, show_default=True)
@@ -34,7 +36,8 @@ from .common import (
 @memory_option
 @json_option
 @library_errors
-def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extract, limit, memory_path, as_json):
+def train(curriculum, lm, api_base, sub_lm, max_tokens, timeout, split, condition, max_iters, matts, max_extract, limit,
+          memory_path, as_json):
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
@@ -49,12 +52,14 @@ def train(curriculum, lm, api_base, split, condition, max_iters, matts, max_extr
     from ..learning.train import train_curriculum
     from ..model import RunConfig
 
-    course, model, console = load_curriculum(curriculum), resolve_lm(lm, api_base), Console(stderr=True)
+    course, console = load_curriculum(curriculum), Console(stderr=True)
+    model = resolve_lm(lm, api_base, max_tokens, timeout)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
                    disable=not console.is_terminal)
     with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
-        config = RunConfig(lm=model, condition=condition, max_iters=max_iters)
+        config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
+                           max_tokens=max_tokens, timeout=timeout)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
