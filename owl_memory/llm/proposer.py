@@ -7,7 +7,7 @@ from rdflib import Graph
 from ..construction.cq import CompetencyQuestion, evaluate
 from ..construction.proposer import Proposal
 from ..construction.workspace import copy_graph
-from .tool_runs import ToolRun
+from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
 
 INSTRUCTIONS = """Make the competency question pass by proposing RDF triples to ADD to the ontology.
@@ -18,7 +18,7 @@ with Turtle text of only the new triples (the question's prefixes are declared f
 `ontology["namespace"]`."""
 
 
-class LLMProposer:
+class LLMProposer(ToolRunProposer):
     """Proposes triples for a failing CQ with a language model: a dspy.RLM over the capped owl-memory tools.
 
     The proposal is parsed as Turtle and kept only when the CQ passes on a copy of the graph with it added.
@@ -30,23 +30,11 @@ class LLMProposer:
         max_llm_calls: LM calls per proposal.
     """
 
-    source = "llm"
-
     def __init__(self, lm, namespace: str = "http://w3id.org/owl-memory/sprint/data/", max_iters: int = 8,
                  max_llm_calls: int = 12):
         """Hold the LM, the namespace and the budgets of each RLM run."""
         self.namespace = namespace
         self.run = ToolRun(lm, max_iters, max_llm_calls)
-
-    @property
-    def calls(self) -> int:
-        """LM calls made so far."""
-        return self.run.calls
-
-    @property
-    def metrics(self):
-        """What its runs cost and leaked so far (RunMetrics: LM calls, tokens, payload characters in the history)."""
-        return self.run.metrics
 
     def propose(self, cq: CompetencyQuestion, graph: Graph, shapes: Graph, memory=None) -> Proposal:
         """Ask the model for Turtle answering `cq`; a Proposal that passes, or an empty one with a note."""

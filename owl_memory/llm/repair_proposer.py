@@ -7,7 +7,7 @@ from rdflib.namespace import SH
 
 from ..model import ChangeSet
 from ..repair.verify import Violation
-from .tool_runs import ToolRun
+from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
 
 INSTRUCTIONS = """Repair the SHACL violations that no library operator could fix, by proposing a change set.
@@ -20,7 +20,7 @@ MAX_VIOLATIONS = 5  # violations shown to the model per call
 MESSAGE_CHARS = 200
 
 
-class LLMRepairProposer:
+class LLMRepairProposer(ToolRunProposer):
     """Proposes a change set for violations the repair operators cannot fix: a dspy.RLM over the capped tools.
 
     Its answer is parsed (Turtle), stripped of blank nodes, of additions already present and of removals absent;
@@ -32,21 +32,9 @@ class LLMRepairProposer:
         max_llm_calls: LM calls per proposal.
     """
 
-    source = "llm"
-
     def __init__(self, lm, max_iters: int = 8, max_llm_calls: int = 12):
         """Hold the LM and the budgets of each RLM run."""
         self.run = ToolRun(lm, max_iters, max_llm_calls)
-
-    @property
-    def calls(self) -> int:
-        """LM calls made so far."""
-        return self.run.calls
-
-    @property
-    def metrics(self):
-        """What its runs cost and leaked so far (RunMetrics: LM calls, tokens, payload characters in the history)."""
-        return self.run.metrics
 
     def propose_repair(self, violations: list, graph: Graph, shapes: Graph, memory=None) -> ChangeSet:
         """Ask the model for a change set fixing `violations` on `graph`; an empty ChangeSet with a note on failure."""

@@ -55,3 +55,18 @@ class ToolRun:
             self.metrics = summed(self.metrics, run)
 
 
+class ToolRunProposer:
+    """A proposer whose every model call is one ToolRun (`self.run`): what it costs is counted there."""
+
+    source = "llm"
+    run: ToolRun
+
+    @property
+    def calls(self) -> int:
+        """LM calls made so far."""
+        return self.run.calls
+
+    @property
+    def metrics(self) -> RunMetrics:
+        """What its runs cost and leaked so far (LM calls, tokens, payload characters in the history)."""
+        return self.run.metrics
