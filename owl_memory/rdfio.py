@@ -121,6 +121,19 @@ def check_output(path: str | Path, format: str | None = None) -> Path:
     return target
 
 
+def output_folder(path: str | Path) -> Path:
+    """The folder `path`, created when missing; OutputError when something else is there or it cannot be made."""
+    path = Path(path)
+    try:
+        kind = _kind(Path(os.path.realpath(path)))
+        if kind not in ("missing", "folder"):
+            raise OutputError(f"{path} is a {kind}, not a folder; give a folder path for the output")
+        path.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as e:
+        raise OutputError(f"cannot make the output folder {str(path)[:200]!r} ({_why(e)}); give another") from None
+    return path
+
+
 def _kind(path: Path) -> str:
     """What is at `path`: missing, file, folder, FIFO, device, socket or special file."""
     try:

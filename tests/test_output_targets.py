@@ -83,3 +83,19 @@ def test_export_and_repair_out_exit_2_and_replace_nothing(tmp_path, memory_path,
         r = runner.invoke(main, args)
         assert r.exit_code == 2 and "OutputError" in r.output, (args, r.output)
         assert (os.stat(path).st_mode, os.stat(path).st_ino) == (before.st_mode, before.st_ino)
+
+
+def test_ablate_out_and_report_files_are_checked_before_any_work(tmp_path):
+    curriculum = str(Path(__file__).resolve().parents[1] / "experiments" / "construction" / "curriculum.yaml")
+    not_a_folder = tmp_path / "results"
+    not_a_folder.write_text("mine", encoding="utf-8")
+    r = CliRunner().invoke(main, ["ablate", curriculum, "--conditions", "A0", "--out", str(not_a_folder)])
+    assert r.exit_code == 2 and "OutputError" in r.output and not_a_folder.read_text() == "mine"
+    folder = tmp_path / "runs"
+    done = CliRunner().invoke(main, ["ablate", curriculum, "--conditions", "A0", "--holdout-every", "9", "--serial",
+                                     "--out", str(folder)])
+    assert done.exit_code == 0, done.output
+    (folder / "report.html").unlink()
+    os.mkfifo(folder / "report.html")
+    r = CliRunner().invoke(main, ["report", str(folder)])
+    assert r.exit_code == 2 and "FIFO" in r.output and (folder / "report.html").is_fifo()

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
+from ..rdfio import output_folder, write_text
 from .progress import Progress
 from .records import Placement, Record, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
@@ -320,7 +321,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1
     if parallel:
         check_spawn_safe("owl_memory.ablate(parallel=True)")
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)
     meta.update({"conditions": [a.name for a in arms], "arms": [a.to_dict() for a in arms],
                  "holdout_every": holdout_every, "repeats": repeats, "pack": pack, "lm": _name(lm),
                  "planned_records": len(jobs) * planned(meta, holdout_every), **({} if symbolic else limits)})
@@ -356,10 +357,8 @@ def finish(out: Path, jobs: list[Job], meta: dict) -> Summary:
     """Merge the jobs' records into results.jsonl, write summary.json, report.html, figures/ and tables/; the
     summary."""
     records = [r for job in jobs for r in read_records(_part(job))]
-    tmp = out / (RESULTS + ".tmp")
-    tmp.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    os.replace(tmp, out / RESULTS)
+    write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records), out / RESULTS)
     summary = summarize(records, meta)
-    (out / SUMMARY).write_text(json.dumps(summary.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
+    write_text(json.dumps(summary.to_dict(), indent=1, ensure_ascii=False), out / SUMMARY)
     build_report(out)
     return summary

@@ -9,13 +9,12 @@ vs success, pass@k, the criteria, and the tables behind them.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..model import Quota
+from ..rdfio import check_output, output_folder, write_text
 from .figures import figures
 from .records import read_records
 from .summary import ConditionSummary, Summary, summarize
@@ -154,20 +153,14 @@ def build_report(out: str | Path) -> Path:
     DIR/summary.json; returns the page's path."""
     out = Path(out)
     records, summary = _load(out)
-    _atomic(out / REPORT, render(summary, records))
-    for chart_id, svg, _ in figures(summary)[0]:
-        _atomic(out / FIGURES / f"{chart_id}.svg", standalone(svg))
-    for table in tables(summary):
-        _atomic(out / TABLES / f"{table.name}.csv", table.csv())
-        _atomic(out / TABLES / f"{table.name}.tex", table.latex())
+    pages = [(out / REPORT, render(summary, records))]
+    pages += [(out / FIGURES / f"{chart_id}.svg", standalone(svg)) for chart_id, svg, _ in figures(summary)[0]]
+    pages += [(out / TABLES / f"{t.name}.{kind}", text) for t in tables(summary)
+              for kind, text in (("csv", t.csv()), ("tex", t.latex()))]
+    for folder in (out / FIGURES, out / TABLES):
+        output_folder(folder)
+    for path, _ in pages:  # every target checked before the first is written
+        check_output(path)
+    for path, text in pages:
+        write_text(text, path)
     return out / REPORT
-
-
-def _atomic(path: Path, text: str) -> None:
-    """Write a file through a temporary file in its folder, readable by everyone."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)

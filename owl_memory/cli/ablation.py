@@ -21,7 +21,7 @@ EXIT_INTERRUPTED = 130
 
 
 @click.command("report")
-@click.argument("folder", type=click.Path(file_okay=False))
+@click.argument("folder")
 @json_option
 @library_errors
 def ablation_report(folder, as_json):
@@ -42,7 +42,7 @@ def ablation_report(folder, as_json):
                    "experiments/ablation/layers.yaml): its config names (E1,E7b,...).")
 @lm_options
 @lm_limits
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed when it exists).")
+@click.option("--out", required=True, help="Output folder (resumed when it exists).")
 @click.option("--holdout-every", type=int, default=1, show_default=True,
               help="Evaluate every holdout task after this many train tasks (and before the first).")
 @click.option("--repeats", type=int, default=1, show_default=True,
