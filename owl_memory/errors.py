@@ -76,3 +76,8 @@ class MemoryReadOnly(OwlMemoryError):
 
 class InstanceError(OwlMemoryError, ValueError):
     """No conforming instance data could be built from a shapes graph; the message names what is left."""
+
+
+class EndpointError(ToolError):
+    """A SPARQL endpoint could not be used as asked: not on the run's list, redirected, too slow, too large, over the
+    run's request budget, or it answered with an error; the message names the endpoint and what to do."""

@@ -141,3 +141,10 @@ def drop_memory_graphs(url: str) -> None:
     client = SparqlClient(url)
     client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in GRAPHS))
     client.close()
+
+
+def load_named_graphs(location: Path, files: dict[str, Path]) -> None:
+    """Load each RDF file into the Oxigraph store at `location` as the named graph its key names (before serving)."""
+    for graph, path in files.items():
+        subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", str(path), "--graph", graph],
+                       check=True, capture_output=True, timeout=120)

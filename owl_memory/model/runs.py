@@ -166,6 +166,8 @@ class RunConfig:
         sub_lm: the LM (object or model string) serving the model's llm_query calls; None: the main LM.
         max_tokens, timeout: per LM call, the completion tokens asked at most and the seconds waited at most
             (model strings only: an LM object keeps its own settings).
+        endpoints: the SPARQL endpoints the run's endpoint tools may contact ("URL", or "TARGET=URL" for a corpus
+            target pointed at a mirror; model.endpoints.EndpointGrant); none: no endpoint tools.
     """
 
     lm: Any = None
@@ -188,6 +190,7 @@ class RunConfig:
     sub_lm: Any = None
     max_tokens: int | None = None
     timeout: float | None = None
+    endpoints: tuple = ()
     access: MemoryAccess = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):

@@ -59,10 +59,10 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     result = box.workers[name].query(sparql)
     if result.kind == "ASK":
         return {"ask": result.ask}
-    return _store_rows(box, result)
+    return store_rows(box, result)
 
 
-def _store_rows(box: Toolbox, result: QueryResult) -> dict:
+def store_rows(box: Toolbox, result: QueryResult) -> dict:
     """Serialize query rows as JSON lines into a "results" blob; return its handle and row count (A4: the rows)."""
     columns, lines = list(result.columns), []
     for values in result.rows:

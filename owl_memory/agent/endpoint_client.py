@@ -1,0 +1,185 @@
+"""The one HTTP client agents reach SPARQL endpoints through, on the standard library, contained.
+
+Only the endpoints a run was granted (exact scheme, host, port and path, normalized) are contacted; a redirect is
+never followed (a 3xx is an EndpointError naming its target); each request has one wall-time limit covering connect,
+wait and read; a response is read in chunks and refused once it passes the byte cap (never buffered whole); a SELECT
+keeps at most max_rows rows; the run has a request budget. Agent SPARQL is checked on its parsed form by the guard of
+adapters/sparql.py (no update, no SERVICE, no FROM) before any request is sent.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+from rdflib import Graph
+
+from ..adapters import sparql as sparql_text
+from ..errors import ConfigError, EndpointError
+from ..model.endpoints import EndpointLimits, normalize_url
+from .query_worker import QueryResult
+
+CHUNK = 65_536
+SELECT_JSON = "application/sparql-results+json"
+DESCRIPTION_TYPES = {"text/turtle": "turtle", "application/rdf+xml": "xml", "application/n-triples": "nt",
+                     "application/ld+json": "json-ld", "application/n-quads": "nquads", "application/trig": "trig"}
+ACCEPT_DESCRIPTION = "text/turtle, application/rdf+xml;q=0.9, application/n-triples;q=0.8, application/ld+json;q=0.5"
+MAX_GET = 1_500  # characters of an encoded query sent by GET; longer ones are POSTed as a form
+
+
+@dataclass(frozen=True)
+class Response:
+    """One bounded response: status, media type (no parameters) and body bytes (at most the byte cap)."""
+
+    status: int
+    media_type: str
+    body: bytes
+
+
+class EndpointClient:
+    """Requests to the granted endpoints under one run's limits and request budget.
+
+    Args:
+        grants: the endpoints the run may contact (model.EndpointGrant or "URL" / "TARGET=URL" strings).
+        limits: seconds per request, bytes per response, rows per SELECT, requests per run.
+    """
+
+    def __init__(self, grants=(), limits: EndpointLimits | None = None):
+        from ..model.endpoints import parse_grants
+
+        self.grants = parse_grants(grants)
+        self.limits = limits or EndpointLimits()
+        self.sent = 0
+
+    @property
+    def urls(self) -> list[str]:
+        """The granted endpoint URLs, in order, without repeats."""
+        return list(dict.fromkeys(g.url for g in self.grants))
+
+    def allowed(self, url: str) -> str:
+        """The normalized URL when the run may contact it; EndpointError naming the granted ones otherwise."""
+        try:
+            key = normalize_url(url)
+        except ConfigError as e:
+            raise EndpointError(str(e)) from None
+        if key not in self.urls:
+            listed = ", ".join(self.urls) or "none (pass --endpoint URL)"
+            raise EndpointError(f"{key} is not an endpoint this run may contact; use one of: {listed}")
+        return key
+
+    def select(self, url: str, sparql: str) -> QueryResult:
+        """A guarded read-only query's result (SELECT rows capped at max_rows, or ASK's answer)."""
+        url = self.allowed(url)
+        parsed = sparql_text.check_read_only(sparql, ("SELECT", "ASK"))
+        response = self.request(url, sparql, SELECT_JSON)
+        if response.media_type not in (SELECT_JSON, "application/json"):
+            raise EndpointError(f"{url} answered {response.media_type or 'no media type'} instead of SPARQL JSON "
+                                "results; this endpoint may not speak SPARQL 1.1 JSON")
+        return _results(response.body, url, sparql_text.form(parsed), self.limits.max_rows)
+
+    def describe(self, url: str) -> tuple[Graph | None, Response]:
+        """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed, or
+        None when it sends none in an RDF format; with the response."""
+        url = self.allowed(url)
+        response = self.request(url, None, ACCEPT_DESCRIPTION, must_succeed=False)
+        fmt = DESCRIPTION_TYPES.get(response.media_type)
+        if response.status != 200 or fmt is None or not response.body:
+            return None, response
+        try:
+            return Graph().parse(data=response.body.decode("utf-8", "replace"), format=fmt, publicID=url), response
+        except Exception:  # noqa: BLE001 - rdflib's parsers raise many types; a bad description counts as none
+            return None, response
+
+    def request(self, url: str, sparql: str | None, accept: str, *, must_succeed: bool = True) -> Response:
+        """One request to a granted URL under the budget, the wall-time limit and the byte cap; never follows a
+        redirect."""
+        url = self.allowed(url)
+        if self.sent >= self.limits.requests:
+            raise EndpointError(f"this run's budget of {self.limits.requests} endpoint requests is spent; answer "
+                                "with what you have")
+        self.sent += 1
+        deadline = time.monotonic() + self.limits.seconds
+        try:
+            return self._exchange(url, sparql, accept, deadline, must_succeed)
+        except TimeoutError:
+            raise EndpointError(f"{url} did not answer within {self.limits.seconds:g} s; simplify the query (add "
+                                "LIMIT, name a GRAPH) or try later") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise EndpointError(f"{url} could not be reached ({type(e).__name__}: {str(e)[:120]})") from None
+
+    def _exchange(self, url: str, sparql: str | None, accept: str, deadline: float, must_succeed: bool) -> Response:
+        """Send the request and read the bounded response."""
+        parts = urlsplit(url)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        conn = kind(parts.hostname, parts.port, timeout=self.limits.seconds)
+        try:
+            method, path, body, headers = _request_line(parts.path, sparql, accept)
+            conn.request(method, path, body=body, headers=headers)
+            resp = conn.getresponse()
+            if 300 <= resp.status < 400:
+                target = resp.getheader("Location") or "nowhere"
+                raise EndpointError(f"{url} answered {resp.status}, a redirect to {target[:160]}; redirects are not "
+                                    "followed: pass the final endpoint URL with --endpoint")
+            data = self._read(resp, url, deadline, conn)
+            media = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+            if must_succeed and resp.status != 200:
+                text = " ".join(data[:300].decode("utf-8", "replace").split())
+                raise EndpointError(f"{url} answered HTTP {resp.status}: {text[:200]}")
+            return Response(resp.status, media, data)
+        finally:
+            conn.close()
+
+    def _read(self, resp, url: str, deadline: float, conn) -> bytes:
+        """The body in chunks, refused past the byte cap or the deadline."""
+        chunks, size, cap = [], 0, self.limits.max_bytes
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if conn.sock is not None:
+                conn.sock.settimeout(left)
+            chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > cap:
+                raise EndpointError(f"{url} sent more than {cap} bytes; the response was cut off and dropped: ask "
+                                    "for less (LIMIT, fewer variables, a narrower pattern)")
+            chunks.append(chunk)
+
+
+def _request_line(path: str, sparql: str | None, accept: str) -> tuple[str, str, bytes | None, dict]:
+    """GET for a description or a short query, POST of a form for a long one."""
+    headers = {"Accept": accept, "User-Agent": "owl-memory"}
+    if sparql is None:
+        return "GET", path, None, headers
+    encoded = urlencode({"query": sparql})
+    if len(encoded) <= MAX_GET:
+        return "GET", f"{path}?{encoded}", None, headers
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    return "POST", path, encoded.encode("utf-8"), headers
+
+
+def _results(body: bytes, url: str, kind: str, max_rows: int) -> QueryResult:
+    """SPARQL 1.1 JSON results as a QueryResult: rows of (kind, text) terms, cut at max_rows."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise EndpointError(f"{url} sent results that are not JSON") from None
+    if kind == "ASK" or "boolean" in data:
+        return QueryResult("ASK", ask=bool(data.get("boolean")))
+    columns = tuple(str(v) for v in data.get("head", {}).get("vars", ()))
+    bindings = data.get("results", {}).get("bindings", [])
+    rows = tuple(tuple(_term(b.get(c)) for c in columns) for b in bindings[:max_rows])
+    return QueryResult("SELECT", columns, rows, len(bindings) > max_rows)
+
+
+def _term(value: dict | None) -> tuple[str, str] | None:
+    """One JSON binding as a (uri | bnode | literal, text) pair, None when unbound."""
+    if not value:
+        return None
+    kind = {"uri": "uri", "bnode": "bnode"}.get(value.get("type"), "literal")
+    return kind, str(value.get("value", ""))
