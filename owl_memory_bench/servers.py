@@ -148,3 +148,13 @@ def load_named_graphs(location: Path, files: dict[str, Path]) -> None:
     for graph, path in files.items():
         subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", str(path), "--graph", graph],
                        check=True, capture_output=True, timeout=120)
+
+
+ENDPOINT_GRAPHS = {"http://example.org/graphs/skos": "skos.ttl", "http://example.org/graphs/void": "void_official.ttl",
+                   "http://example.org/graphs/prof": "prof.ttl"}  # real ontologies an endpoint test serves
+
+
+def ontology_endpoint(location: Path, data: Path) -> Oxigraph:
+    """An Oxigraph serving ENDPOINT_GRAPHS' ontologies (from the shared data folder `data`) as named graphs."""
+    load_named_graphs(location, {g: data / "ontologies" / f for g, f in ENDPOINT_GRAPHS.items()})
+    return Oxigraph(location)

@@ -12,19 +12,16 @@ from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.tools.endpoint import attach_endpoints
 from owl_memory.errors import ConfigError
 from owl_memory.model.endpoints import EndpointGrant, EndpointLimits, EndpointProfile, normalize_url
-from owl_memory_bench.servers import Oxigraph, load_named_graphs
+from owl_memory_bench.servers import ENDPOINT_GRAPHS as GRAPHS
+from owl_memory_bench.servers import ontology_endpoint
 
-GRAPHS = {"http://example.org/graphs/skos": "skos.ttl", "http://example.org/graphs/void": "void_official.ttl",
-          "http://example.org/graphs/prof": "prof.ttl"}
 ROWS = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "urn:x"}}]}})
 
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory, shared_data):
     """An Oxigraph serving three real ontologies as named graphs (and its own service description)."""
-    location = tmp_path_factory.mktemp("endpoint")
-    load_named_graphs(location, {g: shared_data / "ontologies" / f for g, f in GRAPHS.items()})
-    server = Oxigraph(location)
+    server = ontology_endpoint(tmp_path_factory.mktemp("endpoint"), shared_data)
     yield f"{server.url}/query"
     server.stop()
 

@@ -49,8 +49,13 @@ class Notebook:
             self.note(url, limits=(short.split(";")[0],))
         self.failed[url] = (short, query)
 
-    def query_answered(self, url: str, query: str, prefixes: set[str], classes: set[str], truncated: bool) -> None:
-        """A query on `url` answered: note its namespaces and classes, the fix of the last failure, a row cut."""
+    def query_answered(self, url: str, query: str, prefixes: set[str], classes: set[str], rows: int,
+                       truncated: bool) -> None:
+        """A query on `url` answered: note its namespaces and classes, a row cut, and what fixed the last failure
+        (an error, or an answer with no rows)."""
+        if not rows:
+            self.failed[url] = ("no rows", query)
+            return
         self.note(url, prefixes=sorted(prefixes), classes=sorted(classes),
                   limits=("rows cut at the run's row cap",) if truncated else ())
         if url in self.failed:

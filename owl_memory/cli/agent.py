@@ -63,12 +63,15 @@ def mcp(memory_path, ontology, as_json):
 @click.option("--layers", help="Context layers appended to the task, e.g. L0,L1,L3: L0 ontology sense card, "
                                "L1 schema constraints and anti-patterns, L3 guide summary (bounded).")
 @click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
+@click.option("--endpoint", "endpoints", multiple=True, metavar="URL",
+              help="A SPARQL endpoint the agent may discover and query through the endpoint_* tools (repeatable); no "
+                   "other host is contacted. What it learns is kept as the endpoint's EndpointProfile in --memory.")
 @memory_option
 @json_option
 @library_errors
 def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, timeout, condition, k, budgets, max_iters,
              max_llm_calls, sandbox, learn, expect_sparql, expect_answer, task_type, task_id, matts, max_extract,
-             layers, guide, memory_path, as_json):
+             layers, guide, endpoints, memory_path, as_json):
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
     wrong under --learn); a failed run under --json prints {"error", "message", "trajectory", "metrics"} on stdout.
 
@@ -78,16 +81,20 @@ def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, time
 
     Example: owl-memory run "Direct subclasses of lib:Work?" --ontology experiments/curricula/library.ttl
     --expect-sparql "SELECT ..." --learn --json --lm openai/gpt-4o-mini
+
+    Example: owl-memory run "Which named graphs hold SKOS?" --endpoint http://127.0.0.1:7878/query --lm
+    openai/gpt-4o-mini
     """
     from ..agent.runner import interpreter_factory, resolve_lm
     from ..learning.loop import LearnedRun, run
     from ..model import RunConfig
+    from ..model.endpoints import parse_grants
     from ..rdfio import read_text
 
     config = RunConfig(lm=resolve_lm(lm, api_base, max_tokens, timeout), api_base=api_base, condition=condition,
                        k=k, budgets=budgets, max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
                        layers=layers, guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
-                       task_id=task_id, task_type=task_type)
+                       task_id=task_id, task_type=task_type, endpoints=parse_grants(endpoints))
     interpreter_factory(sandbox)
     prompt = read_text(prompt_file) if prompt_file else None
     if expect_sparql and expect_answer:

@@ -139,7 +139,8 @@ class EndpointTools(ToolFamily):
             notebook.query_failed(url, sparql, str(e))
             raise
         triples, _ = sparql_text.patterns(sparql_text.parse(sparql))
-        notebook.query_answered(url, sparql, *namespaces_and_classes(triples), result.truncated)
+        notebook.query_answered(url, sparql, *namespaces_and_classes(triples), len(result.rows) or bool(result.ask),
+                                result.truncated)
         if result.kind == "ASK":
             return {"source": url, "ask": result.ask, "requests_left": self._left()}
         return {"source": url, **store_rows(self.box, result), "requests_left": self._left()}

@@ -1,0 +1,101 @@
+"""Agents on an endpoint they were never told about: a scripted dspy.RLM run discovers an Oxigraph's graphs and
+answers; the EndpointProfile it leaves in memory (validated, with PROV-O to the run) shortens the next run."""
+
+import json
+
+import pytest
+from dspy.utils import DummyLM
+
+from owl_memory.agent.endpoint_profiles import TASK_TYPE, find_profile
+from owl_memory.agent.runner import run
+from owl_memory.agent.trajectory import read_trajectory
+from owl_memory.cli import main
+from owl_memory_bench.servers import ontology_endpoint
+
+TASK = "Which named IRI classes does the SKOS graph of the endpoint declare? Full IRIs, comma-separated."
+SKOS_CLASSES = ["http://www.w3.org/2004/02/skos/core#Collection", "http://www.w3.org/2004/02/skos/core#Concept",
+                "http://www.w3.org/2004/02/skos/core#ConceptScheme",
+                "http://www.w3.org/2004/02/skos/core#OrderedCollection"]
+DISCOVER = """eps = endpoint_list()['endpoints']
+url, profile = eps[0]['url'], eps[0]['profile']
+if profile and profile['graphs']:
+    graphs = profile['graphs']
+else:
+    print(endpoint_describe(url)['named_graphs'])
+    graphs = endpoint_graphs(url, 10)['graphs']
+skos = [g for g in graphs if g.endswith('/skos')][0]
+print(url, skos)"""
+ANSWER = """q = endpoint_query(url, 'SELECT ?c WHERE { GRAPH <' + skos + '> { '
+                        '?c a <http://www.w3.org/2002/07/owl#Class> FILTER isIRI(?c) } } ORDER BY ?c')
+rows = results_peek(q['handle'], 10)['rows']
+print(q['source'] == url, q['rows'])"""
+SUBMIT = "SUBMIT(answer=', '.join(r['c'] for r in rows))"
+
+
+def steps(*codes):
+    """Scripted RLM actions for DummyLM."""
+    return [{"reasoning": f"step {i + 1}", "code": f"```python\n{c}\n```"} for i, c in enumerate(codes)]
+
+
+@pytest.fixture(scope="module")
+def endpoint(tmp_path_factory, shared_data):
+    """Oxigraph with three real ontologies as named graphs; its query URL."""
+    server = ontology_endpoint(tmp_path_factory.mktemp("endpoint"), shared_data)
+    yield f"{server.url}/query"
+    server.stop()
+
+
+def endpoint_calls(path) -> list[str]:
+    """The endpoint_* tools a run called, in order."""
+    return [e["tool"] for e in read_trajectory(path) if e["event"] == "tool_call" and e["tool"].startswith("endpoint_")]
+
+
+def test_a_second_run_reuses_the_profile_the_first_left(endpoint, memory, tmp_path):
+    first = run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,),
+                trajectory_dir=tmp_path)
+    assert first.answer.split(", ") == SKOS_CLASSES
+    assert endpoint_calls(first.trajectory_path) == ["endpoint_list", "endpoint_describe", "endpoint_graphs",
+                                                     "endpoint_query"]
+    item_id, profile = find_profile(memory, endpoint)
+    assert len(profile.graphs) == 3 and profile.runs == (first.run_id,)
+    assert "http://www.w3.org/ns/sparql-service-description#EmptyGraphs" in profile.features
+    assert "http://www.w3.org/2002/07/owl#Class" in profile.classes
+    item = memory.get(item_id)
+    assert item.kind == "EndpointProfile" and item.runs == (f"http://w3id.org/owl-memory/run/{first.run_id}",)
+    assert memory.validate().conforms
+    assert [h.id for h in memory.search(task_type=TASK_TYPE, kinds=["EndpointProfile"])] == [item_id]
+
+    second = run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,),
+                 trajectory_dir=tmp_path)
+    assert second.answer == first.answer
+    assert endpoint_calls(second.trajectory_path) == ["endpoint_list", "endpoint_query"]
+    assert item_id in second.memory_ids_used
+    assert find_profile(memory, endpoint)[0] == item_id  # nothing new learned: the same version, no duplicate
+
+
+def test_a_run_that_learns_more_supersedes_the_profile(endpoint, memory, tmp_path):
+    run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,), trajectory_dir=tmp_path)
+    old_id, _ = find_profile(memory, endpoint)
+    failing = ("q = endpoint_query(url, 'SELECT ?c WHERE { ?c a <http://www.w3.org/2002/07/owl#Class> } LIMIT 1')\n"
+               "print(q)")
+    fixed = ("q = endpoint_query(url, 'SELECT ?c WHERE { GRAPH ?g { "
+             "?c a <http://www.w3.org/2002/07/owl#ObjectProperty> } } LIMIT 1')\nprint(q['rows'])")
+    second = run(TASK, memory, lm=DummyLM(steps(DISCOVER, failing, fixed, SUBMIT.replace("rows", "[]"))),
+                 endpoints=(endpoint,), trajectory_dir=tmp_path)
+    new_id, profile = find_profile(memory, endpoint)
+    assert new_id != old_id and memory.get(new_id).supersedes == (old_id,)
+    assert "http://www.w3.org/2002/07/owl#ObjectProperty" in profile.classes and len(profile.runs) == 2
+    assert profile.quirks == ("error 'no rows' was fixed by a query using GRAPH",)
+    assert profile.runs[-1] == second.run_id
+    assert len(memory.search(task_type=TASK_TYPE, kinds=["EndpointProfile"], k=10)) == 1
+
+
+def test_run_endpoint_from_the_command_line(endpoint, tmp_path):
+    from click.testing import CliRunner
+
+    out = CliRunner().invoke(main, ["run", TASK, "--endpoint", endpoint, "--lm", "scripted", "--memory",
+                                    str(tmp_path / "mem"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["answer"] == "unknown"
+    bad = CliRunner().invoke(main, ["run", TASK, "--endpoint", "ftp://example.org/x", "--lm", "scripted"])
+    assert bad.exit_code == 2 and "http(s) URL" in bad.output
