@@ -99,3 +99,25 @@ def test_run_endpoint_from_the_command_line(endpoint, tmp_path):
     assert json.loads(out.output)["answer"] == "unknown"
     bad = CliRunner().invoke(main, ["run", TASK, "--endpoint", "ftp://example.org/x", "--lm", "scripted"])
     assert bad.exit_code == 2 and "http(s) URL" in bad.output
+
+
+def test_condition_a1_injects_the_profile_of_the_runs_endpoint(endpoint, memory, tmp_path):
+    run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,), trajectory_dir=tmp_path)
+    item_id, _ = find_profile(memory, endpoint)
+    lm = DummyLM(steps(DISCOVER, ANSWER, SUBMIT))
+    r = run(TASK, memory, lm=lm, endpoints=(endpoint,), condition="A1", trajectory_dir=tmp_path)
+    assert r.memory_ids_used[0] == item_id and endpoint_calls(r.trajectory_path) == ["endpoint_list", "endpoint_query"]
+    sent = json.dumps(lm.history[0]["messages"])
+    assert "Endpoint profile 127.0.0.1" in sent and "named graphs: http://example.org/graphs/" in sent
+    other = run(TASK, memory, lm=DummyLM(steps(SUBMIT.replace("rows", "[]"))), condition="A1",
+                endpoints=("http://127.0.0.1:9/query",), trajectory_dir=tmp_path)
+    assert item_id not in other.memory_ids_used  # another endpoint's run is not given this one's profile
+
+
+def test_a_profile_has_at_most_one_key_tag(memory):
+    from owl_memory import ItemSpec
+    from owl_memory.errors import InvalidItem
+
+    with pytest.raises(InvalidItem, match="at most one key tag"):
+        memory.add(ItemSpec("EndpointProfile", "Endpoint profile twice keyed", "Use when never.", "{}",
+                            tags=("endpoint-0123456789abcdef", "endpoint-fedcba9876543210")))

@@ -72,7 +72,7 @@ def find_profile(memory, url: str) -> tuple[str, EndpointProfile] | None:
     rows = memory.sparql(FIND, {"tag": f"endpoint-{endpoint_key(url)}"}).rows
     for (item,) in rows:
         item_id = str(item)[len(str(ITEM)):]
-        return item_id, EndpointProfile.from_json(memory.blobs.load(memory.get(item_id).content_ref))
+        return item_id, EndpointProfile.from_json(memory.blobs.load(memory.get(item_id).content_ref).splitlines()[-1])
     return None
 
 
@@ -102,8 +102,17 @@ def profile_spec(profile: EndpointProfile, run_id: str | None = None, trace_ref:
     parts = urlsplit(profile.url)
     title = f"Endpoint profile {parts.hostname} port {parts.port} {parts.path}"
     provenance = {"run": run_id, **({"derived_from": trace_ref} if trace_ref else {})} if run_id else None
-    return ItemSpec("EndpointProfile", title, summary(profile), profile.to_json(), task_types=(TASK_TYPE,),
+    return ItemSpec("EndpointProfile", title, summary(profile), content(profile), task_types=(TASK_TYPE,),
                     tags=("endpoint", f"endpoint-{profile.key}"), confidence=0.8, provenance=provenance)
+
+
+def content(profile: EndpointProfile) -> str:
+    """An item's content: bullets a reader (and A1's injected block) sees first, quirks first, then the profile's
+    JSON on the last line."""
+    lists = [("quirk", q) for q in profile.quirks[:3]] + [("limit", x) for x in profile.limits[:2]]
+    lists += [(name, ", ".join(values)) for name, values in (("named graphs", profile.graphs),
+              ("features", [_local(f) for f in profile.features]), ("classes used", profile.classes)) if values]
+    return "".join(f"- {name}: {text}\n" for name, text in lists) + profile.to_json()
 
 
 def summary(profile: EndpointProfile) -> str:

@@ -24,7 +24,7 @@ from .injection import FIELD, Retrieval, experience, hint_text, retrieve
 from .metrics import calls_before, calls_since, note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
-from .tools.endpoint import attach_endpoints, remember_endpoints
+from .tools.endpoint import prepare_endpoints, remember_endpoints
 from .trajectory import Trajectory, trajectory_folder
 
 LM_ENV = "OWL_MEMORY_LM"
@@ -133,8 +133,8 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     lm, factory = _lm(config, config.lm), interpreter_factory(config.sandbox)
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
-    attach_endpoints(box, config.endpoints, memory)
     injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type)
+    injected = prepare_endpoints(box, config.endpoints, memory, injected)
     bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,
                            bounds)

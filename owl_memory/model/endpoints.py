@@ -140,8 +140,8 @@ class EndpointProfile:
         return {**{f.name: list(getattr(self, f.name)) for f in fields(self)[1:-1]}, "runs": len(self.runs)}
 
     def to_json(self) -> str:
-        """JSON text (an item's content); from_json(to_json()) == self."""
-        return json.dumps(asdict(self), indent=1, ensure_ascii=False)
+        """JSON text on one line; from_json(to_json()) == self."""
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> EndpointProfile:

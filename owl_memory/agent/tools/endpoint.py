@@ -9,12 +9,14 @@ to the next run.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rdflib import Graph
 from rdflib.namespace import Namespace
 
 from ...adapters import sparql as sparql_text
 from ...errors import EndpointError, OwlMemoryError
-from ...model import RunResult
+from ...model import Hit, RunResult
 from ...model.endpoints import EndpointLimits
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import Notebook, find_profile, namespaces_and_classes, remember
@@ -44,6 +46,20 @@ def attach_endpoints(box: Toolbox, grants, memory=None, limits: EndpointLimits |
     if grants:
         box.endpoints = EndpointSession(EndpointClient(grants, limits), memory, box.access.layers_read_memory)
     return box
+
+
+def prepare_endpoints(box: Toolbox, grants, memory, retrieval):
+    """Give `box` the endpoint tools (attach_endpoints) and, when the condition injects text (A1), put the granted
+    endpoints' profiles first among the run's injected items; returns the run's (agent.injection) Retrieval."""
+    attach_endpoints(box, grants, memory)
+    session = getattr(box, "endpoints", None)
+    if session is None or memory is None or not box.access.text:
+        return retrieval
+    found = [f for f in (find_profile(memory, url) for url in session.client.urls) if f is not None]
+    hits = [Hit(**memory.get(item_id).card()) for item_id, _ in found]
+    known = {h.id for h in hits}
+    return replace(retrieval, hits=tuple(hits) + tuple(h for h in retrieval.hits if h.id not in known),
+                   polarity={**retrieval.polarity, **{h.id: "seed" for h in hits}})
 
 
 def remember_endpoints(box: Toolbox, result: RunResult) -> RunResult:
