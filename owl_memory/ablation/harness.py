@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..agent.conditions import CONDITIONS
 from ..errors import ConfigError
+from ..model.endpoints import parse_grants
 from ..rdfio import output_folder, write_text
 from .progress import Progress
 from .records import Placement, Record, append_record, read_records, trim_torn
@@ -278,7 +279,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
            api_base: str | None = None, pack: str | None = None, max_iters: int = 12, max_llm_calls: int = 20,
            k=None, sub_lm=None, max_tokens: int | None = None, timeout: float | None = None,
            consolidate: bool = True, max_items: int | None = None, budgets=None,
-           progress: bool | None = None) -> Summary:
+           progress: bool | None = None, endpoint_map=()) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
@@ -288,7 +289,9 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     condition; `sub_lm` serves those calls (default: the main LM); `max_tokens` and `timeout` bound every LM call.
     `k` is A1's quota (model.Quota), `consolidate=False` stores learned items append-only, `max_items` bounds every
     arm's memory, `budgets` sets layer budgets ("L0=400,L2=800"); an experiment config's own settings win.
-    `progress`: a status line with ETA on stderr (None: when stderr is a terminal).
+    `progress`: a status line with ETA on stderr (None: when stderr is a terminal). `endpoint_map`: "TARGET=URL"
+    entries pointing a SHACL-example corpus's schema:target endpoints at endpoints the agents may contact (a mirror, a
+    local copy); mapped tasks are judged by running their reference query there.
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
     script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
@@ -313,7 +316,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
               "max_tokens": max_tokens, "timeout": timeout}
     options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
                                    ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
-                                   ("timeout", timeout))
+                                   ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
                 a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
                 a.consolidate, a.max_items)

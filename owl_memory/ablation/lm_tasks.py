@@ -18,7 +18,7 @@ from ..agent.runner import resolve_lm
 from ..agent.runner import run as run_agent
 from ..agent.trajectory import read_trajectory
 from ..errors import OwlMemoryError
-from ..learning.curriculum import Curriculum, Task
+from ..learning.curriculum import Curriculum, Task, map_endpoints, map_task
 from ..learning.extract import outline
 from ..learning.judge import judge
 from ..learning.loop import Learning, run_learning
@@ -39,6 +39,7 @@ def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> 
     """
     config = RunConfig.of(**options)
     config = RunConfig.of(config, lm=resolve_lm(config.lm, config.api_base, config.max_tokens, config.timeout))
+    config = RunConfig.of(config, endpoints=map_endpoints(course, config.endpoints)[1])  # with example counts
     graphs = functools.cache(load_graph)  # each ontology of the curriculum loaded once, when a task first needs it
 
     def graph_of(task: Task):
@@ -54,6 +55,7 @@ def run_task(task: Task, memory, learn: bool, *, graph_of: Callable, config: Run
     """Run one task (learning on or off) over its own ontology and report it; a failing LM run is an error outcome
     with what it spent."""
     config, graph = replace(config, task_id=task.id, task_type=task.task_type), graph_of(task)
+    task = map_task(task, config.endpoints)  # a corpus task whose target the user mapped: asked and judged there
     try:
         if learn:
             learning = Learning(task.expect or None, task.task_type, task.id, consolidate=consolidate,

@@ -35,7 +35,7 @@ def ablation_report(folder, as_json):
     emit({"report": str(path)}, as_json, lambda d: click.echo(d["report"]))
 
 @click.command("ablate")
-@click.argument("curriculum", type=click.Path(dir_okay=False))
+@click.argument("curriculum", type=click.Path())
 @click.option("--conditions", default="A0,A2", show_default=True,
               help="Comma-separated conditions: " + CONDITION_HELP + ". Construction curricula: A0, A2 (A0-A5 with "
                    "--lm: a model drives the construction tools). With an experiment file (e.g. "
@@ -65,11 +65,15 @@ def ablation_report(folder, as_json):
               help="After a --lm scripted dry run, print what the same ablation would cost with MODEL (tokens from "
                    "the dry run's prompts, litellm's local price map).")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
+@click.option("--endpoint-map", "endpoint_map", multiple=True, metavar="TARGET=URL",
+              help="Point a SHACL-example corpus's schema:target endpoint at URL (a mirror, a local copy; repeatable): "
+                   "its tasks' agents may query URL with the endpoint_* tools and are judged by running the reference "
+                   "query there. TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")
 @json_option
 @library_errors
 def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, timeout, out, holdout_every, repeats,
                    start_memory, pack, max_iters, max_llm_calls, k, budgets, no_consolidate, max_items, progress,
-                   estimate_for, serial, as_json):
+                   estimate_for, serial, endpoint_map, as_json):
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
     Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html, OUT/figures/*.svg and OUT/tables/*.csv, *.tex; an
@@ -84,6 +88,9 @@ def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, tim
     --max-tokens 1024 --timeout 120 --holdout-every 4 --out runs/library
 
     Example: owl-memory ablate experiments/construction/curriculum.yaml --conditions A0,A2 --out runs/construction
+
+    Example: owl-memory ablate uniprot-examples/ --conditions A0,A2 --lm openai/gpt-4o-mini --endpoint-map
+    https://sparql.uniprot.org/sparql=http://127.0.0.1:7878/query --out runs/uniprot
     """
     from ..ablation.harness import ablate
 
@@ -92,7 +99,7 @@ def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, tim
                          memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
                          max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
                          timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
-                         progress=progress)
+                         progress=progress, endpoint_map=endpoint_map)
     except KeyboardInterrupt:
         click.echo(f"owl-memory: ablation interrupted; the summary and report of what finished are in {out} "
                    "(run the same command again to resume)", err=True)

@@ -13,8 +13,10 @@ path: ontos/dcterms.owl}). Several ontologies: `ontologies: [{name, path}, ...]`
 `ontology: NAME` (a task without one uses the top-level `ontology`).
 
 A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
-schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`: they are
-judged structurally against the reference, since the endpoint is not queried. Such a folder is a task corpus.
+schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`. Such a
+folder is a task corpus: `map_endpoints` points its targets at endpoints the user names (a mirror, a local copy),
+and a mapped task is judged by running its reference query there (learning/endpoint_judge.py); an unmapped one is
+judged structurally against the reference, since its endpoint may not be contacted.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -30,6 +32,7 @@ from rdflib import Graph, Namespace
 from rdflib.namespace import RDF, RDFS, SH
 
 from ..errors import ConfigError, LoadError
+from ..model.endpoints import EndpointGrant, normalize_url, parse_grants
 from ..model.judgments import Expect
 from ..rdfio import load_graph
 from ..resources import package_file
@@ -208,6 +211,36 @@ def _example(g: Graph, ex, n: int, holdout_every: int) -> Task | None:
     text = " ".join(html.unescape(_TAG.sub("", str(question))).split())
     return Task(str(ex).rstrip("/").rsplit("/", 1)[-1], text, tags, "sparql-authoring", expect,
                 "holdout" if n % holdout_every == 0 else "train")
+
+
+def map_endpoints(course: Curriculum, grants) -> tuple[Curriculum, tuple[EndpointGrant, ...]]:
+    """The curriculum with each query task whose endpoint a grant names (its TARGET, or its URL) pointed at that
+    grant's URL: its expect's endpoint becomes "TARGET=URL" (judged there) and its question names the URL; and the
+    grants with the number of tasks each serves."""
+    grants = parse_grants(grants)
+    served = [_grant_for(t, grants) for t in course.tasks]
+    counted = tuple(replace(g, examples=served.count(g) if g.target else None) for g in grants)
+    return replace(course, tasks=tuple(map_task(t, grants) for t in course.tasks)), counted
+
+
+def map_task(task: Task, grants) -> Task:
+    """The task pointed at the grant that names its endpoint (see map_endpoints); the task itself when none does."""
+    grant = _grant_for(task, parse_grants(grants))
+    if grant is None or "=" in str(task.expect.endpoint):
+        return task
+    expect = Expect("query", task.expect.gold, f"{task.expect.endpoint}={grant.url}")
+    return replace(task, query=f"{task.query} (SPARQL endpoint: {grant.url})", expect=expect)
+
+
+def _grant_for(task: Task, grants: tuple[EndpointGrant, ...]) -> EndpointGrant | None:
+    """The grant that names a query task's endpoint (by target, or by URL; a trailing / ignored), or None."""
+    if task.expect is None or task.expect.kind != "query" or not task.expect.endpoint:
+        return None
+    try:
+        key = normalize_url(task.expect.endpoint).rstrip("/")
+    except ConfigError:
+        return None
+    return next((g for g in grants if key in {(g.target or "").rstrip("/"), g.url.rstrip("/")}), None)
 
 
 def shipped_curriculum() -> Path:

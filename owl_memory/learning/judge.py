@@ -26,6 +26,7 @@ from ..llm.judge import judge_llm
 from ..model.judgments import EXPECT_KINDS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
+from .endpoint_judge import judge_on_endpoint
 
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
@@ -262,7 +263,8 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
         return judge_ask(run_graph(ontology, str(answer)), expect.gold)
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
-    return judge_structural(str(answer), expect.gold, expect.endpoint)
+    return judge_on_endpoint(str(answer), expect, task, judge_terms) or \
+        judge_structural(str(answer), expect.gold, expect.endpoint)
 
 
 def check_expect(expect: dict) -> Expect:
