@@ -121,3 +121,13 @@ def test_a_profile_has_at_most_one_key_tag(memory):
     with pytest.raises(InvalidItem, match="at most one key tag"):
         memory.add(ItemSpec("EndpointProfile", "Endpoint profile twice keyed", "Use when never.", "{}",
                             tags=("endpoint-0123456789abcdef", "endpoint-fedcba9876543210")))
+
+
+def test_the_scripted_stand_in_discovers_then_reuses(endpoint, tmp_path):
+    from click.testing import CliRunner
+
+    args = ["run", "List the graphs", "--endpoint", endpoint, "--lm", "scripted", "--memory", str(tmp_path / "m"),
+            "--json"]
+    first, second = (json.loads(CliRunner().invoke(main, args).output) for _ in range(2))
+    assert endpoint_calls(first["trajectory"]) == ["endpoint_list", "endpoint_graphs"]
+    assert endpoint_calls(second["trajectory"]) == ["endpoint_list"]

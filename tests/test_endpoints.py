@@ -197,3 +197,23 @@ def test_profile_json_round_trip_and_merge():
     assert EndpointProfile.from_json(p.to_json()) == p
     merged = p.merged(EndpointProfile("HTTP://127.0.0.1:1/q", graphs=("g1", "g2"), runs=("r2",)))
     assert merged.graphs == ("g1", "g2") and merged.runs == ("r1", "r2") and merged.key == p.key
+
+
+def test_virtuoso_is_discovered_and_queried_too(virtuoso, shared_data):
+    """Opt-in (OWL_MEMORY_VIRTUOSO=1): the same tools on Virtuoso open source with SKOS in a named graph."""
+    from rdflib import Graph
+
+    from owl_memory.store.server.client import SparqlClient
+
+    triples = Graph().parse(shared_data / "ontologies" / "skos.ttl").serialize(format="nt")
+    client = SparqlClient(virtuoso.url)
+    client.update(f"DROP SILENT GRAPH <http://example.org/graphs/skos> ;\n"
+                  f"INSERT DATA {{ GRAPH <http://example.org/graphs/skos> {{ {triples} }} }}")
+    client.close()
+    _, t = toolbox([virtuoso.url])
+    described = t["endpoint_describe"](virtuoso.url)
+    assert described["source"] == virtuoso.url and not str(described).startswith("[Error]")
+    assert "http://example.org/graphs/skos" in t["endpoint_graphs"](virtuoso.url, 50)["graphs"]
+    q = t["endpoint_query"](virtuoso.url, "SELECT ?c WHERE { GRAPH <http://example.org/graphs/skos> { ?c a "
+                                          "<http://www.w3.org/2002/07/owl#Class> FILTER isIRI(?c) } }")
+    assert q["rows"] == 4
