@@ -40,6 +40,8 @@ class Hostile(http.server.BaseHTTPRequestHandler):
             self.end_headers()
         elif self.path.startswith("/big"):
             self._stream(100 * 1024 * 1024)
+        elif self.path.startswith("/trickle"):
+            self._trickle()
         elif self.path.startswith("/slow"):
             time.sleep(5)
             self._reply(ROWS.encode())
@@ -54,6 +56,16 @@ class Hostile(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+        except OSError:
+            pass
+
+    def _trickle(self):
+        """Headers one byte every 0.2 s: each read succeeds, the whole never arrives in time."""
+        try:
+            for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\nX-Pad: " + b"x" * 200:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.2)
         except OSError:
             pass
 
@@ -168,6 +180,14 @@ def test_a_slow_endpoint_is_an_error_within_the_limit(hostile):
     _, t = toolbox([f"{hostile}/slow"], EndpointLimits(seconds=1))
     started = time.monotonic()
     out = t["endpoint_query"](f"{hostile}/slow", "SELECT * WHERE { ?s ?p ?o }")
+    assert out.startswith("[Error]") and "did not answer within 1 s" in out
+    assert time.monotonic() - started < 2.5
+
+
+def test_a_trickling_endpoint_is_an_error_within_the_limit(hostile):
+    _, t = toolbox([f"{hostile}/trickle"], EndpointLimits(seconds=1))
+    started = time.monotonic()
+    out = t["endpoint_query"](f"{hostile}/trickle", "SELECT * WHERE { ?s ?p ?o }")
     assert out.startswith("[Error]") and "did not answer within 1 s" in out
     assert time.monotonic() - started < 2.5
 

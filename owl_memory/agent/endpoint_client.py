@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
@@ -115,6 +117,8 @@ class EndpointClient:
         parts = urlsplit(url)
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname, parts.port, timeout=self.limits.seconds)
+        watchdog = threading.Timer(self.limits.seconds, _abort, (conn,))  # a server trickling bytes cannot stall us
+        watchdog.start()
         try:
             method, path, body, headers = _request_line(parts.path, sparql, accept)
             conn.request(method, path, body=body, headers=headers)
@@ -129,7 +133,12 @@ class EndpointClient:
                 text = " ".join(data[:300].decode("utf-8", "replace").split())
                 raise EndpointError(f"{url} answered HTTP {resp.status}: {text[:200]}")
             return Response(resp.status, media, data)
+        except (OSError, http.client.HTTPException):
+            if time.monotonic() >= deadline:  # the watchdog shut the socket mid-read
+                raise TimeoutError from None
+            raise
         finally:
+            watchdog.cancel()
             conn.close()
 
     def _read(self, resp, url: str, deadline: float, conn) -> bytes:
@@ -141,14 +150,26 @@ class EndpointClient:
                 raise TimeoutError
             if conn.sock is not None:
                 conn.sock.settimeout(left)
-            chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+            chunk = resp.read1(CHUNK)
             if not chunk:
+                if time.monotonic() >= deadline:  # the watchdog shut the socket
+                    raise TimeoutError
                 return b"".join(chunks)
             size += len(chunk)
             if size > cap:
                 raise EndpointError(f"{url} sent more than {cap} bytes; the response was cut off and dropped: ask "
                                     "for less (LIMIT, fewer variables, a narrower pattern)")
             chunks.append(chunk)
+
+
+def _abort(conn: http.client.HTTPConnection) -> None:
+    """Shut a connection's socket from the watchdog thread, which ends any read blocked on it."""
+    sock = conn.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def _request_line(path: str, sparql: str | None, accept: str) -> tuple[str, str, bytes | None, dict]:
