@@ -92,6 +92,17 @@ def test_answers_are_judged_on_the_endpoint(corpus, endpoint):
     assert judge(plain.expect, f"{SKOS}Concept", task=plain.query).judge == "structural"
 
 
+def test_a_reference_cut_at_the_row_cap_says_so(corpus, endpoint):
+    from owl_memory.learning.endpoint_judge import judge_on_endpoint
+    from owl_memory.learning.judge import judge_terms
+    from owl_memory.model.endpoints import EndpointLimits
+
+    task = map_endpoints(load_curriculum(corpus), [f"{TARGET}={endpoint}"])[0].tasks[0]
+    verdict = judge_on_endpoint(f"{SKOS}Collection", task.expect, task.query, judge_terms,
+                                EndpointLimits(max_rows=1, requests=2))
+    assert verdict.judge == "endpoint" and verdict.confidence == "low" and "cut at 1" in verdict.reason
+
+
 def test_a_down_endpoint_fails_the_judgment_not_the_run(corpus):
     course, _ = map_endpoints(load_curriculum(corpus), [f"{TARGET}=http://127.0.0.1:9/query"])
     verdict = judge(course.tasks[0].expect, "anything", task="q")

@@ -60,7 +60,9 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
                             "endpoint", ("a query that runs",), "query-failed")
     terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
     verdict = compare(got, terms, _names(terms), task)
-    return replace(verdict, judge="endpoint", reason=f"on {grant.url}: {verdict.reason}")
+    cut = f" (the reference's rows were cut at {limits.max_rows}: judged on those)" if gold.truncated else ""
+    return replace(verdict, judge="endpoint", reason=f"on {grant.url}: {verdict.reason}{cut}",
+                   confidence="low" if cut else verdict.confidence)
 
 
 def _as_query(answer: str) -> str | None:
