@@ -127,3 +127,16 @@ def test_ablate_endpoint_map_from_the_command_line(corpus, endpoint, tmp_path):
     bad = CliRunner().invoke(main, ["ablate", str(corpus), "--lm", "scripted", "--endpoint-map", "=http://h/q",
                                     "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "TARGET=URL" in bad.output
+
+
+def test_uniprot_examples_map_to_a_loopback_copy(shared_data, endpoint):
+    course = load_curriculum(shared_data / "ontologies" / "uniprot-examples")
+    assert {t.expect.endpoint.rstrip("/") for t in course.tasks} == {"https://sparql.uniprot.org/sparql"}
+    mapped, grants = map_endpoints(course, [f"https://sparql.uniprot.org/sparql={endpoint}"])
+    assert grants[0].examples == len(course.tasks) == 62  # targets written with and without a trailing / alike
+    federated = next(t for t in mapped.tasks if "SERVICE" in t.expect.gold)
+    verdict = judge(federated.expect, "anything", task=federated.query)
+    assert verdict.failure_mode == "reference-failed" and "SERVICE is not allowed" in verdict.reason
+    local = next(t for t in mapped.tasks if t.id == "2")  # bacterial taxa: runs on the copy, which holds no taxa
+    verdict = judge(local.expect, "none", task=local.query)
+    assert verdict.judge == "endpoint" and verdict.success and endpoint in verdict.reason
