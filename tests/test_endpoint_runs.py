@@ -131,3 +131,16 @@ def test_the_scripted_stand_in_discovers_then_reuses(endpoint, tmp_path):
     first, second = (json.loads(CliRunner().invoke(main, args).output) for _ in range(2))
     assert endpoint_calls(first["trajectory"]) == ["endpoint_list", "endpoint_graphs"]
     assert endpoint_calls(second["trajectory"]) == ["endpoint_list"]
+
+
+def test_profiles_left_by_racing_writers_are_merged_into_one(endpoint, memory, tmp_path):
+    from owl_memory.agent.endpoint_profiles import active_profiles, profile_spec
+    from owl_memory.model.endpoints import EndpointProfile
+
+    for graphs in (("http://example.org/graphs/skos", "http://example.org/graphs/a"), ("http://example.org/graphs/b",)):
+        memory.add(profile_spec(EndpointProfile(endpoint, graphs=graphs)))
+    assert len(active_profiles(memory, endpoint)) == 2
+    run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,), trajectory_dir=tmp_path)
+    (only_id, profile), = active_profiles(memory, endpoint)
+    assert {"http://example.org/graphs/a", "http://example.org/graphs/b"} <= set(profile.graphs)
+    assert len(memory.get(only_id).supersedes) == 2

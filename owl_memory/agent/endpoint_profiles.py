@@ -66,14 +66,22 @@ class Notebook:
 
 
 def find_profile(memory, url: str) -> tuple[str, EndpointProfile] | None:
-    """The active profile of `url` in memory (its item id and value), or None."""
-    if memory is None:
+    """The active profile of `url` in memory (its item id and value; several, left by writers racing, are read as
+    one), or None."""
+    found = active_profiles(memory, url) if memory is not None else []
+    if not found:
         return None
+    merged = found[0][1]
+    for _, profile in found[1:]:
+        merged = merged.merged(profile)
+    return found[0][0], merged
+
+
+def active_profiles(memory, url: str) -> list[tuple[str, EndpointProfile]]:
+    """Every active (neither superseded nor archived) profile item of `url`, by id."""
     rows = memory.sparql(FIND, {"tag": f"endpoint-{endpoint_key(url)}"}).rows
-    for (item,) in rows:
-        item_id = str(item)[len(str(ITEM)):]
-        return item_id, EndpointProfile.from_json(memory.blobs.load(memory.get(item_id).content_ref).splitlines()[-1])
-    return None
+    ids = [str(item)[len(str(ITEM)):] for (item,) in rows]
+    return [(i, EndpointProfile.from_json(memory.blobs.load(memory.get(i).content_ref).splitlines()[-1])) for i in ids]
 
 
 def remember(memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> list[str]:
@@ -83,15 +91,16 @@ def remember(memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> 
     for url, seen in notebook.profiles.items():
         if not seen.learned():
             continue
-        found = find_profile(memory, url)
-        old = found[1] if found else EndpointProfile(url)
+        found = active_profiles(memory, url)
+        old = find_profile(memory, url)[1] if found else EndpointProfile(url)
         new = old.merged(seen)
-        if found and new == old:
+        if len(found) == 1 and new == old:
             continue
         new = new.merged(EndpointProfile(url, runs=(run_id,)))
         new_id = memory.add(profile_spec(new, run_id, trace_ref))
-        if found and found[0] != new_id:
-            memory.supersede(found[0], new_id)
+        for old_id, _ in found:  # every older version, and any a racing writer left beside it
+            if old_id != new_id:
+                memory.supersede(old_id, new_id)
         written.append(new_id)
     return written
 
