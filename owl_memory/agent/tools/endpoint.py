@@ -59,7 +59,7 @@ def prepare_endpoints(box: Toolbox, grants, memory, retrieval):
     hits = [Hit(**memory.get(item_id).card()) for item_id, _ in found]
     known = {h.id for h in hits}
     return replace(retrieval, hits=tuple(hits) + tuple(h for h in retrieval.hits if h.id not in known),
-                   polarity={**retrieval.polarity, **{h.id: "seed" for h in hits}})
+                   polarity={**retrieval.polarity, **{h.id: "success" for h in hits}})
 
 
 def remember_endpoints(box: Toolbox, result: RunResult) -> RunResult:
