@@ -69,18 +69,54 @@ def agent() -> DummyLM:
                     "": {"reasoning": "Discover and query.", "code": STEP_ONE}})
 
 
+class Counting(http.server.BaseHTTPRequestHandler):
+    """A loopback pass-through to the Oxigraph at `upstream` that counts the requests it forwards."""
+
+    upstream, requests = "", 0
+
+    def do_GET(self):  # noqa: N802 - the http.server protocol
+        """Forward one GET with its Accept header; relay status, type and body."""
+        type(self).requests += 1
+        with urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - loopback benchmark
+                self.upstream + self.path, headers={"Accept": self.headers.get("Accept", "*/*")})) as r:
+            body = r.read()
+            self.send_response(r.status)
+            self.send_header("Content-Type", r.headers.get("Content-Type", ""))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        """Quiet."""
+
+
 def one_task(url: str, memory: Memory, graph: str, kind: str, runs: Path) -> dict:
-    """Run one task; its endpoint tool calls and whether the endpoint judge accepts its answer."""
+    """Run one task; its endpoint tool calls, the HTTP requests they sent, and whether the endpoint judge accepts
+    its answer."""
     task = f"Which IRIs are declared owl:{kind} in the graph named {graph}?"
+    before = Counting.requests
     r = run(task, memory, lm=agent(), endpoints=(url,), trajectory_dir=runs)
+    sent = Counting.requests - before
     calls = [e["tool"] for e in read_trajectory(r.trajectory_path)
              if e["event"] == "tool_call" and e["tool"].startswith("endpoint_")]
     verdict = judge(Expect("query", QUERY % (graph, OWL, kind), f"{url}={url}"), r.answer, task=task)
-    return {"task": f"{graph} owl:{kind}", "endpoint_calls": len(calls), "success": verdict.success}
+    return {"task": f"{graph} owl:{kind}", "endpoint_calls": len(calls), "requests": sent, "success": verdict.success}
 
 
-def reuse(url: str, folder: Path) -> list[dict]:
-    """Held-out tasks on a trained memory and on an empty one (the baseline), side by side."""
+def reuse(upstream: str, folder: Path) -> list[dict]:
+    """Held-out tasks on a trained memory and on an empty one (the baseline), side by side, through a counting
+    pass-through to the endpoint."""
+    Counting.upstream = upstream.rsplit("/", 1)[0]
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Counting)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        return _reuse(f"http://127.0.0.1:{proxy.server_address[1]}/query", folder)
+    finally:
+        proxy.shutdown()
+
+
+def _reuse(url: str, folder: Path) -> list[dict]:
+    """The train task, then each held-out task on the empty and on the trained memory."""
     with Memory(folder / "trained") as trained:
         one_task(url, trained, *TRAIN, folder / "runs")
         rows = []
@@ -89,7 +125,8 @@ def reuse(url: str, folder: Path) -> list[dict]:
                 base = one_task(url, empty, graph, kind, folder / "runs")
             got = one_task(url, trained, graph, kind, folder / "runs")
             rows.append({"task": got["task"], "calls_empty": base["endpoint_calls"],
-                         "calls_profile": got["endpoint_calls"], "success_empty": base["success"],
+                         "calls_profile": got["endpoint_calls"], "requests_empty": base["requests"],
+                         "requests_profile": got["requests"], "success_empty": base["success"],
                          "success_profile": got["success"]})
     return rows
 
@@ -170,13 +207,16 @@ def main() -> int:
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
-    print(f"load {out['load']}\n\nheld-out task | endpoint calls, empty memory | with the profile | success (empty / "
-          "profile)")
+    print(f"load {out['load']}\n\nheld-out task | endpoint calls (empty memory / profile) | HTTP requests (empty "
+          "memory / profile) | success (empty / profile)")
     for r in out["reuse"]:
-        print(f"{r['task']} | {r['calls_empty']} | {r['calls_profile']} | {r['success_empty']} / "
-              f"{r['success_profile']}")
-    empty, profile = (sum(r[k] for r in out["reuse"]) for k in ("calls_empty", "calls_profile"))
-    print(f"total | {empty} | {profile} | ratio {profile / empty:.2f}\n\ncase | seconds | requests sent | return")
+        print(f"{r['task']} | {r['calls_empty']} / {r['calls_profile']} | {r['requests_empty']} / "
+              f"{r['requests_profile']} | {r['success_empty']} / {r['success_profile']}")
+    total = {k: sum(r[k] for r in out["reuse"]) for k in out["reuse"][0] if k.startswith(("calls", "requests"))}
+    print(f"total | {total['calls_empty']} / {total['calls_profile']} (ratio "
+          f"{total['calls_profile'] / total['calls_empty']:.2f}) | {total['requests_empty']} / "
+          f"{total['requests_profile']} (ratio {total['requests_profile'] / total['requests_empty']:.2f})\n\n"
+          "case | seconds | requests sent | return")
     for r in out["containment"]:
         print(" | ".join(str(v) for v in r.values()))
     return 0
