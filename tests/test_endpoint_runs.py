@@ -144,3 +144,18 @@ def test_profiles_left_by_racing_writers_are_merged_into_one(endpoint, memory, t
     (only_id, profile), = active_profiles(memory, endpoint)
     assert {"http://example.org/graphs/a", "http://example.org/graphs/b"} <= set(profile.graphs)
     assert len(memory.get(only_id).supersedes) == 2
+
+
+def test_the_notebook_keeps_only_quirks_that_teach_something():
+    from owl_memory.agent.endpoint_profiles import Notebook
+
+    book, url = Notebook(), "http://127.0.0.1:1/q"
+    book.query_answered(url, "SELECT ?s WHERE { ?s a <urn:A> }", set(), set(), 0, False)
+    book.query_answered(url, "SELECT ?s WHERE { ?s a <urn:B> }", {"urn:"}, {"urn:B"}, 3, False)
+    assert url in book.profiles and book.profiles[url].quirks == ()
+    book.query_failed(url, "SELECT * WHERE { ?s ?p ?o }", f"{url} did not answer within 10 s; simplify")
+    book.query_answered(url, "SELECT * WHERE { ?s ?p ?o } LIMIT 10", set(), set(), 10, True)
+    profile = book.profiles[url]
+    (quirk,) = profile.quirks
+    assert "did not answer within 10 s" in quirk and quirk.endswith("was fixed by a query using LIMIT")
+    assert profile.limits == (f"{url} did not answer within 10 s", "rows cut at the run's row cap")

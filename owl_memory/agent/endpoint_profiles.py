@@ -61,8 +61,9 @@ class Notebook:
         if url in self.failed:
             error, before = self.failed.pop(url)
             fixed = [k for k in KEYWORDS if _WORD[k].search(query) and not _WORD[k].search(before)]
-            how = f"a query using {', '.join(fixed)}" if fixed else "a rewritten query"
-            self.note(url, quirks=(f"error '{error[:100]}' was fixed by {how}",))
+            if fixed or error != "no rows":  # an empty answer followed by another question teaches nothing
+                how = f"a query using {', '.join(fixed)}" if fixed else "a rewritten query"
+                self.note(url, quirks=(f"error '{error[:100]}' was fixed by {how}",))
 
 
 def find_profile(memory, url: str) -> tuple[str, EndpointProfile] | None:
