@@ -51,9 +51,11 @@ def endpoint_calls(path) -> list[str]:
 
 
 def test_a_second_run_reuses_the_profile_the_first_left(endpoint, memory, tmp_path):
-    first = run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,),
-                trajectory_dir=tmp_path)
+    lm = DummyLM(steps(DISCOVER, ANSWER, SUBMIT))
+    first = run(TASK, memory, lm=lm, endpoints=(endpoint,), trajectory_dir=tmp_path)
     assert first.answer.split(", ") == SKOS_CLASSES
+    shown = json.dumps(lm.history[0]["messages"])  # the model is told of the tools, not of the endpoint
+    assert "endpoint_list" in shown and "endpoint_describe" in shown and endpoint not in shown
     assert endpoint_calls(first.trajectory_path) == ["endpoint_list", "endpoint_describe", "endpoint_graphs",
                                                      "endpoint_query"]
     item_id, profile = find_profile(memory, endpoint)
