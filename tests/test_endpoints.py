@@ -38,8 +38,8 @@ class Hostile(http.server.BaseHTTPRequestHandler):
             self.send_response(302)
             self.send_header("Location", "http://198.51.100.7/sparql")
             self.end_headers()
-        elif self.path.startswith("/big"):
-            self._stream(100 * 1024 * 1024)
+        elif self.path.startswith(("/big", "/declared")):
+            self._stream(100 * 1024 * 1024, declared=self.path.startswith("/declared"))
         elif self.path.startswith("/trickle"):
             self._trickle()
         elif self.path.startswith("/slow"):
@@ -69,10 +69,12 @@ class Hostile(http.server.BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def _stream(self, total: int):
-        """`total` bytes in 1 MB writes, stopping when the client hangs up."""
+    def _stream(self, total: int, declared: bool):
+        """`total` bytes in 1 MB writes (announced in Content-Length when `declared`), until the client hangs up."""
         self.send_response(200)
         self.send_header("Content-Type", "application/sparql-results+json")
+        if declared:
+            self.send_header("Content-Length", str(total))
         self.end_headers()
         chunk = b" " * (1024 * 1024)
         try:
@@ -168,10 +170,11 @@ def test_service_updates_and_from_are_refused_on_parse(hostile, query):
     assert out.startswith("[Error]") and box.endpoints.client.sent == 0 and Hostile.hits == before
 
 
-def test_a_100_mb_response_is_cut_at_the_cap(hostile):
-    _, t = toolbox([f"{hostile}/big"], EndpointLimits(max_bytes=1_000_000))
+@pytest.mark.parametrize("path", ["/big", "/declared"])  # streamed; announced in Content-Length
+def test_a_100_mb_response_is_cut_at_the_cap(hostile, path):
+    _, t = toolbox([hostile + path], EndpointLimits(max_bytes=1_000_000))
     started = time.monotonic()
-    out = t["endpoint_query"](f"{hostile}/big", "SELECT * WHERE { ?s ?p ?o }")
+    out = t["endpoint_query"](hostile + path, "SELECT * WHERE { ?s ?p ?o }")
     assert out.startswith("[Error]") and "more than 1000000 bytes" in out
     assert time.monotonic() - started < 5 and Hostile.sent < 20 * 1024 * 1024
 

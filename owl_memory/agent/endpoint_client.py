@@ -144,7 +144,10 @@ class EndpointClient:
     def _read(self, resp, url: str, deadline: float, conn) -> bytes:
         """The body in chunks, refused past the byte cap or the deadline."""
         chunks, size, cap = [], 0, self.limits.max_bytes
-        while True:
+        declared = resp.getheader("Content-Length") or ""
+        if declared.isdigit() and int(declared) > cap:
+            size = int(declared)  # announced larger than the cap: refused before a byte of it is read
+        while size <= cap:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
@@ -156,10 +159,9 @@ class EndpointClient:
                     raise TimeoutError
                 return b"".join(chunks)
             size += len(chunk)
-            if size > cap:
-                raise EndpointError(f"{url} sent more than {cap} bytes; the response was cut off and dropped: ask "
-                                    "for less (LIMIT, fewer variables, a narrower pattern)")
             chunks.append(chunk)
+        raise EndpointError(f"{url} sent more than {cap} bytes; the response was cut off and dropped: ask for less "
+                            "(LIMIT, fewer variables, a narrower pattern)")
 
 
 def _abort(conn: http.client.HTTPConnection) -> None:
