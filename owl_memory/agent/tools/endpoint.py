@@ -84,12 +84,14 @@ class EndpointTools(ToolFamily):
 
     def endpoint_list(self) -> dict | str:
         """The endpoints this run may use: url, corpus target and example count when known, and the profile memory
-        keeps of each (graphs, features, quirks learned by earlier runs) or null."""
+        keeps of each (graphs, features, quirks learned by earlier runs) or null; the limits of every request."""
         s = self._session()
         rows = [{"url": g.url, **({"target": g.target} if g.target else {}),
                  **({"examples": g.examples} if g.examples is not None else {}), "profile": self._profile(g.url)}
                 for g in s.client.grants[:MAX_LIST]]
-        return {"source": "run configuration", "endpoints": rows, "requests_left": self._left()}
+        limits = s.client.limits
+        return {"source": "run configuration", "endpoints": rows, "requests_left": self._left(),
+                "limits": {"seconds": limits.seconds, "max_bytes": limits.max_bytes, "max_rows": limits.max_rows}}
 
     def endpoint_describe(self, url: str) -> dict | str:
         """The endpoint's Service Description: a handle on its text (read with handle_window) and counts of named
