@@ -140,3 +140,12 @@ def test_uniprot_examples_map_to_a_loopback_copy(shared_data, endpoint):
     local = next(t for t in mapped.tasks if t.id == "2")  # bacterial taxa: runs on the copy, which holds no taxa
     verdict = judge(local.expect, "none", task=local.query)
     assert verdict.judge == "endpoint" and verdict.success and endpoint in verdict.reason
+
+
+def test_an_ask_reference_is_judged_on_the_endpoint(endpoint):
+    from owl_memory.model.judgments import Expect
+
+    expect = Expect("query", f"ASK {{ GRAPH ?g {{ <{SKOS}Concept> a <{OWL}Class> }} }}", f"{TARGET}={endpoint}")
+    assert judge(expect, "Yes.", task="q").success and not judge(expect, "no", task="q").success
+    assert judge(expect, f"ASK {{ GRAPH ?g {{ <{SKOS}Collection> a <{OWL}Class> }} }}", task="q").success
+    assert not judge(expect, f"ASK {{ GRAPH ?g {{ <{SKOS}Nothing> a <{OWL}Class> }} }}", task="q").success

@@ -237,3 +237,12 @@ def test_virtuoso_is_discovered_and_queried_too(virtuoso, shared_data):
     q = t["endpoint_query"](virtuoso.url, "SELECT ?c WHERE { GRAPH <http://example.org/graphs/skos> { ?c a "
                                           "<http://www.w3.org/2002/07/owl#Class> FILTER isIRI(?c) } }")
     assert q["rows"] == 4
+
+
+def test_an_endpoint_without_a_service_description_degrades_to_queries(hostile):
+    _, t = toolbox([f"{hostile}/plain"])
+    described = t["endpoint_describe"](f"{hostile}/plain")
+    assert described["handle"] is None and "no service description" in described["note"]
+    assert described["named_graphs"] is None  # its answer to the counting query is no count
+    features = t["endpoint_features"](f"{hostile}/plain")
+    assert features["described"] is False and features["features"] == []

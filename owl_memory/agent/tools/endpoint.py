@@ -173,7 +173,8 @@ class EndpointTools(ToolFamily):
             rows = self._select(url, GRAPH_COUNT).rows
         except OwlMemoryError:
             return None
-        return int(rows[0][0][1]) if rows and rows[0] and rows[0][0] else 0
+        text = rows[0][0][1] if rows and rows[0] and rows[0][0] else "0"
+        return int(text) if text.isdigit() else None
 
     def _profile(self, url: str) -> dict | None:
         """What memory keeps about `url` (its profile's lists and id), when the condition reads memory."""
