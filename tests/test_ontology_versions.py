@@ -1,0 +1,241 @@
+"""Ontology terms and versions: ontology IRIs compared without a trailing # or /, items about classes and properties
+(filters and cards), and searches that follow a run's ontology versions and alignments. The defining SELECT, the
+embedded accelerator and a SPARQL server agree on every shape."""
+
+import itertools
+import random
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from rdflib import Graph
+
+from owl_memory import ItemSpec, Memory
+from owl_memory.cli import main
+from owl_memory.errors import ConfigError
+from owl_memory.model import OntologyContext
+from owl_memory.store import retrieval
+from owl_memory.store.alignment import followed, ontology_context
+from owl_memory.store.copy import copy_memory
+from owl_memory.vocab import KINDS, ontology_iri
+
+LIB = "http://example.org/library"
+SPELLINGS = [LIB, LIB + "#", LIB + "/", "http://example.org/other#"]
+CLASSES = [f"{LIB}#{c}" for c in ("Book", "Author", "Loan")]
+PROPERTIES = [f"{LIB}#{p}" for p in ("isbn", "wrote")]
+
+
+def generated(seed: int = 5) -> list[ItemSpec]:
+    """Rules over every spelling of one ontology, about classes and properties, and exceptions of some of them."""
+    rng = random.Random(seed)
+
+    def item(n: int, scope="general", refines=None) -> ItemSpec:
+        return ItemSpec(rng.choice(KINDS[:4]), f"Library item {n}", f"Use when {rng.choice(['books', 'loans'])}.",
+                        f"body {n}", applies_to=rng.sample(SPELLINGS, rng.randint(1, 2)),
+                        task_types=rng.sample(["cq", "repair"], rng.randint(0, 1)),
+                        about_classes=rng.sample(CLASSES, rng.randint(0, 2)),
+                        about_properties=rng.sample(PROPERTIES, rng.randint(0, 1)), priority=rng.randint(0, 3),
+                        confidence=rng.choice([0.2, 0.5, 0.9]), scope=scope, refines=refines)
+
+    rules = [item(n) for n in range(90)]
+    return rules + [item(1000 + n, "exception", rng.choice(rules).id) for n in range(20)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A generated memory (two superseded, two archived items) and its validated export."""
+    path = tmp_path_factory.mktemp("versions")
+    with Memory(path / "m") as m:
+        ids = m.add_many(generated())
+        m.supersede(ids[3], ids[4])
+        m.archive(ids[5])
+        m.archive(ids[6])
+        m.export(path / "export.ttl")
+    g = Graph()
+    g.parse(path / "export.ttl", format="turtle")
+    return path / "m", g
+
+
+def shapes():
+    """Shapes without text over every ontology spelling, about filters, a task type and kinds."""
+    filters = {"about_class": CLASSES[0], "about_property": PROPERTIES[0], "task_type": "cq"}
+    ks = itertools.cycle((3, 50))
+    for ontology in [None, *SPELLINGS]:
+        for r in range(3):
+            for names in itertools.combinations(filters, r):
+                for kinds in (None, ["Principle", "procedure"]):
+                    yield {"ontology": ontology, **{n: filters[n] for n in names}, "kinds": kinds, "k": next(ks)}
+
+
+def test_every_spelling_of_an_ontology_finds_the_same_items(built):
+    path, _ = built
+    with Memory(path) as m:
+        found = [[h.id for h in m.search(ontology=s, k=50)] for s in SPELLINGS[:3]]
+        assert found[0] == found[1] == found[2] and len(found[0]) >= 40
+        for h in m.search(ontology=LIB + "#", k=50):
+            assert LIB in {ontology_iri(a) for a in h.applies_to}
+
+
+def test_defining_sparql_and_embedded_agree_with_spellings_and_about_filters(built):
+    path, exported = built
+    checked = 0
+    with Memory(path) as m:
+        for kw in shapes():
+            fast = [h.id for h in m.search(**kw)]
+            assert fast == retrieval.run_defining(exported, retrieval.search_query(**kw)), kw
+            checked += bool(fast)
+            if kw.get("about_class"):
+                assert all(kw["about_class"] in h.about_classes for h in m.search(**kw))
+    assert checked >= 30
+
+
+@pytest.fixture(scope="module")
+def pair(built, oxigraph):
+    """The generated memory embedded and copied onto an Oxigraph server."""
+    from owl_memory_bench.servers import drop_memory_graphs
+
+    drop_memory_graphs(oxigraph.url)
+    with Memory(built[0]) as local, Memory(oxigraph.url) as server:
+        copy_memory(local, server)
+        yield local, server
+
+
+@pytest.mark.parametrize("text", [None, "books", "library loans"])
+def test_server_agrees_with_embedded_on_spellings_about_filters_and_text(pair, text):
+    local, server = pair
+    for kw in shapes():
+        want = [(h.id, h.score, h.about_classes, h.about_properties) for h in local.search(text, **kw)]
+        assert [(h.id, h.score, h.about_classes, h.about_properties) for h in server.search(text, **kw)] == want, kw
+
+
+def test_hostile_filters_are_bound_and_refused_at_the_edge(tmp_path):
+    with Memory(tmp_path / "m") as m:
+        m.add(ItemSpec("Principle", "Use ISBN", "Use when matching books.", "x", applies_to=[LIB],
+                       about_classes=[CLASSES[0]]))
+        for bad in ['http://x/a"> ?s ?p ?o', "http://x/a b", "http://x/\nb", "#", "/", "http://x/a>"]:
+            assert m.search(ontology=bad) == [] and m.search(about_class=bad) == []
+            with pytest.raises(ConfigError):
+                retrieval.check_filters(ontology=bad, about_class=CLASSES[0])
+    for option in ("--ontology", "--about-class", "--about-property"):
+        r = CliRunner().invoke(main, ["search", option, 'http://x/a"> }', "--memory", str(tmp_path / "m")])
+        assert r.exit_code == 2 and "must be an IRI" in r.output
+
+
+def test_cards_show_about_terms_and_the_cli_filters_by_them(tmp_path):
+    mem = str(tmp_path / "m")
+    run = CliRunner().invoke
+    assert run(main, ["add", "Principle", "Use ISBN", "Use when matching books.", "--content", "x",
+                      "--applies-to", LIB, "--about-class", CLASSES[0], "--about-property", PROPERTIES[0],
+                      "--memory", mem]).exit_code == 0
+    r = run(main, ["search", "--ontology", LIB + "#", "--about-class", CLASSES[0], "--memory", mem])
+    assert r.exit_code == 0 and "[about Book, isbn]" in r.output
+    assert "no items match" in run(main, ["search", "--about-class", CLASSES[1], "--memory", mem]).output
+    with Memory(mem) as m:
+        item = m.get(m.search(about_property=PROPERTIES[0])[0].id)
+        assert item.about_classes == (CLASSES[0],) and item.about_properties == (PROPERTIES[0],)
+
+
+def test_a_memory_of_store_format_5_is_rekeyed_on_open(tmp_path):
+    """Keys written before ontology IRIs were normalized name the IRI as written; the first writable open rewrites
+    them, so every spelling finds the old items, and new items join them."""
+    path = tmp_path / "m"
+    with Memory(path) as m:
+        old = m.add(ItemSpec("Principle", "Old advice", "Use when old.", "x", applies_to=[LIB + "#"]))
+        db, p = m.backend.db, m.backend.world.terms[retrieval.OM.appliesToOntology]
+        raw = m.backend.world.quadstore.storid(retrieval.URIRef(LIB + "#"))
+        keys = db.execute("SELECT keys FROM om_fts").fetchone()[0]
+    with sqlite3.connect(path / "memory.sqlite3") as db:  # the key as format 5 wrote it: the IRI as written
+        db.execute("UPDATE om_fts SET keys = ?", (" ".join(t if not t.startswith(f"k{p}x") else f"k{p}x{raw}"
+                                                           for t in keys.split()),))
+        db.execute("DELETE FROM om_order")
+        db.execute("PRAGMA user_version = 5")
+    with Memory(path) as m:
+        new = m.add(ItemSpec("Principle", "New advice", "Use when new.", "y", applies_to=[LIB]))
+        assert m.backend.db.execute("PRAGMA user_version").fetchone()[0] == 6
+        for spelling in SPELLINGS[:3]:
+            assert {h.id for h in m.search(ontology=spelling)} == {old, new}
+
+
+# ---- versions and alignments ----
+V1, V2 = "http://example.org/lib/v1", "http://example.org/lib/v2"
+
+
+def _v2(links: str) -> Graph:
+    """A v2 ontology graph with the given Turtle statements about v1 (prefix v1: and v2: for their terms)."""
+    g = Graph()
+    g.parse(data=f"""@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix v1: <{V1}#> . @prefix v2: <{V2}#> .
+        <{V2}> a owl:Ontology . v2:Volume a owl:Class . v2:title a owl:DatatypeProperty . {links}""", format="turtle")
+    return g
+
+
+def test_context_reads_versions_alignments_and_stops_at_incompatible():
+    g = _v2(f"""<{V2}> owl:priorVersion <{V1}#> ; owl:versionIRI <{V2}/2.0> .
+        <{V1}#> owl:priorVersion <http://example.org/lib/v0> .
+        <http://example.org/lib/v0> owl:priorVersion <{V2}> .
+        v2:Volume owl:equivalentClass v1:Book . v1:Book owl:equivalentClass <http://example.org/old#Tome> .
+        v2:title owl:equivalentProperty v1:name .""")
+    c = ontology_context(g)
+    assert c.ontology == V2 and c.carried == (V1, f"{V2}/2.0", "http://example.org/lib/v0")  # the cycle ends
+    assert c.equivalents(f"{V2}#Volume") == (f"{V1}#Book", "http://example.org/old#Tome")  # through a chain
+    assert c.equivalents(f"{V2}#title") == (f"{V1}#name",)
+    assert OntologyContext.from_dict(c.to_dict()) == c
+    blocked = ontology_context(_v2(f"""<{V2}> owl:priorVersion <{V1}> ; owl:incompatibleWith <{V1}/> .
+        v2:Volume owl:equivalentClass v1:Book ."""))
+    assert blocked.carried == () and blocked.incompatible == (V1,) and blocked.aligned == ()
+
+
+@pytest.fixture
+def versions(tmp_path):
+    """Items learned on v1 (one about v1:Book), one on v2, one on an unrelated ontology."""
+    with Memory(tmp_path / "m") as m:
+        ids = {"book": m.add(ItemSpec("Procedure", "Match books by ISBN", "Use when matching books.", "a",
+                                      applies_to=[V1 + "#"], about_classes=[f"{V1}#Book"], priority=3)),
+               "v1": m.add(ItemSpec("Principle", "Bind values", "Use when querying.", "b", applies_to=[V1])),
+               "v2": m.add(ItemSpec("Principle", "Prefer titles", "Use when querying.", "c", applies_to=[V2])),
+               "other": m.add(ItemSpec("Principle", "Other", "Use when querying.", "d",
+                                       applies_to=["http://example.org/zoo"]))}
+        yield m, ids
+
+
+def test_items_learned_on_v1_serve_v2_after_the_exact_ones_marked(versions):
+    m, ids = versions
+    assert [h.id for h in m.search(ontology=V2)] == [ids["v2"]]  # exact only without a context
+    context = ontology_context(_v2(f"<{V2}> owl:priorVersion <{V1}> ."))
+    hits = m.search(ontology=V2, context=context)
+    assert [h.id for h in hits] == [ids["v2"], ids["book"], ids["v1"]]
+    assert [h.carried_over_from for h in hits] == [None, V1, V1]
+    assert m.search(context=context) == hits  # the context's ontology is the default filter
+    renamed = m.search(about_class=f"{V2}#Volume", context=ontology_context(
+        _v2(f"<{V2}> owl:priorVersion <{V1}> . v2:Volume owl:equivalentClass v1:Book .")))
+    assert [(h.id, h.carried_over_from) for h in renamed] == [(ids["book"], V1)]
+
+
+def test_an_aligned_class_alone_carries_items_about_it(versions):
+    m, ids = versions
+    hits = m.search(ontology=V2, context=ontology_context(_v2("v2:Volume owl:equivalentClass v1:Book .")))
+    assert [(h.id, h.carried_over_from) for h in hits] == [(ids["v2"], None), (ids["book"], f"{V1}#Book")]
+
+
+def test_incompatible_with_overrides_prior_version(versions):
+    m, ids = versions
+    context = ontology_context(_v2(f"""<{V2}> owl:priorVersion <{V1}> ; owl:incompatibleWith <{V1}> .
+        v2:Volume owl:equivalentClass v1:Book ."""))
+    assert [h.id for h in m.search(ontology=V2, context=context)] == [ids["v2"]]
+
+
+def test_followed_search_agrees_on_defining_sparql_embedded_and_server(versions, server_url, tmp_path):
+    m, ids = versions
+    context = ontology_context(_v2(f"<{V2}> owl:priorVersion <{V1}> . v2:Volume owl:equivalentClass v1:Book ."))
+    m.export(tmp_path / "export.ttl")
+    exported = Graph().parse(tmp_path / "export.ttl", format="turtle")
+    with Memory(server_url) as server:
+        copy_memory(m, server)
+        for kw in ({}, {"about_class": f"{V2}#Volume"}, {"kinds": ["Procedure"]}, {"k": 1}):
+            q = retrieval.search_query(ontology=V2, **kw)
+            defined = [(retrieval.Scored(i, 0.0), mark) for i, mark in
+                       [(r.id, mark) for r, mark in followed(lambda s: [retrieval.Scored(i, 0.0) for i in
+                                                                         retrieval.run_defining(exported, s)],
+                                                             q, context)]]
+            want = [(r.id, mark) for r, mark in defined]
+            assert [(h.id, h.carried_over_from) for h in m.search(ontology=V2, context=context, **kw)] == want
+            assert [(h.id, h.carried_over_from) for h in server.search(ontology=V2, context=context, **kw)] == want
