@@ -73,7 +73,8 @@ def _carried(graph: Graph, own: str, incompatible: set[str]) -> list[str]:
 
 def _aligned(graph: Graph, own: str, ontologies: set[str], incompatible: list[str]) -> tuple:
     """(own term, aligned foreign terms) pairs: groups of terms linked by the term links (either direction,
-    transitively), each own term (under `own`, or declared in the graph) with the group's other terms."""
+    transitively), each own term (under `own`'s IRI; in a group with none, those the graph declares) with the
+    group's other terms (none under an incompatible ontology)."""
     parent: dict[str, str] = {}
 
     def root(t: str) -> str:
@@ -90,16 +91,12 @@ def _aligned(graph: Graph, own: str, ontologies: set[str], incompatible: list[st
     groups: dict[str, set[str]] = {}
     for t in parent:
         groups.setdefault(root(t), set()).add(t)
-    blocked = tuple(incompatible)
-
-    def is_own(t: str) -> bool:
-        """Whether a term belongs to the run's ontology (under its IRI, or declared in its graph)."""
-        return t.startswith(own) or (URIRef(t), RDF.type, None) in graph and not t.startswith(blocked or ("\0",))
-
+    blocked = tuple(incompatible) or ("\0",)
     out = []
     for members in groups.values():
-        mine = {t for t in members if is_own(t)}
-        others = tuple(sorted(t for t in members - mine if not (blocked and t.startswith(blocked))))
+        mine = {t for t in members if t.startswith(own)} or {t for t in members if (URIRef(t), RDF.type, None) in graph
+                                                             and not t.startswith(blocked)}
+        others = tuple(sorted(t for t in members - mine if not t.startswith(blocked)))
         out += [(t, others) for t in sorted(mine) if others]
     return tuple(sorted(out))
 
