@@ -68,6 +68,7 @@ class SearchQuery:
     k: int = 5
     about_class: URIRef | None = None
     about_property: URIRef | None = None
+    stored_spelling: bool = False  # the ontology is the one spelling of it the memory stores: compare it exactly
 
 
 def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None, k: int = 5,
@@ -310,7 +311,9 @@ def same_ontology(stored: str, given: str) -> str:
 
 def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "") -> str:
     """The one SELECT that defines the applicability part of a search (its filter values are bound, see
-    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. `graph`:
+    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. With
+    q.stored_spelling the ontology is matched as the exact term (the same rows when it is the one spelling stored,
+    and an index serves it); `graph`:
     match in that named graph instead of the default graph (a server keeping items in a named graph); `values`:
     a VALUES block of escaped terms put first in the pattern, for a server that takes no separate bindings."""
     bound = bindings(q)
@@ -319,8 +322,9 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "
     def applies(var: str) -> str:
         """Patterns: `var` is of one of the kinds, has every bound filter value, is neither superseded nor archived."""
         links = "".join(f" ; {prop} ?{name}" for name, prop in _FILTERS if name in bound)
-        onto = (f" . FILTER EXISTS {{ ?{var} om:appliesToOntology ?{var}Ontology . "
-                f"{same_ontology(f'?{var}Ontology', '?ontology')} }}" if "ontology" in bound else " .")
+        onto = (" ; om:appliesToOntology ?ontology ." if q.stored_spelling else
+                f" . FILTER EXISTS {{ ?{var} om:appliesToOntology ?{var}Ontology . "
+                f"{same_ontology(f'?{var}Ontology', '?ontology')} }}") if "ontology" in bound else " ."
         return (f"?{var} a ?{var}Kind{links}{onto} FILTER(?{var}Kind IN ({kinds}))\n"
                 f"    FILTER NOT EXISTS {{ ?{var}Newer om:supersedes ?{var} }}\n"
                 f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from rdflib import Graph, Literal
@@ -56,6 +57,10 @@ class ServerSearch:
     def search(self, query: SearchQuery) -> list[Scored]:
         """Up to query.k (id, score) rows, best first, ranked on the server (see retrieval.py's definition):
         without text by priority, confidence and id; with text by coordination level and BM25 first."""
+        if query.ontology is not None and not query.stored_spelling:
+            spellings = self._spellings(query.ontology)
+            if len(spellings) < 2:  # one spelling stored (or none): the exact term, as an index serves it
+                return self.search(replace(query, ontology=spellings[0], stored_spelling=True)) if spellings else []
         if not query.words:  # the definition itself, its bound values as a VALUES block of escaped terms
             bound = retrieval.bindings(query)
             _, rows = self.client.select(retrieval.defining_sparql(query, GRAPH_ITEMS, _values_row(bound)))
@@ -68,6 +73,14 @@ class ServerSearch:
             below = self._narrowing(rules, retrieval.unstated(query))
             rows = retrieval.place_exceptions(rows, [(r, rules[r.id]) for r in found], below)
         return rows[: query.k]
+
+    def _spellings(self, ontology) -> list:
+        """The spellings of an ontology the memory stores (its TargetOntology nodes equal to it normalized)."""
+        bare = ontology_iri(ontology)
+        _, rows = self.client.select(
+            f"SELECT DISTINCT ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?o a {iri(OM.TargetOntology)} "
+            f"FILTER(STRSTARTS(STR(?o), {string(bare)})) }} }}")
+        return sorted(r["o"] for r in rows if ontology_iri(r["o"]) == bare)
 
     def _ranked_text(self, query: SearchQuery, stats: TextStats) -> list[Scored]:
         """The query.k best text-ranked rows. Without applicability filters, ranking every item that matches a
@@ -175,7 +188,9 @@ def applicable_patterns(query, only: list[str] | None) -> str:
     where = [values_block("i", [ITEM[i] for i in only])] if only else []
     kinds = ", ".join(term(k) for k in query.kinds or tuple(OM[k] for k in KINDS))
     where += [f"?i a ?kind FILTER(?kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
-    if query.ontology is not None:
+    if query.ontology is not None and query.stored_spelling:
+        where.append(f"?i {iri(OM.appliesToOntology)} {term(query.ontology)} .")
+    elif query.ontology is not None:
         where.append(f"FILTER EXISTS {{ ?i {iri(OM.appliesToOntology)} ?ontology . "
                      f"{retrieval.same_ontology('?ontology', term(Literal(ontology_iri(query.ontology))))} }}")
     for p, o in ((OM.appliesToTaskType, query.task_type), (OM.preventsFailureMode, query.failure_mode),
