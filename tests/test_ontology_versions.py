@@ -325,3 +325,19 @@ def test_an_incompatible_next_version_gets_nothing_carried(shared_data, learned_
                                               " v2:Idea owl:equivalentClass skos:Concept .")
     assert _a1(memory, path, tmp_path) == []
     assert "preferred label" not in schema_card(g, memory).text
+
+
+def test_the_memory_search_tool_follows_the_run_ontology_and_filters_by_about_terms(versions):
+    from owl_memory.agent.tools import Toolbox
+
+    m, ids = versions
+    v2 = _v2(f"<{V2}> owl:priorVersion <{V1}> . v2:Volume owl:equivalentClass v1:Book .")
+    tb = Toolbox(m, "p", v2)
+    search = {fn.__name__: fn for fn in tb.functions()}["memory_search"]
+    found = search(ontology=V2 + "#")["items"]
+    assert [(h["id"], h.get("carried_over_from")) for h in found] == [(ids["v2"], None), (ids["book"], V1),
+                                                                      (ids["v1"], V1)]
+    assert [h["id"] for h in search(about_class=f"{V1}#Book")["items"]] == [ids["book"]]
+    unfiltered = search(text="querying", k=10)["items"]  # no ontology given: nothing to follow, nothing marked
+    assert {h["id"] for h in unfiltered} == {ids["v1"], ids["v2"], ids["other"]}
+    assert not any("carried_over_from" in h for h in unfiltered)
