@@ -341,3 +341,16 @@ def test_the_memory_search_tool_follows_the_run_ontology_and_filters_by_about_te
     unfiltered = search(text="querying", k=10)["items"]  # no ontology given: nothing to follow, nothing marked
     assert {h["id"] for h in unfiltered} == {ids["v1"], ids["v2"], ids["other"]}
     assert not any("carried_over_from" in h for h in unfiltered)
+
+
+def test_hostile_iris_in_a_run_ontology_are_left_out(versions):
+    from rdflib import URIRef
+    from rdflib.namespace import OWL
+
+    m, ids = versions
+    g = _v2(f"<{V2}> owl:priorVersion <{V1}> .")
+    g.add((URIRef(V2), OWL.priorVersion, URIRef('http://x/v1"> } DROP ALL')))
+    g.add((URIRef(f"{V2}#Volume"), OWL.equivalentClass, URIRef("http://x/v1#Book\nx")))
+    c = ontology_context(g)
+    assert c.carried == (V1,) and c.aligned == ()
+    assert [h.id for h in m.search(ontology=V2, context=c)] == [ids["v2"], ids["book"], ids["v1"]]

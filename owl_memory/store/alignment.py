@@ -27,6 +27,7 @@ from rdflib.namespace import OWL, RDF
 
 from ..model import OntologyContext
 from ..vocab import ontology_iri
+from .items import IRI
 from .retrieval import Scored, SearchQuery
 
 VERSION_LINKS = (OWL.versionIRI, OWL.priorVersion, OWL.backwardCompatibleWith, OWL.sameAs)
@@ -35,7 +36,8 @@ MAX_FOLLOWED = 32  # carried ontologies and aligned terms a search follows at mo
 
 
 def ontology_context(graph: Graph | None, ontology: str | None = None) -> OntologyContext | None:
-    """What `graph` declares about `ontology` (default: its first owl:Ontology by IRI); None without one."""
+    """What `graph` declares about `ontology` (default: its first owl:Ontology by IRI); None without one. Terms that
+    are no IRI (rdflib takes some with spaces or quotes) are left out."""
     heads = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology) if isinstance(s, URIRef)) if graph else []
     if ontology is None and not heads:
         return None
@@ -63,7 +65,7 @@ def _carried(graph: Graph, own: str, incompatible: set[str]) -> list[str]:
             for n in _spellings(graph, iri):
                 found = [o for p in VERSION_LINKS for o in graph.objects(n, p)] + list(graph.subjects(OWL.sameAs, n))
                 for other in sorted({ontology_iri(o) for o in found if isinstance(o, URIRef)}):
-                    if other not in seen and other not in incompatible:
+                    if other not in seen and other not in incompatible and IRI.match(other):
                         seen.add(other)
                         order.append(other)
                         nxt.append(other)
@@ -86,7 +88,8 @@ def _aligned(graph: Graph, own: str, ontologies: set[str], incompatible: list[st
 
     for p in TERM_LINKS:
         for a, b in graph.subject_objects(p):
-            if isinstance(a, URIRef) and isinstance(b, URIRef) and not {ontology_iri(a), ontology_iri(b)} & ontologies:
+            if all(isinstance(t, URIRef) and IRI.match(t) for t in (a, b)) and \
+                    not {ontology_iri(a), ontology_iri(b)} & ontologies:
                 parent[root(str(a))] = root(str(b))
     groups: dict[str, set[str]] = {}
     for t in parent:
