@@ -18,6 +18,8 @@ from owl_memory.model import OntologyContext
 from owl_memory.store import retrieval
 from owl_memory.store.alignment import followed, ontology_context
 from owl_memory.store.copy import copy_memory
+from owl_memory.store.embedded import postings
+from owl_memory.store.embedded.world import combination_skipped
 from owl_memory.vocab import KINDS, ontology_iri
 
 LIB = "http://example.org/library"
@@ -145,16 +147,46 @@ def test_a_memory_of_store_format_5_is_rekeyed_on_open(tmp_path):
         db, p = m.backend.db, m.backend.world.terms[retrieval.OM.appliesToOntology]
         raw = m.backend.world.quadstore.storid(retrieval.URIRef(LIB + "#"))
         keys = db.execute("SELECT keys FROM om_fts").fetchone()[0]
+        skipped = combination_skipped(m.backend.world.terms)
     with sqlite3.connect(path / "memory.sqlite3") as db:  # the key as format 5 wrote it: the IRI as written
         db.execute("UPDATE om_fts SET keys = ?", (" ".join(t if not t.startswith(f"k{p}x") else f"k{p}x{raw}"
                                                            for t in keys.split()),))
-        db.execute("DELETE FROM om_order")
+        postings.build(db, skipped)  # its order and postings tables from those keys
         db.execute("PRAGMA user_version = 5")
+    assert _read_only_search(path) == [[old]] * 3  # read-only: the spelling it stored
     with Memory(path) as m:
         new = m.add(ItemSpec("Principle", "New advice", "Use when new.", "y", applies_to=[LIB]))
         assert m.backend.db.execute("PRAGMA user_version").fetchone()[0] == 6
         for spelling in SPELLINGS[:3]:
             assert {h.id for h in m.search(ontology=spelling)} == {old, new}
+
+
+def _read_only_search(path):
+    """Each spelling's search in a read-only copy of the memory at `path`, run by a process that cannot write it."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from test_damage import _as_reader
+
+    root = Path(tempfile.mkdtemp())
+    root.chmod(0o755)
+    locked = root / "locked"
+    shutil.copytree(path, locked)
+    for f in [*locked.iterdir(), locked]:
+        f.chmod(0o555 if f.is_dir() else 0o444)
+
+    def searches(where):
+        """Ids per spelling, and whether the memory stayed at format 5 (not rekeyed)."""
+        with Memory(where) as m:
+            assert not m.backend.world.normalized
+            return [[h.id for h in m.search(ontology=s)] for s in SPELLINGS[:3]]
+
+    try:
+        return _as_reader(searches, locked)
+    finally:
+        locked.chmod(0o755)
+        shutil.rmtree(root)
 
 
 # ---- versions and alignments ----

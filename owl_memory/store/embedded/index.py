@@ -66,12 +66,14 @@ class EmbeddedIndex:
 
     def _key_object(self, p, o) -> int | None:
         """The quadstore id a filter's key token names: an ontology's normalized IRI (retrieval.normalized_key); in a
-        read-only memory whose keys predate that, the first stored spelling (bare, as given, with # or /)."""
+        read-only memory whose keys predate that, the first spelling an index key names (bare, as given, # or /)."""
         bare = normalized_key(p, o)
         if p != OM.appliesToOntology or self.normalized:
             return self.store.storid(bare)
-        spellings = dict.fromkeys((bare, o, URIRef(bare + "#"), URIRef(bare + "/")))
-        return next((i for i in map(self.store.storid, spellings) if i is not None), None)
+        spellings = map(self.store.storid, dict.fromkeys((bare, o, URIRef(bare + "#"), URIRef(bare + "/"))))
+        keyed = "SELECT 1 FROM om_fts WHERE om_fts MATCH ? LIMIT 1"
+        return next((i for i in spellings if i is not None and self.db.execute(
+            keyed, (f'keys : "{key_token(self.terms[p], i)}"',)).fetchone()), None)
 
     def _walkable(self, q: IndexQuery) -> bool:
         """Whether the order table has the one token of the query's filters (one filter, or several on the
