@@ -4,9 +4,10 @@ terms items were learned on (`ontology_context`), and a search that serves their
 
 A run's ontology O carries over the items of the ontologies it names by owl:versionIRI, owl:priorVersion,
 owl:backwardCompatibleWith or owl:sameAs, followed through the graph breadth-first (a cycle ends where it was seen),
-except those it declares owl:incompatibleWith (they are neither carried nor followed, nor their terms). A term of O
-that is owl:equivalentClass, owl:equivalentProperty or owl:sameAs another ontology's term (in either direction,
-through chains) is aligned with it. Every IRI is compared normalized (vocab.ontology_iri).
+except those it declares owl:incompatibleWith (they are neither carried nor followed, nor their terms). Terms linked
+by owl:equivalentClass, owl:equivalentProperty or owl:sameAs (either direction, through chains) form a group; O's
+terms in it (those under O's IRI; in a group with none, those the graph declares) are aligned with the others.
+Ontology IRIs are compared normalized (vocab.ontology_iri); terms that are no IRI are left out.
 
 A followed search is a list of ordinary searches, each the defining SELECT of its own query shape (retrieval.py), in
 this order: the query itself (O, and the stated about terms); then for each ontology in (O, *carried), each stated
