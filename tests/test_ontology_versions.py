@@ -386,3 +386,17 @@ def test_hostile_iris_in_a_run_ontology_are_left_out(versions):
     c = ontology_context(g)
     assert c.carried == (V1,) and c.aligned == ()
     assert [h.id for h in m.search(ontology=V2, context=c)] == [ids["v2"], ids["book"], ids["v1"]]
+
+
+@pytest.mark.parametrize("backend", ["embedded", "oxigraph"])
+def test_unusual_but_valid_iris_match_on_every_backend(backend, tmp_path, request):
+    """Quotes, parentheses, % escapes and a query string in an IRI are matched as text, never parsed as SPARQL."""
+    location = tmp_path / "m" if backend == "embedded" else request.getfixturevalue("server_url")
+    onto, cls = "http://x.org/it's/lib?v=1&x=%22(a)", "http://x.org/it's/lib?v=1&x=%22(a)#Book''"
+    with Memory(location) as m:
+        i = m.add(ItemSpec("Principle", "Odd IRIs", "Use when IRIs are odd.", "x", applies_to=[onto + "#"],
+                           about_classes=[cls]))
+        for spelling in (onto, onto + "/", onto + "#"):
+            assert [h.id for h in m.search(ontology=spelling, about_class=cls)] == [i]
+            assert [h.id for h in m.search("odd", ontology=spelling)] == [i]
+        assert m.search(ontology=onto + "x") == [] and m.search(about_class=cls + "x") == []
