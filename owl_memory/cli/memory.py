@@ -117,10 +117,9 @@ def _followed(path: str | None, ontology: str | None):
     """The OntologyContext of an ontology file (None without one); ConfigError when it declares no ontology."""
     if path is None:
         return None
-    from ..rdfio import load_graph
     from ..store.alignment import ontology_context
 
-    context = ontology_context(load_graph(path), ontology)
+    context = ontology_context(path, ontology)
     if context is None:
         raise ConfigError(f"{path} declares no owl:Ontology; pass --ontology IRI with --follow")
     return context

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF
 
 from ..model import OntologyContext
+from ..rdfio import load_graph
 from ..vocab import ontology_iri
 from .items import IRI
 from .retrieval import Scored, SearchQuery
@@ -36,9 +38,12 @@ TERM_LINKS = (OWL.equivalentClass, OWL.equivalentProperty, OWL.sameAs)
 MAX_FOLLOWED = 32  # carried ontologies and aligned terms a search follows at most (each one more search)
 
 
-def ontology_context(graph: Graph | None, ontology: str | None = None) -> OntologyContext | None:
-    """What `graph` declares about `ontology` (default: its first owl:Ontology by IRI); None without one. Terms that
-    are no IRI (rdflib takes some with spaces or quotes) are left out."""
+def ontology_context(graph: Graph | str | Path | None, ontology: str | None = None) -> OntologyContext | None:
+    """What an ontology graph (or a file or Turtle text of one, rdfio.load_graph) declares about `ontology` (default:
+    its first owl:Ontology by IRI); None without one. Terms that are no IRI (rdflib takes some with spaces or quotes)
+    are left out."""
+    if graph is not None and not isinstance(graph, Graph):
+        graph = load_graph(graph)
     heads = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology) if isinstance(s, URIRef)) if graph else []
     if ontology is None and not heads:
         return None
