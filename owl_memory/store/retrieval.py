@@ -1,8 +1,9 @@
 """Deterministic retrieval: the SPARQL that defines a search, and the ranking that computes it through an index.
 
 **Definition without text** (`defining_sparql`, one SELECT; filter values are bound, never pasted): the items
-that apply (every given filter holds: om:appliesToOntology ?ontology, om:appliesToTaskType ?taskType,
-om:preventsFailureMode ?failureMode; the kind is one of the given kinds, or any kind), that no item supersedes
+that apply (every given filter holds: om:appliesToOntology an IRI equal to ?ontology once both lose any trailing #
+or /, om:appliesToTaskType ?taskType, om:preventsFailureMode ?failureMode, om:aboutClass ?aboutClass,
+om:aboutProperty ?aboutProperty; the kind is one of the given kinds, or any kind), that no item supersedes
 and that are not archived. They are ordered in groups: an applicable exception whose rule (the item that
 om:hasException it) also applies and is live belongs to its rule's group, every other item leads its own group.
 Groups are ordered by the leader's priority DESC, confidence DESC, id ASC. Inside a group an exception comes
