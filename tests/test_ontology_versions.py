@@ -10,6 +10,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 from rdflib import Graph
+from test_export_owl import owlcheck  # noqa: F401  (the OWLAPI check, a fixture)
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
@@ -400,3 +401,12 @@ def test_unusual_but_valid_iris_match_on_every_backend(backend, tmp_path, reques
             assert [h.id for h in m.search(ontology=spelling, about_class=cls)] == [i]
             assert [h.id for h in m.search("odd", ontology=spelling)] == [i]
         assert m.search(ontology=onto + "x") == [] and m.search(about_class=cls + "x") == []
+
+
+def test_an_export_with_about_terms_stays_one_consistent_dl_ontology(tmp_path, owlcheck):  # noqa: F811
+    with Memory(tmp_path / "m") as m:
+        m.add(ItemSpec("Principle", "Use ISBN", "Use when matching books.", "x", applies_to=[LIB + "#"],
+                       about_classes=CLASSES[:2], about_properties=PROPERTIES))
+        path = m.export(tmp_path / "memory.owl", format="xml")
+    report = owlcheck(path)
+    assert report["violation"] == [] and report["consistent"] == "true"
