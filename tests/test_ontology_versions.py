@@ -410,3 +410,18 @@ def test_an_export_with_about_terms_stays_one_consistent_dl_ontology(tmp_path, o
         path = m.export(tmp_path / "memory.owl", format="xml")
     report = owlcheck(path)
     assert report["violation"] == [] and report["consistent"] == "true"
+
+
+def test_about_finds_a_term_as_a_class_then_as_a_property(tmp_path):
+    mem = str(tmp_path / "m")
+    with Memory(mem) as m:
+        by_class = m.add(ItemSpec("Principle", "Books have one ISBN", "Use when matching books.", "x",
+                                  about_classes=[CLASSES[0]]))
+        by_property = m.add(ItemSpec("Principle", "ISBNs are strings", "Use when typing ISBNs.", "y",
+                                     about_properties=[PROPERTIES[0]]))
+        assert [h.id for h in m.search(about=CLASSES[0])] == [by_class]
+        assert [h.id for h in m.search(about=PROPERTIES[0])] == [by_property]
+        assert m.search(about="not an iri") == []
+    r = CliRunner().invoke(main, ["search", "--about", PROPERTIES[0], "--memory", mem, "--json"])
+    assert r.exit_code == 0 and [h["id"] for h in json.loads(r.output)] == [by_property]
+    assert CliRunner().invoke(main, ["search", "--about", "a b", "--memory", mem]).exit_code == 2

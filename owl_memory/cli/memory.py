@@ -82,14 +82,15 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
 @click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
 @click.option("--about-class", help="Only items about this ontology class IRI.")
 @click.option("--about-property", help="Only items about this ontology property IRI.")
+@click.option("--about", help="Only items about this class or property IRI (as a class first, then as a property).")
 @click.option("--follow", "follow", type=click.Path(exists=True, dir_okay=False),
               help="An ontology file: also items of the versions and aligned terms it declares, after the exact "
                    "ones, marked carried over (its ontology IRI is the --ontology unless given).")
 @memory_option
 @json_option
 @library_errors
-def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, about_class, about_property, follow,
-                 memory_path, as_json):
+def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, about_class, about_property, about,
+                 follow, memory_path, as_json):
     """Search memory: ids and metadata of applicable items, best first.
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
@@ -97,13 +98,13 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, abo
     from ..store.retrieval import MAX_K, check_filters
 
     k = within(k, "-k", 1, MAX_K)
-    check_filters(ontology=ontology, about_class=about_class, about_property=about_property)
+    check_filters(ontology=ontology, about_class=about_class, about_property=about_property, about=about)
     context = _followed(follow, ontology)
     with Memory(memory_path, create=False) as m:
         out = (m.explain if explain else m.search)(text, ontology=ontology, task_type=task_type,
                                                     failure_mode=failure_mode, kinds=kinds or None, k=k,
                                                     about_class=about_class, about_property=about_property,
-                                                    context=context)
+                                                    about=about, context=context)
         partial = m.incomplete_copy
     if partial is not None:  # said on stderr, and as a field of the JSON document
         click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "

@@ -13,9 +13,11 @@ A followed search is a list of ordinary searches, each the defining SELECT of it
 this order: the query itself (O, and the stated about terms); then for each ontology in (O, *carried), each stated
 about term in (itself, *its aligned terms), except the first pair; then, when the query states no about term, each
 other ontology's term aligned with one of O's, as an about-class and then an about-property filter without an
-ontology filter. Items already found are skipped; each item found after the first search is marked with the IRI it
-was carried over from (the carried ontology, else the aligned term); the first k are the result. Every backend runs the
-same list (the embedded index, a SPARQL server, or the defining SELECT on rdflib in the tests).
+ontology filter. A query about a term (`about`: class or property) runs that list with the term as the about-class,
+then again with it as the about-property. Items already found are skipped; each item found after the first search
+is marked with the IRI it was carried over from (the carried ontology, else the aligned term); the first k are the
+result. Every backend runs the same list (the embedded index, a SPARQL server, or the defining SELECT on rdflib in
+the tests).
 """
 
 from __future__ import annotations
@@ -134,10 +136,13 @@ def steps(q: SearchQuery, context: OntologyContext | None) -> list[tuple[SearchQ
 
 def followed(search: Callable[[SearchQuery], list[Scored]], q: SearchQuery,
              context: OntologyContext | None) -> list[tuple[Scored, str | None]]:
-    """Up to q.k (row, carried-over-from) results of the searches of `steps`, each item once, in order."""
+    """Up to q.k (row, carried-over-from) results of the searches of `steps`, each item once, in order (with
+    q.about: those of the query about it as a class, then as a property)."""
     seen: set[str] = set()
     out: list[tuple[Scored, str | None]] = []
-    for step, mark in steps(q, context):
+    bases = [q] if q.about is None else [replace(q, about=None, **{name: q.about})
+                                         for name in ("about_class", "about_property")]
+    for step, mark in (pair for base in bases for pair in steps(base, context)):
         if len(out) >= q.k:
             break
         for row in search(step):

@@ -215,11 +215,14 @@ class Memory:
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
                failure_mode: str | None = None, kinds=None, k: int = 5, *, about_class: str | None = None,
-               about_property: str | None = None, context: OntologyContext | None = None) -> list[Hit]:
+               about_property: str | None = None, about: str | None = None,
+               context: OntologyContext | None = None) -> list[Hit]:
         """Applicable items, best first; superseded and archived items are never returned (`explain` says why).
-        Ontology IRIs compare without a trailing # or /; `context` (alignment.ontology_context of the run's
-        ontology) adds the items of its versions and aligned terms after the exact ones, marked carried over."""
-        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, about_class, about_property)
+        Ontology IRIs compare without a trailing # or /; `about`: items about that class, then about that property;
+        `context` (alignment.ontology_context of the run's ontology) adds the items of its versions and aligned
+        terms after the exact ones, marked carried over."""
+        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, about_class, about_property,
+                                   about)
         return self._hits(q, context)
 
     def explain(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,

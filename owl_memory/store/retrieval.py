@@ -70,14 +70,15 @@ class SearchQuery:
     about_class: URIRef | None = None
     about_property: URIRef | None = None
     stored_spelling: bool = False  # the ontology is the one spelling of it the memory stores: compare it exactly
+    about: URIRef | None = None  # a class or property IRI: alignment.followed searches it as each, in turn
 
 
 def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None, k: int = 5,
-                 about_class=None, about_property=None) -> SearchQuery | None:
+                 about_class=None, about_property=None, about=None) -> SearchQuery | None:
     """Normalize `Memory.search` arguments (the ontology kept as given: every backend compares it without a trailing
     # or /, vocab.ontology_iri); None when a filter can match nothing (an ontology or term that is no IRI;
     `check_filters` says which)."""
-    iris = {"ontology": ontology, "about_class": about_class, "about_property": about_property}
+    iris = {"ontology": ontology, "about_class": about_class, "about_property": about_property, "about": about}
     if ontology and not IRI.match(ontology_iri(ontology)) or any(v and not IRI.match(str(v)) for v in iris.values()):
         return None
     names = [kinds] if isinstance(kinds, str) else list(kinds or ())
@@ -85,7 +86,7 @@ def search_query(text=None, ontology=None, task_type=None, failure_mode=None, ki
     return SearchQuery(words(text), iris["ontology"], task_type_iri(task_type) if task_type else None,
                        failure_mode_iri(failure_mode) if failure_mode else None,
                        tuple(OM[normalize_kind(n)] for n in names), max(0, min(int(k), MAX_K)),
-                       iris["about_class"], iris["about_property"])
+                       iris["about_class"], iris["about_property"], about=iris["about"])
 
 
 def check_filters(**iris) -> None:
