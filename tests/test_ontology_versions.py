@@ -326,14 +326,14 @@ def learned_on_skos(tmp_path):
         yield m, anti, proc
 
 
-def _a1(memory, path, tmp_path) -> list[str]:
+def _a1(memory, path, tmp_path, task="How are the labels of ideas checked?") -> list[str]:
     """The ids A1 injects for a labels task over the ontology file."""
     from dspy.utils import DummyLM
 
     from owl_memory.agent.runner import run
 
     lm = DummyLM([{"reasoning": "done", "code": "SUBMIT(answer='ok')"}])
-    r = run("How are the labels of ideas checked?", memory, ontology=path, lm=lm, condition="A1",
+    r = run(task, memory, ontology=path, lm=lm, condition="A1",
             trajectory_dir=tmp_path / "runs", task_type="labels")
     return list(r.memory_ids_used)
 
@@ -345,6 +345,11 @@ def test_items_learned_on_skos_serve_a_task_on_its_next_version(shared_data, lea
     path, g = _skos_v2(shared_data, tmp_path, f"<{SKOS2}> owl:priorVersion <{SKOS}> . v2:Idea owl:equivalentClass "
                                               "skos:Concept .")
     assert set(_a1(memory, path, tmp_path)) == {anti, proc}
+    own = memory.add(ItemSpec("Procedure", "Zzyzx procedure", "Use when zzyzx.", "- z", applies_to=[SKOS2],
+                              task_types=["labels"], provenance={"run": "r2"}))
+    injected = _a1(memory, path, tmp_path, "Which preferred label do concepts need?")  # exact first: the carried
+    # AntiPattern shares words with the task, the exact item none
+    assert injected[0] == own and set(injected) == {own, anti, proc}
     assert "Concepts need one preferred label (carried over)" in schema_card(g, memory).text
     hits = memory.search(about_class=f"{SKOS2}#Idea", context=ontology_context(g))
     assert [(h.id, h.carried_over_from) for h in hits] == [(anti, SKOS)]

@@ -2,18 +2,18 @@
 RLM input, `prior_experience`, bounded so its preview is seen whole), A3's packed hint appended to the task
 (model.MemoryAccess says which, and how many items).
 
-A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in
-tiers, most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task
-type), (text), (ontology); a tier that needs a value the run lacks is skipped, a tier with the ontology also returns,
-after its exact items, those of the versions and aligned terms the run's ontology declares (store/alignment.py,
-marked carried over), and an item from a tier without the ontology is kept only when it applies to any ontology, to
-this one or to one carried over (IRIs compared without a trailing # or /). Each candidate has a polarity: `seed` when no
-run generated it (a pack, a hand-written item), else `failure` for an AntiPattern and `success` for a Procedure,
-Principle or Constraint (other kinds are never injected). The quota takes the top items of each polarity in
-candidate order (2 success + 1 failure + 1 seed by default), or the top N whatever their polarity. An item that a
-run of this very task generated or re-extracted, or that supersedes such an item, is never injected: the run
-records it as filtered. The block is bounded: whole items (title, polarity and kind, summary, <= 3 bullets) are
-added while they fit the L2 budget (at most 1,000 characters, the RLM's preview of an input).
+A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in tiers,
+most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task type), (text),
+(ontology); a tier that needs a value the run lacks is skipped, and an item from a tier without the ontology is kept
+only when it applies to any ontology or to this one (IRIs compared without a trailing # or /). Then the tiers with the
+ontology run again following the versions and aligned terms the run's ontology declares (store/alignment.py): the items
+carried over come after every exact one, marked. Each candidate has a polarity: `seed` when no run generated it (a pack,
+a hand-written item), else `failure` for an AntiPattern and `success` for a Procedure, Principle or Constraint (other
+kinds are never injected). The quota takes the top items of each polarity in candidate order (2 success + 1 failure + 1
+seed by default), or the top N whatever their polarity. An item that a run of this very task generated or re-extracted,
+or that supersedes such an item, is never injected: the run records it as filtered. The block is bounded: whole items
+(title, polarity and kind, summary, <= 3 bullets) are added while they fit the L2 budget (at most 1,000 characters, the
+RLM's preview of an input).
 """
 
 from __future__ import annotations
@@ -77,17 +77,18 @@ def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None
 
 
 def _candidates(memory, values: dict, wanted: int, context: OntologyContext | None = None) -> list[Hit]:
-    """Injectable applicable items through the tiers, most applicable first, without repeats (a tier with the
-    ontology follows its versions and aligned terms, store/alignment.py)."""
+    """Injectable applicable items through the tiers, most applicable first, without repeats; then, through the
+    tiers with the ontology again, the items carried over from its versions and aligned terms (store/alignment.py),
+    so every exact item comes before every carried one."""
     depth, seen, out = min(50, 4 * wanted + 8), set(), []
-    ours = {context.ontology, *context.carried} if context else set()
-    for tier in TIERS:
+    passes = [(tier, None) for tier in TIERS] + [(tier, context) for tier in TIERS if context and "ontology" in tier]
+    for tier, follow in passes:
         if any(not values[name] for name in tier):
             continue
-        follow = {"context": context} if "ontology" in tier else {}
-        found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth, **follow)
+        found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth,
+                              context=follow)
         for h in found:
-            scoped = "ontology" in tier or not h.applies_to or bool(ours & {ontology_iri(a) for a in h.applies_to})
+            scoped = "ontology" in tier or not h.applies_to or values["ontology"] in map(ontology_iri, h.applies_to)
             if h.id not in seen and scoped:
                 seen.add(h.id)
                 out.append(h)
