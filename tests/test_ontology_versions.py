@@ -430,3 +430,10 @@ def test_about_finds_a_term_as_a_class_then_as_a_property(tmp_path):
     r = CliRunner().invoke(main, ["search", "--about", PROPERTIES[0], "--memory", mem, "--json"])
     assert r.exit_code == 0 and [h["id"] for h in json.loads(r.output)] == [by_property]
     assert CliRunner().invoke(main, ["search", "--about", "a b", "--memory", mem]).exit_code == 2
+
+
+def test_explain_shows_the_first_search_of_a_followed_or_about_search(versions):
+    m, ids = versions
+    out = m.explain(about=f"{V1}#Book", context=ontology_context(_v2(f"<{V2}> owl:priorVersion <{V1}> .")))
+    assert [h.id for h in out.hits] == [ids["book"]]
+    assert out.bindings == {"ontology": V2, "aboutClass": f"{V1}#Book"} and "om:aboutClass ?aboutClass" in out.sparql

@@ -134,15 +134,20 @@ def steps(q: SearchQuery, context: OntologyContext | None) -> list[tuple[SearchQ
     return list(dict.fromkeys(out))
 
 
-def followed(search: Callable[[SearchQuery], list[Scored]], q: SearchQuery,
-             context: OntologyContext | None) -> list[tuple[Scored, str | None]]:
-    """Up to q.k (row, carried-over-from) results of the searches of `steps`, each item once, in order (with
-    q.about: those of the query about it as a class, then as a property)."""
-    seen: set[str] = set()
-    out: list[tuple[Scored, str | None]] = []
+def searches(q: SearchQuery, context: OntologyContext | None) -> list[tuple[SearchQuery, str | None]]:
+    """Every search a followed search runs, in order, with its carried-over mark (with q.about: the steps of the
+    query about it as a class, then those about it as a property)."""
     bases = [q] if q.about is None else [replace(q, about=None, **{name: q.about})
                                          for name in ("about_class", "about_property")]
-    for step, mark in (pair for base in bases for pair in steps(base, context)):
+    return [pair for base in bases for pair in steps(base, context)]
+
+
+def followed(search: Callable[[SearchQuery], list[Scored]], q: SearchQuery,
+             context: OntologyContext | None) -> list[tuple[Scored, str | None]]:
+    """Up to q.k (row, carried-over-from) results of the `searches`, each item once, in order."""
+    seen: set[str] = set()
+    out: list[tuple[Scored, str | None]] = []
+    for step, mark in searches(q, context):
         if len(out) >= q.k:
             break
         for row in search(step):

@@ -228,11 +228,11 @@ class Memory:
     def explain(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
                 failure_mode: str | None = None, kinds=None, k: int = 5, **filters) -> SearchExplanation:
         """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine
-        (`filters`: about_class, about_property, context as for search; a followed search runs one such SELECT
-        per step, alignment.py)."""
+        (`filters`: about_class, about_property, about, context as for search; a followed search runs one such
+        SELECT per step, alignment.searches: this is the first)."""
         context = filters.pop("context", None)
         q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, **filters)
-        hits, q = self._hits(q, context), q or retrieval.SearchQuery(k=0)
+        hits, q = self._hits(q, context), alignment.searches(q, context)[0][0] if q else retrieval.SearchQuery(k=0)
         return SearchExplanation(tuple(hits), retrieval.defining_sparql(q),
                                  {k: str(v) for k, v in retrieval.bindings(q).items()}, self.backend.engine)
 
