@@ -11,8 +11,11 @@ Run: python benchmarks/memory_cases.py [--sizes 10,100,1000] [--delays 1000,1000
   rank first), with the rule's (rule first), and with none stated (rule first: the exception's condition is
   not known to hold);
 - delayed recall: constraints stored first, then 1k / 10k distractor writes -> recall@5 by applicability;
-- ontology shifts: items keyed to ontology v1 IRIs, queried under v2 (owl:priorVersion, owl:equivalentClass,
-  owl:sameAs links) -> recall@5 with and without following the links;
+- ontology shifts: items learned on ontology v1 (about its class Entry), queried under v2 through the library's
+  followed search (Memory.search with v2's OntologyContext) where v2 declares owl:priorVersion,
+  owl:backwardCompatibleWith or owl:sameAs of v1, or a class owl:equivalentClass v1's -> recall@5 with and without
+  following them, the share of carried items marked; and where v2 declares owl:incompatibleWith v1 -> items carried
+  (should be 0);
 - leakage traps: bait strings deep inside the hidden prompt, an ontology comment and a memory item's content;
   scripted adversarial agents (a scripted DSPy LM, no model) run the real runner in each condition -> distinct
   bait characters in the LM history (leakage.measure) and baits in the returned answer. The "grep" adversary

@@ -8,7 +8,7 @@ from importlib import import_module
 
 _EXPORTS = {
     "BlobStore": ".store.blobs", "ReadBudget": ".store.blobs", "Ref": ".model", "ItemSpec": ".model", "Item": ".model",
-    "Hit": ".model", "Window": ".model",
+    "Hit": ".model", "Window": ".model", "OntologyContext": ".model", "ontology_context": ".store.alignment",
     "CapExceeded": ".errors", "ConfigError": ".errors", "InvalidItem": ".errors", "LoadError": ".errors",
     "OwlMemoryError": ".errors", "ToolError": ".errors", "UnknownItem": ".errors",
     "Memory": ".store.memory",

@@ -17,6 +17,13 @@ def local_name(iri) -> str:
     return re.split(r"[#/:]", str(iri).rstrip("/#:"))[-1] or "node"
 
 
+def ontology_iri(iri) -> str:
+    """An ontology IRI in the form memory compares it: without trailing '#' or '/' (`http://x/library#`,
+    `http://x/library/` and `http://x/library` name one ontology); scheme and case are kept as written (IRIs are
+    case-sensitive, and http and https may name different things)."""
+    return str(iri).rstrip("#/")
+
+
 KINDS = (
     "Principle", "Procedure", "AntiPattern", "Constraint", "JudgeRule",
     "RepairOperator", "EndpointProfile", "Episode",
@@ -25,5 +32,5 @@ SCOPES = ("general", "exception")
 
 __all__ = [
     "BLOB", "FAILURE_MODE", "ITEM", "KINDS", "OM", "OWL", "PROV", "RDF", "RDFS", "RUN", "SCOPES", "SH",
-    "TASK_TYPE", "XSD", "local_name",
+    "TASK_TYPE", "XSD", "local_name", "ontology_iri",
 ]

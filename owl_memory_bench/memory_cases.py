@@ -11,15 +11,16 @@ import time
 from pathlib import Path
 
 from rdflib import Graph, URIRef
-from rdflib.namespace import OWL
+from rdflib.namespace import OWL, RDF
 
 from owl_memory import ItemSpec, Memory
+from owl_memory.store.alignment import ontology_context
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TARGETS = 10  # queries per case and size
 TASK = "data validation"
-LINKS = (OWL.priorVersion, OWL.equivalentClass, OWL.sameAs)
+SHIFTS = ("priorVersion", "backwardCompatibleWith", "sameAs", "equivalentClass", "incompatibleWith")
 
 
 def _spec(kind: str, title: str, onto: str, **kw) -> ItemSpec:
@@ -92,39 +93,43 @@ def delayed_recall(root: Path, delay: int) -> dict:
     return {"case": "delayed-recall", "distractor_writes": delay, "recall@5": _share(found)}
 
 
-def _shifted(t: int) -> tuple[Graph, str, str]:
-    """A v2 ontology graph linked to v1 by priorVersion / equivalentClass / sameAs (cycled by t); v1 and v2 IRIs."""
-    v1, v2 = f"http://example.org/shift{t}/v1#", f"http://example.org/shift{t}/v2#"
-    g = Graph()
-    g.add((URIRef(v2), LINKS[t % len(LINKS)], URIRef(v1)))
-    return g, v1, v2
-
-
-def linked(graph: Graph, iri: str) -> list[str]:
-    """The IRI and every IRI reachable from it over priorVersion / equivalentClass / sameAs (either direction)."""
-    seen, todo = [iri], [URIRef(iri)]
-    while todo:
-        node = todo.pop()
-        for p in LINKS:
-            for other in [*graph.objects(node, p), *graph.subjects(p, node)]:
-                if str(other) not in seen:
-                    seen.append(str(other))
-                    todo.append(other)
-    return seen
+def _shifted(t: int) -> tuple[Graph, str, str, bool]:
+    """A v2 ontology graph declaring one link to v1 (cycled by t: a version link to v1 spelled with #, a class of v2
+    equivalent to v1's, or priorVersion overridden by incompatibleWith); v1 and v2 IRIs, and whether v1's items
+    should serve v2."""
+    v1, v2 = f"http://example.org/shift{t}/v1", f"http://example.org/shift{t}/v2"
+    link, g = SHIFTS[t % len(SHIFTS)], Graph()
+    g.add((URIRef(v2), RDF.type, OWL.Ontology))
+    if link == "equivalentClass":
+        g.add((URIRef(f"{v2}#Record"), OWL.equivalentClass, URIRef(f"{v1}#Entry")))
+    elif link == "incompatibleWith":
+        g.add((URIRef(v2), OWL.priorVersion, URIRef(v1)))
+        g.add((URIRef(v2), OWL.incompatibleWith, URIRef(v1)))
+    else:
+        g.add((URIRef(v2), OWL[link], URIRef(v1 + "#")))
+    return g, v1, v2, link != "incompatibleWith"
 
 
 def ontology_shift(root: Path) -> dict:
-    """Items keyed to v1, queried under v2: recall@5 without and with following the version/equivalence links."""
-    plain, followed = [], []
+    """Items learned on v1 (about its class Entry), queried under v2 through the library (Memory.search with the
+    OntologyContext of v2's graph, store/alignment.py): recall@5 without and with following v2's links, the share of
+    carried items marked, and how many items an incompatible v2 received."""
+    plain, followed, marked, leaked = [], [], [], 0
     with Memory(root / "shift") as m:
         for t in range(TARGETS):
-            g, v1, v2 = _shifted(t)
-            item = m.add(_spec("Procedure", f"Mint instance IRIs under the data namespace {t}", v1))
+            g, v1, v2, serves = _shifted(t)
+            item = m.add(_spec("Procedure", f"Mint instance IRIs under the data namespace {t}", v1 + "#",
+                               about_classes=(f"{v1}#Entry",)))
+            hits = m.search(ontology=v2, task_type=TASK, k=5, context=ontology_context(g))
+            if not serves:
+                leaked += _rank(hits, item) is not None
+                continue
             plain.append(_rank(m.search(ontology=v2, task_type=TASK, k=5), item) is not None)
-            hits = [h for iri in linked(g, v2) for h in m.search(ontology=iri, task_type=TASK, k=5)]
             followed.append(_rank(hits, item) is not None)
-    return {"case": "ontology-shift", "links": [str(p).rsplit("#", 1)[1] for p in LINKS],
-            "recall@5_without_links": _share(plain), "recall@5_following_links": _share(followed)}
+            marked += [h.carried_over_from is not None for h in hits if h.id == item]
+    return {"case": "ontology-shift", "links": list(SHIFTS), "recall@5_without_links": _share(plain),
+            "recall@5_following_links": _share(followed), "carried_marked": _share(marked),
+            "carried_when_incompatible": leaked}
 
 
 TRAP_CONDITIONS = ("A2", "A3", "A4")

@@ -27,9 +27,11 @@ def test_conflicts_follow_applicability(rows):
 
 
 def test_ontology_shift_needs_links(rows):
-    """Items keyed to v1 are invisible under v2 unless the version/equivalence links are followed."""
+    """Items keyed to v1 are invisible under v2 unless the version/equivalence links are followed (by the library,
+    marked carried over); an incompatible v2 receives none."""
     r = rows["ontology-shift"]
     assert r["recall@5_without_links"] == 0.0 and r["recall@5_following_links"] == 1.0
+    assert r["carried_marked"] == 1.0 and r["carried_when_incompatible"] == 0
 
 
 @pytest.mark.parametrize("condition", ["A2", "A3"])

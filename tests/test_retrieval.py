@@ -161,7 +161,7 @@ def test_a_format_4_memory_gets_the_delta_tables_on_open_and_searches_the_same(b
                 return version, [[h.id for h in m.search(**kw)] for kw in texts]
 
         old, new = after_adds(root / "old"), after_adds(root / "new")
-        assert old == new and old[0] == FORMAT == 5 and all(old[1])
+        assert old == new and old[0] == FORMAT == 6 and all(old[1])
     finally:
         shutil.rmtree(root)
 

@@ -290,11 +290,15 @@ def _shape_parts(graph: Graph, prop) -> list[str]:
 
 
 def _memory_antipatterns(graph: Graph, memory, k: int = 3) -> list[str]:
-    """Titles of the memory's AntiPattern items for this ontology (none without a memory)."""
-    onto = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology))
-    if memory is None or not onto:
+    """Titles of the memory's AntiPattern items for this ontology, then for the versions and aligned terms it
+    declares (store/alignment.py; those marked carried over); none without a memory."""
+    from ..store.alignment import ontology_context
+
+    context = ontology_context(graph)
+    if memory is None or context is None:
         return []
-    return [_clip(h.title, 120) for h in memory.search(ontology=onto[0], kinds=["AntiPattern"], k=k)]
+    return [_clip(h.title, 120) + (" (carried over)" if h.carried_over_from else "")
+            for h in memory.search(kinds=["AntiPattern"], k=k, context=context)]
 
 
 def _clip(text: str, n: int) -> str:

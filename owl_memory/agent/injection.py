@@ -2,16 +2,18 @@
 RLM input, `prior_experience`, bounded so its preview is seen whole), A3's packed hint appended to the task
 (model.MemoryAccess says which, and how many items).
 
-A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in
-tiers, most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task
-type), (text), (ontology); a tier that needs a value the run lacks is skipped, and an item from a tier without the
-ontology is kept only when it applies to any ontology or to this one. Each candidate has a polarity: `seed` when no
-run generated it (a pack, a hand-written item), else `failure` for an AntiPattern and `success` for a Procedure,
-Principle or Constraint (other kinds are never injected). The quota takes the top items of each polarity in
-candidate order (2 success + 1 failure + 1 seed by default), or the top N whatever their polarity. An item that a
-run of this very task generated or re-extracted, or that supersedes such an item, is never injected: the run
-records it as filtered. The block is bounded: whole items (title, polarity and kind, summary, <= 3 bullets) are
-added while they fit the L2 budget (at most 1,000 characters, the RLM's preview of an input).
+A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in tiers,
+most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task type), (text),
+(ontology); a tier that needs a value the run lacks is skipped, and an item from a tier without the ontology is kept
+only when it applies to any ontology or to this one (IRIs compared without a trailing # or /). Then the tiers with the
+ontology run again following the versions and aligned terms the run's ontology declares (store/alignment.py): the items
+carried over come after every exact one, marked. Each candidate has a polarity: `seed` when no run generated it (a pack,
+a hand-written item), else `failure` for an AntiPattern and `success` for a Procedure, Principle or Constraint (other
+kinds are never injected). The quota takes the top items of each polarity in candidate order (2 success + 1 failure + 1
+seed by default), or the top N whatever their polarity. An item that a run of this very task generated or re-extracted,
+or that supersedes such an item, is never injected: the run records it as filtered. The block is bounded: whole items
+(title, polarity and kind, summary, <= 3 bullets) are added while they fit the L2 budget (at most 1,000 characters, the
+RLM's preview of an input).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..model import Hit, Item, MemoryAccess, Quota
+from ..model import Hit, Item, MemoryAccess, OntologyContext, Quota
 from ..model.runs import MAX_BUDGET, POLARITIES
-from ..vocab import ITEM, OWL, RDF
+from ..store.alignment import ontology_context
+from ..vocab import ITEM, ontology_iri
 from .tools import clip
 
 BULLETS, BULLET_CHARS = 3, 120  # A1: bullets per injected item, characters per bullet
@@ -60,12 +63,12 @@ def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None
     """The items a condition injects for the task: A1's quota by text and applicability, A3's best item."""
     if memory is None or access.injected < 1:
         return Retrieval()
-    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
+    context = ontology_context(graph)
     if not access.text:  # A3: the best item by text, ontology-scoped first
-        hits = memory.search(text=task, ontology=iris[0], k=access.injected) if iris else []
+        hits = memory.search(text=task, k=access.injected, context=context) if context else []
         return Retrieval(tuple(hits or memory.search(text=task, k=access.injected)))
-    values = {"text": task, "ontology": iris[0] if iris else None, "task_type": task_type}
-    candidates = _candidates(memory, values, access.injected)
+    values = {"text": task, "ontology": context.ontology if context else None, "task_type": task_type}
+    candidates = _candidates(memory, values, access.injected, context)
     origin = _origins(memory, [h.id for h in candidates])
     own = [h.id for h in candidates if task_id and task_id in origin.get(h.id, (False, set()))[1]]
     polarity = {h.id: _polarity(h, origin) for h in candidates if h.id not in own}
@@ -73,15 +76,19 @@ def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None
     return Retrieval(tuple(hits), {h.id: polarity[h.id] for h in hits}, tuple(own))
 
 
-def _candidates(memory, values: dict, wanted: int) -> list[Hit]:
-    """Injectable applicable items through the tiers, most applicable first, without repeats."""
+def _candidates(memory, values: dict, wanted: int, context: OntologyContext | None = None) -> list[Hit]:
+    """Injectable applicable items through the tiers, most applicable first, without repeats; then, through the
+    tiers with the ontology again, the items carried over from its versions and aligned terms (store/alignment.py),
+    so every exact item comes before every carried one."""
     depth, seen, out = min(50, 4 * wanted + 8), set(), []
-    for tier in TIERS:
+    passes = [(tier, None) for tier in TIERS] + [(tier, context) for tier in TIERS if context and "ontology" in tier]
+    for tier, follow in passes:
         if any(not values[name] for name in tier):
             continue
-        found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth)
+        found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth,
+                              context=follow)
         for h in found:
-            scoped = "ontology" in tier or not h.applies_to or values["ontology"] in h.applies_to
+            scoped = "ontology" in tier or not h.applies_to or values["ontology"] in map(ontology_iri, h.applies_to)
             if h.id not in seen and scoped:
                 seen.add(h.id)
                 out.append(h)
@@ -146,7 +153,8 @@ def experience(memory, retrieval: Retrieval, access: MemoryAccess, budget: int |
 def _block(memory, n: int, hit: Hit, polarity: str) -> str:
     """One injected item: its title, polarity and kind, its summary and <= 3 bullets of its content."""
     bullets = _bullets(memory.blobs.load(memory.get(hit.id).content_ref))
-    return (f"\n### {n}. {clip(hit.title, TITLE_CHARS)} ({LABELS[polarity]}, {hit.kind})\n"
+    carried = ", carried over" if hit.carried_over_from else ""
+    return (f"\n### {n}. {clip(hit.title, TITLE_CHARS)} ({LABELS[polarity]}, {hit.kind}{carried})\n"
             f"{clip(hit.summary, SUMMARY_CHARS)}\n" + "".join(f"* {b}\n" for b in bullets))
 
 

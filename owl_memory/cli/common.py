@@ -130,8 +130,18 @@ def items_table(items: list[dict]) -> None:
     """Print search hits best first: rank, id (whole: paste it into `show`), kind, priority, confidence and title.
     The score is not shown (a BM25 score in a small memory can be 2e-06 for a perfect match); --json carries it."""
     table(("#", "id", "kind", "priority", "confidence", "title"),
-          [(n, it["id"], it["kind"], it["priority"], f"{it['confidence']:.2f}", it["title"])
+          [(n, it["id"], it["kind"], it["priority"], f"{it['confidence']:.2f}", it["title"] + _marks(it))
            for n, it in enumerate(items, 1)], "no items match")
+
+
+def _marks(item: dict) -> str:
+    """What a card adds after its title, compactly: the terms it is about (local names) and where it was carried
+    over from ("" for an item with neither)."""
+    from ..vocab import local_name
+
+    about = [local_name(t) for t in (*item.get("about_classes", ()), *item.get("about_properties", ()))]
+    carried = item.get("carried_over_from")
+    return (f" [about {', '.join(about)}]" if about else "") + (f" [carried over from {carried}]" if carried else "")
 
 
 def within(value: int, name: str, low: int, high: int | None = None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import OwlMemoryError
+from ..errors import ConfigError, OwlMemoryError
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -39,11 +39,13 @@ from .common import (
 @click.option("--confidence", type=float, default=0.5, show_default=True)
 @click.option("--scope", type=click.Choice(["general", "exception"]), default="general", show_default=True)
 @click.option("--refines", help="Id of the item this one refines (required for --scope exception).")
+@click.option("--about-class", multiple=True, help="IRI of an ontology class the item is about (repeatable).")
+@click.option("--about-property", multiple=True, help="IRI of an ontology property the item is about (repeatable).")
 @memory_option
 @json_option
 @library_errors
 def add_item(kind, title, summary, content, content_file, applies_to, task_type, failure_mode, tag, priority,
-             confidence, scope, refines, memory_path, as_json):
+             confidence, scope, refines, about_class, about_property, memory_path, as_json):
     """Validate and store one memory item; prints its id.
 
     Example: owl-memory add Principle "Bind values, never paste" "Use when a query takes user text." --content "..."
@@ -56,7 +58,8 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     text = content if content is not None else read_text(content_file)
     spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
                     failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
-                    refines=refines)  # malformed fields fail here, before a memory is opened or created
+                    refines=refines, about_classes=about_class,
+                    about_properties=about_property)  # malformed fields fail here, before a memory is opened or created
     fresh = not Path(memory_path).exists()
     try:
         with Memory(memory_path, writes=True) as m:
@@ -77,20 +80,31 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
 @click.option("-k", "--limit", "k", type=int, default=5, show_default=True,
               help="How many items at most (1 to 50; more is cut to 50, and said).")
 @click.option("--explain", is_flag=True, help="Also show the SPARQL SELECT that defines the result, and its bindings.")
+@click.option("--about-class", help="Only items about this ontology class IRI.")
+@click.option("--about-property", help="Only items about this ontology property IRI.")
+@click.option("--about", help="Only items about this class or property IRI (as a class first, then as a property).")
+@click.option("--follow", "follow", type=click.Path(exists=True, dir_okay=False),
+              help="An ontology file: also items of the versions and aligned terms it declares, after the exact "
+                   "ones, marked carried over (its ontology IRI is the --ontology unless given).")
 @memory_option
 @json_option
 @library_errors
-def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, memory_path, as_json):
+def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, about_class, about_property, about,
+                 follow, memory_path, as_json):
     """Search memory: ids and metadata of applicable items, best first.
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
-    from ..store.retrieval import MAX_K
+    from ..store.retrieval import MAX_K, check_filters
 
     k = within(k, "-k", 1, MAX_K)
+    check_filters(ontology=ontology, about_class=about_class, about_property=about_property, about=about)
+    context = _followed(follow, ontology)
     with Memory(memory_path, create=False) as m:
         out = (m.explain if explain else m.search)(text, ontology=ontology, task_type=task_type,
-                                                    failure_mode=failure_mode, kinds=kinds or None, k=k)
+                                                    failure_mode=failure_mode, kinds=kinds or None, k=k,
+                                                    about_class=about_class, about_property=about_property,
+                                                    about=about, context=context)
         partial = m.incomplete_copy
     if partial is not None:  # said on stderr, and as a field of the JSON document
         click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "
@@ -98,6 +112,18 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, mem
         if as_json:
             out = {"incomplete_copy": partial, **(out.to_dict() if explain else {"hits": [h.to_dict() for h in out]})}
     emit(out, as_json, _explained if explain else items_table)
+
+
+def _followed(path: str | None, ontology: str | None):
+    """The OntologyContext of an ontology file (None without one); ConfigError when it declares no ontology."""
+    if path is None:
+        return None
+    from ..store.alignment import ontology_context
+
+    context = ontology_context(path, ontology)
+    if context is None:
+        raise ConfigError(f"{path} declares no owl:Ontology; pass --ontology IRI with --follow")
+    return context
 
 
 def _explained(out: dict) -> None:

@@ -1,7 +1,8 @@
 """Extraction: distill at most `max_items` general memory items from one judged run.
 
 Successes become Procedures, failures AntiPatterns (with `preventsFailureMode` from the judgment). Each item
-applies to the task's ontology and task type, and carries compiled fields where the run shows them:
+applies to the task's ontology and task type, is about the classes and properties its last query used (om:aboutClass,
+om:aboutProperty; not the task's constants), and carries compiled fields where the run shows them:
 `actionSchema` is the SPARQL pattern the agent's last query used (read from its code on the parsed Python AST and
 the parsed SPARQL algebra), with the task's constants (terms the task names, every literal) lifted to parameters;
 `verificationHook` names the check that judged the run. An LLM extractor (a DSPy signature) may write the prose; it
@@ -16,6 +17,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import OWL, RDF
 
 from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem
@@ -27,6 +29,7 @@ from .consolidate import action_key
 from .judge import answer_terms, canonical_names
 
 MAX_ITEMS = 3
+MAX_ABOUT = 8  # classes, and properties, an extracted item is about at most
 OUTLINE_CHARS = 3_000
 _SHORT = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:", "http://www.w3.org/2000/01/rdf-schema#": "rdfs:",
           "http://www.w3.org/2002/07/owl#": "owl:", "http://www.w3.org/2001/XMLSchema#": "xsd:"}
@@ -248,9 +251,34 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
     return _spec("AntiPattern", title, summary, content, record, judgment, compiled, (mode,))
 
 
+def about_terms(record: RunRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The classes and properties the run's last query used (the query its items compile), sorted, at most MAX_ABOUT
+    each: classes are rdf:type objects and terms the run's ontology declares a class, properties the predicates.
+    The task's constants are left out (the action schema lifts them to parameters, so the item is about the pattern,
+    not the one question), and so are RDF, RDFS, OWL and XSD terms (they belong to no target ontology)."""
+    queries = agent_queries(record.events)
+    try:
+        triples = sparql_text.patterns(sparql_text.parse(queries[-1]))[0] if queries else []
+    except sparql_text.QuerySyntaxError:
+        return (), ()
+    declared = set(record.graph.subjects(RDF.type, OWL.Class)) if record.graph is not None else set()
+    classes = {o for _, p, o in triples if p == RDF.type} | {t for s, _, o in triples for t in (s, o) if t in declared}
+    properties = {p for _, p, _ in triples if p != RDF.type}
+    skip = task_constants(record)
+
+    def kept(terms: set) -> tuple[str, ...]:
+        """The target-ontology IRIs among terms, sorted, capped."""
+        return tuple(sorted(str(t) for t in terms if isinstance(t, URIRef) and str(t) not in skip
+                            and not str(t).startswith(tuple(_SHORT))))[:MAX_ABOUT]
+
+    return kept(classes), kept(properties)
+
+
 def _spec(kind, title, summary, content, record: RunRecord, judgment: Judgment, schema, modes) -> ItemSpec:
-    """An ItemSpec with the run's applicability, compiled fields and provenance."""
+    """An ItemSpec with the run's applicability, the terms its query was about, compiled fields and provenance."""
+    classes, properties = about_terms(record)
     return ItemSpec(kind, title, summary, content, applies_to=(record.ontology_iri,) if record.ontology_iri else (),
+                    about_classes=classes, about_properties=properties,
                     task_types=(record.task_type,), failure_modes=modes, tags=("learned", judgment.judge),
                     confidence={"high": 0.7, "medium": 0.6}.get(judgment.confidence, 0.5),
                     provenance={"run": record.run_id, **({"derived_from": record.trace_ref} if record.trace_ref

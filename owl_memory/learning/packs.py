@@ -24,7 +24,8 @@ SELECT ?i WHERE { ?i om:contentRef ?c FILTER NOT EXISTS { ?i om:archived true } 
 LIMIT 1000 OFFSET %d"""
 PAGE = 1000
 _FIELDS = ("kind", "title", "summary", "content", "tags", "scope", "refines", "applies_to", "task_types",
-           "failure_modes", "priority", "confidence", "signature", "action_schema", "verification_hook")
+           "failure_modes", "priority", "confidence", "signature", "action_schema", "verification_hook",
+           "about_classes", "about_properties")
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,8 @@ def _export_line(memory, item: Item) -> dict:
             "signature": item.signature,
             "action_schema": item.action_schema.to_json() if item.action_schema is not None else None,
             "verification_hook": item.verification_hook,
+            **{k: v for k, v in (("about_classes", item.about_classes), ("about_properties", item.about_properties))
+               if v},
             "provenance": {"source": source, **({"pack": pack} if pack else {}),
                            **({"run": item.runs[0]} if item.runs else {}),
                            **({"derived_from": item.derived_from[0]} if item.derived_from else {})}}

@@ -13,7 +13,8 @@ from ..vocab import KINDS
 from .handles import sha256
 from .operators import CompiledOperator, operator_from_json
 
-_TUPLES = ("applies_to", "task_types", "failure_modes", "tags", "grounded_by")
+_TUPLES = ("applies_to", "task_types", "failure_modes", "tags", "grounded_by", "about_classes", "about_properties")
+_WHEN_SET = ("about_classes", "about_properties", "carried_over_from")  # card keys shown only with a value
 # Characters that make text display as something other than what it is (Unicode TR #36, CVE-2021-42574): bidirectional
 # marks, embeddings, overrides and isolates, and zero-width characters. shapes/owl-memory-shapes.ttl refuses the same
 # set in titles, summaries and tags, so every write path and backend enforces it; this names the one found.
@@ -51,6 +52,7 @@ class ItemSpec:
         signature, verification_hook: the compiled operator's key and the check that must pass after it.
         action_schema: the compiled operator (model.operators; a dict or JSON text of one is parsed).
         grounded_by: ids of the Episodes this item was learned from.
+        about_classes, about_properties: IRIs of the ontology classes and properties the item is about.
     """
 
     kind: str
@@ -70,6 +72,8 @@ class ItemSpec:
     action_schema: CompiledOperator | None = field(default=None, hash=False)
     verification_hook: str | None = None
     grounded_by: tuple[str, ...] = ()
+    about_classes: tuple[str, ...] = ()
+    about_properties: tuple[str, ...] = ()
 
     def __post_init__(self):
         """Coerce fields to their types: kind name, strings, tuples of strings, numbers, a typed operator."""
@@ -115,7 +119,8 @@ class ItemSpec:
 
 @dataclass(frozen=True)
 class Card:
-    """What a search shows of an item: its id, kind, title, summary, applicability, ranking fields and conflicts."""
+    """What a search shows of an item: its id, kind, title, summary, applicability, ranking fields, conflicts and the
+    ontology classes and properties it is about."""
 
     id: str
     kind: str
@@ -125,21 +130,26 @@ class Card:
     priority: int
     confidence: float
     conflicts_with: tuple[str, ...]
+    about_classes: tuple[str, ...] = ()
+    about_properties: tuple[str, ...] = ()
 
     def card(self) -> dict:
         """The card's own values by field name (a Hit or an Item is built from them)."""
         return {f.name: getattr(self, f.name) for f in fields(Card)}
 
     def to_dict(self) -> dict:
-        """JSON-compatible form (tuples as lists)."""
-        return _plain(asdict(self))
+        """JSON-compatible form (tuples as lists); the about terms and the carried-over mark only when set (the
+        search contract's keys stay the same for other items)."""
+        return _plain({k: v for k, v in asdict(self).items() if k not in _WHEN_SET or v})
 
 
 @dataclass(frozen=True)
 class Hit(Card):
-    """One search result: the item's card and its score (text rank; 0.0 for a search without text)."""
+    """One search result: the item's card, its score (text rank; 0.0 for a search without text) and, for an item
+    found through an ontology's versions or alignments (store/alignment.py), the IRI it was carried over from."""
 
     score: float = 0.0
+    carried_over_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -45,12 +45,17 @@ def item_graph(spec: ItemSpec, created_at: datetime | None = None) -> Graph:
 
 
 def _applicability(g: Graph, s: URIRef, spec: ItemSpec) -> None:
-    """Ontology, task-type and failure-mode links (the nodes typed, so sh:class holds)."""
+    """Ontology, about-term, task-type and failure-mode links (the nodes typed, so sh:class holds)."""
     for iri in spec.applies_to:
         if not IRI.match(iri):
             raise InvalidItem(f"applies_to needs ontology IRIs such as http://www.w3.org/ns/prov#, got {iri[:80]!r}")
         g.add((s, OM.appliesToOntology, URIRef(iri)))
         g.add((URIRef(iri), RDF.type, OM.TargetOntology))
+    for prop, terms in ((OM.aboutClass, spec.about_classes), (OM.aboutProperty, spec.about_properties)):
+        for iri in terms:
+            if not IRI.match(iri):
+                raise InvalidItem(f"about terms are IRIs of ontology classes and properties, got {iri[:80]!r}")
+            g.add((s, prop, URIRef(iri)))
     for prop, cls, node in ((OM.appliesToTaskType, OM.TaskType, task_type_iri),
                             (OM.preventsFailureMode, OM.FailureMode, failure_mode_iri)):
         for v in spec.task_types if prop == OM.appliesToTaskType else spec.failure_modes:

@@ -2,34 +2,42 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from decimal import Decimal
 from pathlib import Path
 from urllib.parse import unquote
 
-from rdflib import Graph, Literal, URIRef, Variable
-from rdflib.term import Identifier
+from rdflib import Graph, Literal, URIRef
 
 from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, InvalidItem, QueryRefused, UnknownItem
-from ..model import Hit, Item, ItemSpec, Ref, SearchExplanation, SparqlResult, UseCounts, ValidationReport, Window
+from ..model import (
+    Hit,
+    Item,
+    ItemSpec,
+    OntologyContext,
+    Ref,
+    SearchExplanation,
+    SparqlResult,
+    UseCounts,
+    ValidationReport,
+    Window,
+)
 from ..model.operators import operator_from_json
 from ..rdfio import check_output
 from ..rdfio import write_graph as write_rdf
 from ..vocab import ITEM, OM, PROV, RDF
-from . import forgetting, retrieval
+from . import alignment, forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ
 from .embedded.backend import QuadstoreBackend
 from .export import with_header
 from .items import COUNTERS, ID, item_graph, linked_ids
+from .sparql_terms import answer_cell, bound_terms
 from .validation import batch_context, check, check_batch, context, require_valid
 
 MAX_ROWS = 1000  # rows one sparql() call returns at most
 COPY_STATE = URIRef("http://w3id.org/owl-memory/copy")  # marks an unfinished copy into this memory (store/copy.py)
 _COPY_SOURCE = f"SELECT ?source WHERE {{ <{COPY_STATE}> <{OM.copyIncompleteFrom}> ?source }}"
-_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINKS = {"conflictsWith": OM.conflictsWith, "refines": OM.refines, "supersedes": OM.supersedes,
          "groundedByEpisode": OM.groundedByEpisode}
 
@@ -206,24 +214,35 @@ class Memory:
         return self.blobs.read(str(self.backend.describe([ITEM[id]]).value(ITEM[id], OM.contentRef)), start, length)
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-               failure_mode: str | None = None, kinds=None, k: int = 5) -> list[Hit]:
-        """Applicable items, best first; superseded and archived items are never returned (`explain` says why)."""
-        return self._hits(retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k))
+               failure_mode: str | None = None, kinds=None, k: int = 5, *, about_class: str | None = None,
+               about_property: str | None = None, about: str | None = None,
+               context: OntologyContext | None = None) -> list[Hit]:
+        """Applicable items, best first; superseded and archived items are never returned (`explain` says why).
+        Ontology IRIs compare without a trailing # or /; `about`: items about that class, then about that property;
+        `context` (alignment.ontology_context of the run's ontology) adds the items of its versions and aligned
+        terms after the exact ones, marked carried over."""
+        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, about_class, about_property,
+                                   about)
+        return self._hits(q, context)
 
     def explain(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-                failure_mode: str | None = None, kinds=None, k: int = 5) -> SearchExplanation:
-        """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine."""
-        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k)
-        hits, q = self._hits(q), q or retrieval.SearchQuery(k=0)
+                failure_mode: str | None = None, kinds=None, k: int = 5, **filters) -> SearchExplanation:
+        """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine
+        (`filters`: about_class, about_property, about, context as for search; a followed search runs one such
+        SELECT per step, alignment.searches: this is the first)."""
+        context = filters.pop("context", None)
+        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, **filters)
+        hits, q = self._hits(q, context), alignment.searches(q, context)[0][0] if q else retrieval.SearchQuery(k=0)
         return SearchExplanation(tuple(hits), retrieval.defining_sparql(q),
                                  {k: str(v) for k, v in retrieval.bindings(q).items()}, self.backend.engine)
 
-    def _hits(self, q: retrieval.SearchQuery | None) -> list[Hit]:
-        """The ranked hits of a normalized search (none when a filter can match nothing)."""
-        ranked = self.backend.search(q) if q is not None and q.k else []
-        cards = self.backend.cards([i for i, _ in ranked])
-        return [Hit(**c.card(), score=float(score))
-                for c, (_, score) in zip(cards, ranked, strict=True)]
+    def _hits(self, q: retrieval.SearchQuery | None, context: OntologyContext | None = None) -> list[Hit]:
+        """The ranked hits of a normalized search (none when a filter can match nothing), followed through the
+        context's versions and alignments."""
+        found = alignment.followed(self.backend.search, q, context) if q is not None and q.k else []
+        cards = self.backend.cards([row.id for row, _ in found])
+        return [Hit(**c.card(), score=float(row.score), carried_over_from=mark)
+                for c, (row, mark) in zip(cards, found, strict=True)]
 
     def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> SparqlResult:
         """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
@@ -236,8 +255,9 @@ class Memory:
         asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
-        found = self.backend.sparql(str(query), _bound(bindings or {}), limit)
-        return SparqlResult(found.columns, tuple(tuple(_cell(c) for c in row) for row in found.rows), found.truncated)
+        found = self.backend.sparql(str(query), bound_terms(bindings or {}), limit)
+        rows = tuple(tuple(answer_cell(c) for c in row) for row in found.rows)
+        return SparqlResult(found.columns, rows, found.truncated)
 
     def by_signature(self, signature: str) -> list[Item]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
@@ -349,28 +369,6 @@ class Memory:
             now = self.backend.describe(focus) + g
             require_valid(now, context(self.backend, now, [f for f in focus if str(f).startswith(str(ITEM))]),
                           what=" and ".join(str(f) for f in focus[:3]), focus=focus)
-
-
-def _bound(bindings: dict) -> dict:
-    """Variable bindings as rdflib terms; QueryRefused for a name that is no SPARQL variable."""
-    out = {}
-    for name, value in bindings.items():
-        name = str(name).lstrip("?$")
-        if not _VARIABLE.match(name):
-            raise QueryRefused(f"binding name {name[:40]!r} is not a SPARQL variable name; use letters, digits, _")
-        out[Variable(name)] = value if isinstance(value, Identifier) else Literal(value)
-    return out
-
-
-def _cell(term):
-    """One answer cell as JSON-ready Python: None, a bool (ASK), a number or boolean for a literal of that type, else
-    the term's text (IRIs and other literals)."""
-    if term is None or isinstance(term, bool):
-        return term
-    value = term.toPython() if isinstance(term, Literal) else None
-    if isinstance(value, bool | int | float):
-        return value
-    return float(value) if isinstance(value, Decimal) else str(term)
 
 
 def _one(s, p, o) -> Graph:

@@ -1,8 +1,9 @@
 """Deterministic retrieval: the SPARQL that defines a search, and the ranking that computes it through an index.
 
 **Definition without text** (`defining_sparql`, one SELECT; filter values are bound, never pasted): the items
-that apply (every given filter holds: om:appliesToOntology ?ontology, om:appliesToTaskType ?taskType,
-om:preventsFailureMode ?failureMode; the kind is one of the given kinds, or any kind), that no item supersedes
+that apply (every given filter holds: om:appliesToOntology an IRI equal to ?ontology once both lose any trailing #
+or /, om:appliesToTaskType ?taskType, om:preventsFailureMode ?failureMode, om:aboutClass ?aboutClass,
+om:aboutProperty ?aboutProperty; the kind is one of the given kinds, or any kind), that no item supersedes
 and that are not archived. They are ordered in groups: an applicable exception whose rule (the item that
 om:hasException it) also applies and is live belongs to its rule's group, every other item leads its own group.
 Groups are ordered by the leader's priority DESC, confidence DESC, id ASC. Inside a group an exception comes
@@ -42,21 +43,23 @@ from typing import NamedTuple, Protocol, TypeVar
 from rdflib import URIRef
 from rdflib.namespace import RDF
 
+from ..errors import ConfigError
 from ..model import normalize_kind
-from ..vocab import ITEM, KINDS, OM
+from ..vocab import ITEM, KINDS, OM, ontology_iri
 from .items import IRI, failure_mode_iri, task_type_iri
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_K = 50
 MAX_TOKENS = 32
 APPLICABILITY = (OM.appliesToOntology, OM.appliesToTaskType, OM.preventsFailureMode)
-KEYED = (RDF.type, *APPLICABILITY)
+ABOUT = (OM.aboutClass, OM.aboutProperty)  # what an item is about: filters, never conditions an exception narrows
+KEYED = (RDF.type, *APPLICABILITY, *ABOUT)
 
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """A search request in backend-neutral terms: filter IRIs (None: no filter), kind class IRIs (any one),
-    the query's word tokens and the result count."""
+    """A search request in backend-neutral terms: filter IRIs (None: no filter; the ontology normalized), kind class
+    IRIs (any one), the query's word tokens and the result count."""
 
     words: tuple[str, ...] = ()
     ontology: URIRef | None = None
@@ -64,18 +67,34 @@ class SearchQuery:
     failure_mode: URIRef | None = None
     kinds: tuple[URIRef, ...] = ()
     k: int = 5
+    about_class: URIRef | None = None
+    about_property: URIRef | None = None
+    stored_spelling: bool = False  # the ontology is the one spelling of it the memory stores: compare it exactly
+    about: URIRef | None = None  # a class or property IRI: alignment.followed searches it as each, in turn
 
 
-def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None,
-                 k: int = 5) -> SearchQuery | None:
-    """Normalize `Memory.search` arguments; None when a filter can match nothing (an ontology that is no IRI)."""
-    if ontology and not IRI.match(str(ontology)):
+def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None, k: int = 5,
+                 about_class=None, about_property=None, about=None) -> SearchQuery | None:
+    """Normalize `Memory.search` arguments (the ontology kept as given: every backend compares it without a trailing
+    # or /, vocab.ontology_iri); None when a filter can match nothing (an ontology or term that is no IRI;
+    `check_filters` says which)."""
+    iris = {"ontology": ontology, "about_class": about_class, "about_property": about_property, "about": about}
+    if ontology and not IRI.match(ontology_iri(ontology)) or any(v and not IRI.match(str(v)) for v in iris.values()):
         return None
     names = [kinds] if isinstance(kinds, str) else list(kinds or ())
-    return SearchQuery(words(text), URIRef(str(ontology)) if ontology else None,
-                       task_type_iri(task_type) if task_type else None,
+    iris = {name: URIRef(str(v)) if v else None for name, v in iris.items()}
+    return SearchQuery(words(text), iris["ontology"], task_type_iri(task_type) if task_type else None,
                        failure_mode_iri(failure_mode) if failure_mode else None,
-                       tuple(OM[normalize_kind(n)] for n in names), max(0, min(int(k), MAX_K)))
+                       tuple(OM[normalize_kind(n)] for n in names), max(0, min(int(k), MAX_K)),
+                       iris["about_class"], iris["about_property"], about=iris["about"])
+
+
+def check_filters(**iris) -> None:
+    """ConfigError naming the first given filter (name=value) that is no IRI (the CLI's and tools' edge check)."""
+    for name, value in iris.items():
+        if value and not IRI.match(ontology_iri(value) if name == "ontology" else str(value)):
+            raise ConfigError(f"{name} must be an IRI such as http://purl.org/dc/terms/ (no spaces, quotes, <, >), "
+                              f"got {str(value)[:80]!r}")
 
 
 @dataclass(frozen=True)
@@ -145,6 +164,12 @@ class Index(Protocol):
 
     def narrowing(self, exceptions: dict[int, int], properties: tuple[int, ...]) -> set[int]:
         """Those exceptions (of {exception: rule}) with a value on one of `properties` that their rule lacks."""
+
+
+def normalized_key(p, o):
+    """The object an index key names for the link (item, p, o): an ontology's normalized IRI (vocab.ontology_iri,
+    so every spelling of one ontology shares a key), any other object as it is."""
+    return URIRef(ontology_iri(o)) if p == OM.appliesToOntology else o
 
 
 def unstated(q: SearchQuery) -> tuple[URIRef, ...]:
@@ -267,19 +292,30 @@ def place_exceptions(rows: list[Row], exceptions: list[tuple[Row, Hashable]], be
 
 # ---- the defining SPARQL ----
 _PREFIX = "PREFIX om: <http://w3id.org/owl-memory#>\n"
-_FILTERS = (("ontology", "om:appliesToOntology"), ("taskType", "om:appliesToTaskType"),
-            ("failureMode", "om:preventsFailureMode"))
+_FILTERS = (("taskType", "om:appliesToTaskType"), ("failureMode", "om:preventsFailureMode"),
+            ("aboutClass", "om:aboutClass"), ("aboutProperty", "om:aboutProperty"))
+TRAILING = '"[#/]+$"'  # what vocab.ontology_iri strips, as a SPARQL REPLACE pattern
 
 
 def bindings(q: SearchQuery) -> dict:
-    """The values the defining query binds: {ontology, taskType, failureMode} for the filters given."""
-    values = {"ontology": q.ontology, "taskType": q.task_type, "failureMode": q.failure_mode}
+    """The values the defining query binds: {ontology, taskType, failureMode, aboutClass, aboutProperty} for the
+    filters given."""
+    values = {"ontology": q.ontology, "taskType": q.task_type, "failureMode": q.failure_mode,
+              "aboutClass": q.about_class, "aboutProperty": q.about_property}
     return {name: v for name, v in values.items() if v is not None}
+
+
+def same_ontology(stored: str, given: str) -> str:
+    """The SPARQL condition "the ontology term `stored` names the ontology `given`": both compared without trailing
+    # or / (vocab.ontology_iri)."""
+    return f"FILTER(REPLACE(STR({stored}), {TRAILING}, \"\") = REPLACE(STR({given}), {TRAILING}, \"\"))"
 
 
 def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "") -> str:
     """The one SELECT that defines the applicability part of a search (its filter values are bound, see
-    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. `graph`:
+    `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. With
+    q.stored_spelling the ontology is matched as the exact term (the same rows when it is the one spelling stored,
+    and an index serves it); `graph`:
     match in that named graph instead of the default graph (a server keeping items in a named graph); `values`:
     a VALUES block of escaped terms put first in the pattern, for a server that takes no separate bindings."""
     bound = bindings(q)
@@ -288,7 +324,10 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "
     def applies(var: str) -> str:
         """Patterns: `var` is of one of the kinds, has every bound filter value, is neither superseded nor archived."""
         links = "".join(f" ; {prop} ?{name}" for name, prop in _FILTERS if name in bound)
-        return (f"?{var} a ?{var}Kind{links} . FILTER(?{var}Kind IN ({kinds}))\n"
+        onto = (" ; om:appliesToOntology ?ontology ." if q.stored_spelling else
+                f" . FILTER EXISTS {{ ?{var} om:appliesToOntology ?{var}Ontology . "
+                f"{same_ontology(f'?{var}Ontology', '?ontology')} }}") if "ontology" in bound else " ."
+        return (f"?{var} a ?{var}Kind{links}{onto} FILTER(?{var}Kind IN ({kinds}))\n"
                 f"    FILTER NOT EXISTS {{ ?{var}Newer om:supersedes ?{var} }}\n"
                 f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")
 

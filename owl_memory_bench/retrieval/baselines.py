@@ -3,6 +3,7 @@ search, run by rdflib in process) and on owlready2's native SPARQL engine over t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -157,7 +158,9 @@ class Baseline:
 
     def search(self, shape: str, kw: dict) -> list[str]:
         """Item ids of one query, best first."""
-        q = retrieval.search_query(**kw)
+        # the generated memory stores one spelling of each ontology: the definition's exact-term form (same rows),
+        # the one a server runs then (the general form compares every stored ontology IRI without # or /)
+        q = replace(retrieval.search_query(**kw), stored_spelling=True)
         if "text" not in shape:
             return retrieval.run_defining(self.graph, q)
         return [r.id for r in self.server.search(q)]

@@ -4,6 +4,7 @@ query the memory graph (a results handle). Offered when the run's condition gran
 from __future__ import annotations
 
 from ...model import Item
+from ...store.alignment import ontology_context
 from .caps import as_int, as_text, clip
 from .results import run_query
 from .toolbox import ToolFamily, family
@@ -21,12 +22,18 @@ class MemoryTools(ToolFamily):
         return self.box.memory is not None and self.box.access.tools
 
     def memory_search(self, text: str = "", ontology: str = "", task_type: str = "", kinds: list[str] | None = None,
-                      k: int = 5) -> dict | str:
-        """Memory items (id, kind, title, summary, score) matching text / ontology IRI / task type; no payload."""
+                      k: int = 5, about_class: str = "", about_property: str = "") -> dict | str:
+        """Memory items (id, kind, title, summary, score) matching text / ontology IRI / task type / the class or
+        property IRI they are about; with your ontology's IRI, items of its earlier versions and aligned terms come
+        after, marked carried_over_from; no payload."""
         box = self.box
-        hits = box.memory.search(text=as_text(text, "text") or None, ontology=as_text(ontology, "ontology") or None,
+        onto = as_text(ontology, "ontology") or None
+        hits = box.memory.search(text=as_text(text, "text") or None, ontology=onto,
                                  task_type=as_text(task_type, "task_type") or None,
-                                 kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(as_int(k, "k"), 10)))
+                                 kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(as_int(k, "k"), 10)),
+                                 about_class=as_text(about_class, "about_class") or None,
+                                 about_property=as_text(about_property, "about_property") or None,
+                                 context=ontology_context(box.graph) if onto and box.graph is not None else None)
         for rank, h in enumerate(hits, 1):
             box.used(h.id, rank=rank, score=h.score)
         if box.access.uncapped:

@@ -20,17 +20,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from rdflib import Graph
+from rdflib import Graph, URIRef
 from rdflib.namespace import RDF
 
 from ...adapters.owlready2 import live_condition
 from ...model import ItemSpec
 from ...vocab import ITEM, OM
-from ..retrieval import KEYED, IndexQuery, Match, Ranked, SearchQuery, unstated
+from ..retrieval import ABOUT, KEYED, IndexQuery, Match, Ranked, SearchQuery, normalized_key, unstated
 from . import postings, topk
 from .itemsets import ItemSets
 from .keys import filter_token, key_token, match_expression
-from .world import World
+from .world import World, combination_skipped
 
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
@@ -45,15 +45,18 @@ class EmbeddedIndex:
     def __init__(self, world: World):
         self.store, self.db, self.terms, self.ordered = world.quadstore, world.db, world.terms, world.ordered
         self.sets = ItemSets(self.db, self.terms)
+        self.normalized = world.normalized  # ontology key tokens name normalized IRIs (store format 6)
+        self.about = {self.terms[p] for p in ABOUT}
 
     # ---- queries ----
     def query(self, query: SearchQuery) -> IndexQuery | None:
         """The quadstore-id form of a search; None when a filter names something never stored."""
         filters = []
         for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
-                     (OM.preventsFailureMode, query.failure_mode)):
+                     (OM.preventsFailureMode, query.failure_mode), (OM.aboutClass, query.about_class),
+                     (OM.aboutProperty, query.about_property)):
             if o is not None:
-                oid = self.store.storid(o)
+                oid = self._key_object(p, o)
                 if oid is None:
                     return None
                 filters.append((self.terms[p], oid))
@@ -61,9 +64,25 @@ class EmbeddedIndex:
         open_properties = tuple(self.terms[p] for p in unstated(query))
         return IndexQuery(tuple(filters), kinds, query.words, query.k, unstated=open_properties)
 
+    def _key_object(self, p, o) -> int | None:
+        """The quadstore id a filter's key token names: an ontology's normalized IRI (retrieval.normalized_key); in a
+        read-only memory whose keys predate that, the first spelling an index key names (bare, as given, # or /)."""
+        bare = normalized_key(p, o)
+        if p != OM.appliesToOntology or self.normalized:
+            return self.store.storid(bare)
+        spellings = map(self.store.storid, dict.fromkeys((bare, o, URIRef(bare + "#"), URIRef(bare + "/"))))
+        keyed = "SELECT 1 FROM om_fts WHERE om_fts MATCH ? LIMIT 1"
+        return next((i for i in spellings if i is not None and self.db.execute(
+            keyed, (f'keys : "{key_token(self.terms[p], i)}"',)).fetchone()), None)
+
+    def _walkable(self, q: IndexQuery) -> bool:
+        """Whether the order table has the one token of the query's filters (one filter, or several on the
+        applicability properties: what-it-is-about filters take part in no combination token)."""
+        return self.ordered and (len(q.filters) < 2 or not {p for p, _ in q.filters} & self.about)
+
     def top_text(self, q: IndexQuery) -> list[Ranked] | None:
         """The k best text rows through the postings (topk.py); None when they cannot serve the query."""
-        if not self.ordered or not all(w.isascii() and w.isalnum() for w in q.words):
+        if not self._walkable(q) or not all(w.isascii() and w.isalnum() for w in q.words):
             return None  # non-ASCII or split words: their FTS5 tokens are not the words themselves
         with self._snapshot() as own:  # statistics, bitmaps and rows from one state of the memory
             self.sets.decoded.use(self.state() if own else None)
@@ -74,7 +93,7 @@ class EmbeddedIndex:
         """Ranked rows of applicable, live items (retrieval.Index.ranked): without text and `only`, a walk of the one
         order token of the filters that stops at `limit`; else an FTS5 query (also for a memory without the order
         table)."""
-        if not q.words and only is None and self.ordered:
+        if not q.words and only is None and self._walkable(q):
             return self._walked(filter_token(q.filters), [key_token(p, o) for p, o in q.kinds], limit, offset)
         bm25 = f"-bm25(om_fts, {_TEXT_WEIGHTS})"
         rows = self._fts(match_expression(q), f"round({bm25}, 6)" if q.words else "0.0", "", limit, only, offset)
@@ -110,7 +129,7 @@ class EmbeddedIndex:
         postings; returns the row `add` takes (`ids`: the write's memo of term ids)."""
         term_id = self.store.term_id
         s, keyed = term_id(ITEM[spec.id], ids), {self.terms[p] for p in KEYED}
-        keys = " ".join(sorted({key_token(term_id(p, ids), term_id(o, ids)) for x, p, o in g
+        keys = " ".join(sorted({key_token(term_id(p, ids), term_id(normalized_key(p, o), ids)) for x, p, o in g
                                 if x == ITEM[spec.id] and term_id(p, ids) in keyed}))
         self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
         self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
@@ -118,7 +137,7 @@ class EmbeddedIndex:
                         (s, spec.title, spec.summary, " ".join(spec.tags), keys, spec.id, spec.priority,
                          spec.confidence))
         if self.ordered:
-            postings.replace(self.db, s, keys, spec.id, spec.priority, spec.confidence, self.terms[RDF.type])
+            postings.replace(self.db, s, keys, spec.id, spec.priority, spec.confidence, combination_skipped(self.terms))
         return postings.IndexRow(s, keys, spec.id, spec.priority, spec.confidence,
                                  (spec.title, spec.summary, " ".join(spec.tags)))
 

@@ -25,7 +25,8 @@ class Items:
         self.store, self.terms, self.context = world.quadstore, world.terms, world.context
         # the property ids a search card reads (looked up once: rdflib builds a new term per attribute access)
         self.card_terms = tuple(self.terms[t] for t in (OM.title, OM.summary, OM.priority, OM.confidence, RDF.type,
-                                                        OM.appliesToOntology, OM.conflictsWith))
+                                                        OM.appliesToOntology, OM.conflictsWith, OM.aboutClass,
+                                                        OM.aboutProperty))
 
     def stored(self, ids: Iterable[str]) -> set[str]:
         """The ids among `ids` that are stored items (a kind among their types)."""
@@ -72,13 +73,15 @@ class Items:
         links: dict[tuple[int, int], list[str]] = {}
         for n, p, o in self.store.link_rows(nodes, linked):
             links.setdefault((n, p), []).append(o)
-        kind, ontology, conflicts = linked
+        kind, ontology, conflicts, about_class, about_property = linked
         out = []
         for i, n in zip(ids, nodes, strict=True):
             values, kinds = one[n], [o.rsplit("#", 1)[-1] for o in links.get((n, kind), ())]
             out.append(Card(i, next((k for k in sorted(kinds) if k in KINDS), None), values[title], values[summary],
                             tuple(sorted(links.get((n, ontology), ()))), int(values.get(priority, 0)),
-                            float(values[confidence]), tuple(sorted(_item_ids(links.get((n, conflicts), ()))))))
+                            float(values[confidence]), tuple(sorted(_item_ids(links.get((n, conflicts), ())))),
+                            tuple(sorted(links.get((n, about_class), ()))),
+                            tuple(sorted(links.get((n, about_property), ())))))
         return out
 
     def with_signature(self, signature: str) -> list[str]:

@@ -22,13 +22,14 @@ def filter_token(filters: tuple) -> str | None:
     return "+".join(sorted(key_token(p, o) for p, o in filters)) or None
 
 
-def filter_combinations(keys: list[str], kind_property: int) -> list[str]:
+def filter_combinations(keys: list[str], skipped: tuple[int, ...]) -> list[str]:
     """The combination tokens of an item's key tokens: one per choice of one link on each of 2 or 3 different
-    applicability properties (the kind's rdf:type tokens take no part), as filter_token names them."""
+    applicability properties (the tokens of the `skipped` properties take no part: the kind's rdf:type, and what an
+    item is about, whose many terms would multiply the combinations), as filter_token names them."""
     by_property: dict[str, list[str]] = {}
     for token in keys:
         p = token[1:].split("x", 1)[0]
-        if p != str(kind_property):
+        if p not in {str(x) for x in skipped}:
             by_property.setdefault(p, []).append(token)
     groups = list(by_property.values())
     return ["+".join(sorted(choice)) for r in range(2, len(groups) + 1) for chosen in combinations(groups, r)

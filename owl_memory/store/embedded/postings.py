@@ -68,32 +68,34 @@ def create(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def build(db: sqlite3.Connection, type_id: int) -> None:
-    """(Re)build the order and postings tables from the FTS5 index rows (`type_id`: rdf:type's quadstore id)."""
+def build(db: sqlite3.Connection, skipped: tuple[int, ...]) -> None:
+    """(Re)build the order and postings tables from the FTS5 index rows (`skipped`: the quadstore ids of the
+    properties taking no part in filter combinations, see keys.filter_combinations)."""
     for table in (*TABLES, *_RETIRED):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     create(db)
     rows = db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
     while batch := rows.fetchmany(5000):
         db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                       [row for r in batch for row in order_rows(*r[:5], type_id)])
+                       [row for r in batch for row in order_rows(*r[:5], skipped)])
         add(db, [IndexRow(*r[:5], (r[5], r[6], r[7])) for r in batch])
         for table in SETS:
             fold(db, table)
 
 
 def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int, confidence: float,
-            type_id: int) -> None:
+            skipped: tuple[int, ...]) -> None:
     """Rewrite the order rows of index row `s` and drop its postings (`add` writes the new ones)."""
     db.execute("DELETE FROM om_order WHERE s = ?", (s,))
     db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                   order_rows(s, keys, item, priority, confidence, type_id))
+                   order_rows(s, keys, item, priority, confidence, skipped))
     drop(db, s)
 
 
-def order_rows(s: int, keys: str, item: str, priority: int, confidence: float, type_id: int) -> list[tuple]:
+def order_rows(s: int, keys: str, item: str, priority: int, confidence: float,
+               skipped: tuple[int, ...]) -> list[tuple]:
     """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
-    tokens = (ALL, *keys.split(), *filter_combinations(keys.split(), type_id))
+    tokens = (ALL, *keys.split(), *filter_combinations(keys.split(), skipped))
     return [(t, priority, confidence, item, s) for t in tokens]
 
 

@@ -17,14 +17,18 @@ from ...resources import memory_ontology
 from ...vocab import ITEM, KINDS, OM
 from ..export import TBOX_IRI
 from ..locking import WriteLock
+from ..retrieval import normalized_key
 from ..sqlite_files import connect, typed_error
 from . import postings
+from .keys import key_token
 
 # owl-memory's store format, kept in PRAGMA user_version (0: a memory made before it was recorded; 2: om_order holds
 # filter-combination tokens and om_terms / om_docs / om_df the text postings, 3: om_df's item sets uncompressed,
 # 4: item sets per (token, tf) and per document length instead of walk lists, 5: their delta tables; each built on
-# the first writable open of an older memory, 4 -> 5 by adding the empty deltas)
-FORMAT = 5
+# the first writable open of an older memory, 4 -> 5 by adding the empty deltas; 6: ontology key tokens name the
+# ontology's normalized IRI, vocab.ontology_iri, rewritten on the first writable open)
+FORMAT = 6
+ORDERED = 5  # the first format with every order, postings and delta table
 # The retrieval index: words of title/summary/tags, key tokens of the item's kind and applicability links, and the
 # immutable ranking fields, so one FTS5 query filters, scores and orders (see index.py).
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, tags, keys, item UNINDEXED, "
@@ -41,7 +45,8 @@ TERMS = [RDF.type] + [OM[n] for n in (
     "contentRef", "contentHash", "tag", "violationSignature", "actionSchema", "verificationHook",
     "appliesToOntology", "appliesToTaskType", "preventsFailureMode", "refines", "hasException", "supersedes",
     "conflictsWith", "groundedByEpisode", "derivedFromTrace", "archived", "TargetOntology", "TaskType", "FailureMode",
-    "Run", "Trajectory", *KINDS)] + [PROV.wasGeneratedBy, PROV.wasDerivedFrom, PROV.Activity, OWL.NamedIndividual]
+    "Run", "Trajectory", "aboutClass", "aboutProperty", *KINDS)] + [
+    PROV.wasGeneratedBy, PROV.wasDerivedFrom, PROV.Activity, OWL.NamedIndividual]
 
 
 class World:
@@ -62,7 +67,8 @@ class World:
             self.db.execute(pragma)
         self.context = self.quadstore.ontology_id(str(ITEM))  # the quadstore graph items are written into
         self.terms = {t: self.quadstore.storid(t) for t in TERMS}
-        self.ordered = user_version(self.db) >= FORMAT
+        self.ordered = user_version(self.db) >= ORDERED
+        self.normalized = user_version(self.db) >= FORMAT
         if not read_only:
             self._upgrade()
 
@@ -90,15 +96,32 @@ class World:
         if None in self.terms.values():
             with self.writing():
                 self.terms = {t: self.quadstore.storid(t, True) for t in self.terms}
-        if not self.ordered:
+        if not self.normalized:
             with self.writing():
                 version = user_version(self.db)
-                if version == 4:  # format 5 only adds the (empty) delta tables
+                if self._normalize_keys() or version < 4:
+                    postings.build(self.db, combination_skipped(self.terms))
+                else:  # format 5 only added the (empty) delta tables
                     postings.create(self.db)
-                elif version < FORMAT:
-                    postings.build(self.db, self.terms[RDF.type])
                 self.db.execute(f"PRAGMA user_version = {FORMAT}")
-            self.ordered = True
+            self.ordered = self.normalized = True
+
+    def _normalize_keys(self) -> bool:
+        """Rewrite the ontology key tokens of the index rows to name normalized IRIs (format 6); whether any
+        changed (the order and postings tables are then rebuilt from them)."""
+        prefix, changed = f"k{self.terms[OM.appliesToOntology]}x", []
+        for rowid, keys in self.db.execute("SELECT rowid, keys FROM om_fts").fetchall():
+            new = " ".join(sorted({self._normalized_token(t) if t.startswith(prefix) else t for t in keys.split()}))
+            if new != keys:
+                changed.append((new, rowid))
+        self.db.executemany("UPDATE om_fts SET keys = ? WHERE rowid = ?", changed)
+        return bool(changed)
+
+    def _normalized_token(self, token: str) -> str:
+        """An ontology key token naming the ontology's normalized IRI."""
+        p, o = token[1:].split("x", 1)
+        return key_token(int(p), self.quadstore.storid(normalized_key(OM.appliesToOntology,
+                                                                      self.quadstore.iri(int(o))), True))
 
 
 def create(path: Path) -> None:
@@ -124,6 +147,11 @@ def create(path: Path) -> None:
         os.fsync(f.fileno())
     os.rename(tmp, path)
     _fsync_dir(path.parent)
+
+
+def combination_skipped(terms: dict) -> tuple[int, ...]:
+    """The quadstore ids of the properties whose key tokens take no part in filter combinations (keys.py)."""
+    return terms[RDF.type], terms[OM.aboutClass], terms[OM.aboutProperty]
 
 
 def user_version(db: sqlite3.Connection) -> int:

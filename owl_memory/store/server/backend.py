@@ -103,7 +103,8 @@ class SparqlServerBackend(Backend):
         """Search cards of stored items, in the order given."""
         if not ids:
             return []
-        fields = [RDF.type, OM.title, OM.summary, OM.appliesToOntology, OM.priority, OM.confidence, OM.conflictsWith]
+        fields = [RDF.type, OM.title, OM.summary, OM.appliesToOntology, OM.priority, OM.confidence, OM.conflictsWith,
+                  OM.aboutClass, OM.aboutProperty]
         _, rows = self.client.select(
             f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {values_block('s', [ITEM[i] for i in ids])} "
             f"{values_block('p', fields)} ?s ?p ?o }} }}")
@@ -298,4 +299,5 @@ def _card(i: str, v: dict) -> Card:
     return Card(i, next((k for k in kinds if k in KINDS), None), str(v[OM.title][0]), str(v[OM.summary][0]),
                 tuple(sorted(str(o) for o in v.get(OM.appliesToOntology, []))),
                 int(v[OM.priority][0]) if OM.priority in v else 0, float(v[OM.confidence][0]),
-                tuple(sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))))
+                tuple(sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))),
+                *(tuple(sorted(str(o) for o in v.get(p, []))) for p in (OM.aboutClass, OM.aboutProperty)))

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from rdflib import Graph, Literal
 from rdflib.namespace import XSD
 
 from ...model import ItemSpec
-from ...vocab import ITEM, KINDS, OM
+from ...vocab import ITEM, KINDS, OM, ontology_iri
 from .. import lexical, retrieval
-from ..retrieval import KEYED, Scored, SearchQuery
+from ..retrieval import KEYED, Scored, SearchQuery, normalized_key
 from .client import SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, IDX
 
@@ -56,6 +57,10 @@ class ServerSearch:
     def search(self, query: SearchQuery) -> list[Scored]:
         """Up to query.k (id, score) rows, best first, ranked on the server (see retrieval.py's definition):
         without text by priority, confidence and id; with text by coordination level and BM25 first."""
+        if query.ontology is not None and not query.stored_spelling:
+            spellings = self._spellings(query.ontology)
+            if len(spellings) < 2:  # one spelling stored (or none): the exact term, as an index serves it
+                return self.search(replace(query, ontology=spellings[0], stored_spelling=True)) if spellings else []
         if not query.words:  # the definition itself, its bound values as a VALUES block of escaped terms
             bound = retrieval.bindings(query)
             _, rows = self.client.select(retrieval.defining_sparql(query, GRAPH_ITEMS, _values_row(bound)))
@@ -68,6 +73,14 @@ class ServerSearch:
             below = self._narrowing(rules, retrieval.unstated(query))
             rows = retrieval.place_exceptions(rows, [(r, rules[r.id]) for r in found], below)
         return rows[: query.k]
+
+    def _spellings(self, ontology) -> list:
+        """The spellings of an ontology the memory stores (its TargetOntology nodes equal to it normalized)."""
+        bare = ontology_iri(ontology)
+        _, rows = self.client.select(
+            f"SELECT DISTINCT ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?o a {iri(OM.TargetOntology)} "
+            f"FILTER(STRSTARTS(STR(?o), {string(bare)})) }} }}")
+        return sorted(r["o"] for r in rows if ontology_iri(r["o"]) == bare)
 
     def _ranked_text(self, query: SearchQuery, stats: TextStats) -> list[Scored]:
         """The query.k best text-ranked rows. Without applicability filters, ranking every item that matches a
@@ -147,7 +160,7 @@ def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
     out = []
     for (spec, g), counts in zip(items, counted, strict=True):
         node = ITEM[spec.id]
-        keys = {(p, o) for s, p, o in g if s == node and p in KEYED}
+        keys = {(p, normalized_key(p, o)) for s, p, o in g if s == node and p in KEYED}
         triples = [(node, IDX.length, Literal(sum(counts.values()) + len(keys)))]
         for f in sorted(set(counts.values())):
             triples.append((IDX[f"tf{f}"], IDX.frequency, Literal(f)))
@@ -170,13 +183,18 @@ def _applicable(query, only: list[str] | None) -> str:
 
 
 def applicable_patterns(query, only: list[str] | None) -> str:
-    """Patterns that hold for applicable, live items (kind, ontology, task type, failure mode; not superseded, not
-    archived), binding ?i, ?priority and ?confidence; every value escaped."""
+    """Patterns that hold for applicable, live items (kind, ontology compared normalized, task type, failure mode,
+    what it is about; not superseded, not archived), binding ?i, ?priority and ?confidence; every value escaped."""
     where = [values_block("i", [ITEM[i] for i in only])] if only else []
     kinds = ", ".join(term(k) for k in query.kinds or tuple(OM[k] for k in KINDS))
     where += [f"?i a ?kind FILTER(?kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
-    for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
-                 (OM.preventsFailureMode, query.failure_mode)):
+    if query.ontology is not None and query.stored_spelling:
+        where.append(f"?i {iri(OM.appliesToOntology)} {term(query.ontology)} .")
+    elif query.ontology is not None:
+        where.append(f"FILTER EXISTS {{ ?i {iri(OM.appliesToOntology)} ?ontology . "
+                     f"{retrieval.same_ontology('?ontology', term(Literal(ontology_iri(query.ontology))))} }}")
+    for p, o in ((OM.appliesToTaskType, query.task_type), (OM.preventsFailureMode, query.failure_mode),
+                 (OM.aboutClass, query.about_class), (OM.aboutProperty, query.about_property)):
         if o is not None:
             where.append(f"?i {iri(p)} {term(o)} .")
     where += [f"?i {iri(OM.priority)} ?priority ; {iri(OM.confidence)} ?confidence .",
@@ -228,7 +246,8 @@ def _filtered(query, only: list[str] | None, weights: list) -> bool:
     """Whether a text search starts from its applicable items (ids, ontology, task type or failure mode given, and
     no token in two words) rather than from the query tokens."""
     return len({t for _, t, _ in weights}) == len(weights) and bool(
-        only or query.ontology is not None or query.task_type is not None or query.failure_mode is not None)
+        only or any(v is not None for v in (query.ontology, query.task_type, query.failure_mode, query.about_class,
+                                            query.about_property)))
 
 
 def _top_levels(weights: list) -> list[str]:

@@ -1,0 +1,35 @@
+"""What crosses `Memory.sparql`: the caller's bindings as rdflib terms, and answer cells as JSON-ready Python."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from rdflib import Literal, Variable
+from rdflib.term import Identifier
+
+from ..errors import QueryRefused
+
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def bound_terms(bindings: dict) -> dict:
+    """Variable bindings as rdflib terms; QueryRefused for a name that is no SPARQL variable."""
+    out = {}
+    for name, value in bindings.items():
+        name = str(name).lstrip("?$")
+        if not _VARIABLE.match(name):
+            raise QueryRefused(f"binding name {name[:40]!r} is not a SPARQL variable name; use letters, digits, _")
+        out[Variable(name)] = value if isinstance(value, Identifier) else Literal(value)
+    return out
+
+
+def answer_cell(term):
+    """One answer cell as JSON-ready Python: None, a bool (ASK), a number or boolean for a literal of that type, else
+    the term's text (IRIs and other literals)."""
+    if term is None or isinstance(term, bool):
+        return term
+    value = term.toPython() if isinstance(term, Literal) else None
+    if isinstance(value, bool | int | float):
+        return value
+    return float(value) if isinstance(value, Decimal) else str(term)
