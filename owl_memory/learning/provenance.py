@@ -7,7 +7,8 @@
 - its trajectory: `om:Trajectory` (a prov:Entity) named by the JSONL blob's key, om:payloadRef = that key,
   prov:wasGeneratedBy the run;
 - its judgment: `om:Judgment` (a prov:Entity) with om:success, om:reason, om:judgmentConfidence, om:judge,
-  om:missing, prov:wasGeneratedBy the run, prov:wasDerivedFrom the trajectory;
+  om:missing, om:decidedByRule (each JudgeRule item that decided), prov:wasGeneratedBy the run,
+  prov:wasDerivedFrom the trajectory;
 - each memory item the run used: prov:used, and a qualified `prov:Usage` (prov:entity, om:rank, om:score);
 - extracted items carry prov:wasGeneratedBy / prov:wasDerivedFrom themselves (ItemSpec.provenance).
 
@@ -154,6 +155,8 @@ def _judgment(g: Graph, run_id: str, run: URIRef, trace: URIRef | None, j: Judgm
     g.add((node, OM.judge, Literal(j.judge)))
     for m in j.missing:
         g.add((node, OM.missing, Literal(str(m)[:200])))
+    for rule in j.rules:
+        g.add((node, OM.decidedByRule, ITEM[rule]))
 
 
 def _usage(g: Graph, run: URIRef, item: str, rank: int, score: float) -> None:

@@ -23,7 +23,8 @@ def train_curriculum(course: Curriculum, memory, config: RunConfig, *, split: st
     for n, task in enumerate(tasks):
         if progress is not None:
             progress(n, len(tasks), f"{task.id} ({n + 1}/{len(tasks)})")
-        learning = Learning(task.expect or None, task.task_type, task.id, matts, max_extract=max_extract)
+        learning = Learning(task.expect or None, task.task_type, task.id, matts, max_extract=max_extract,
+                            judge_rules=True)
         rows.append(_one(course, task, memory, config, learning))
     if progress is not None:
         progress(len(tasks), len(tasks), f"train {course.id}: done")

@@ -1,0 +1,135 @@
+"""Judge rules: learned from gold in the loop, traced to their runs, judging held-out tasks without gold (bound,
+never pasted), counted against gold, and carried by packs."""
+
+import pytest
+from dspy.utils import DummyLM
+from rdflib import Literal, URIRef
+
+from owl_memory import run
+from owl_memory.adapters import sparql as sparql_text
+from owl_memory.learning import load_curriculum, shipped_curriculum
+from owl_memory.learning.families import view_of
+from owl_memory.learning.judge_rules import RuleJudge, bindings_for, compile_rule
+from owl_memory.model import JudgeRule, RuleParameter
+from owl_memory.model.judge_rules import placeholder
+from owl_memory.model.judgments import Expect
+from owl_memory.rdfio import load_graph
+
+LIB = "http://w3id.org/owl-memory/examples/library#"
+PREFIXES = f"PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX lib: <{LIB}> "
+RULES_TRACED = """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX om: <http://w3id.org/owl-memory#>
+SELECT ?rule ?run ?task WHERE {
+  ?rule a om:JudgeRule ; om:actionSchema ?schema ; prov:wasGeneratedBy ?run ; prov:wasDerivedFrom ?trajectory .
+  ?run a om:Run ; om:taskId ?task . ?trajectory a om:Trajectory ; prov:wasGeneratedBy ?run .
+} ORDER BY ?task"""
+DECIDED = """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX om: <http://w3id.org/owl-memory#>
+SELECT ?rule ?success WHERE { ?j a om:Judgment ; om:judge "rule" ; om:decidedByRule ?rule ; om:success ?success }"""
+
+
+def answering(answer: str):
+    """A scripted agent that submits `answer` at once."""
+    return DummyLM([{"reasoning": "answer", "code": f"```python\nSUBMIT(answer={answer!r})\n```"}])
+
+
+@pytest.fixture(scope="module")
+def course():
+    """The shipped curriculum."""
+    return load_curriculum(shipped_curriculum())
+
+
+@pytest.fixture(scope="module")
+def graph(course):
+    """The shipped curriculum's ontology."""
+    return load_graph(course.ontology_path)
+
+
+def task(course, id):
+    """One task of the shipped curriculum."""
+    return next(t for t in course.tasks if t.id == id)
+
+
+def learn(course, memory, tmp_path, text, answer, *, expect=None, task_type="lookup", task_id=None):
+    """One run through the learning loop with a scripted agent submitting `answer`."""
+    return run(text, memory=memory, ontology=course.ontology_path, lm=answering(answer), learn=True, expect=expect,
+               task_type=task_type, task_id=task_id, trajectory_dir=tmp_path, judge_rules=True)
+
+
+def test_a_gold_run_leaves_a_judge_rule_traced_to_its_run(course, memory, tmp_path):
+    t = task(course, "lib-lookup-01")
+    r = learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect, task_id=t.id)
+    assert r.judgment.success and len(r.judge_rules) == 1
+    rule = memory.get(r.judge_rules[0])
+    assert rule.kind == "JudgeRule" and isinstance(rule.action_schema, JudgeRule)
+    assert rule.action_schema.question == "Which works did {p1} author?"
+    assert placeholder("p1") in rule.action_schema.template and "Charles" not in rule.action_schema.template
+    rows = memory.sparql(RULES_TRACED).rows
+    assert [(str(row[0]).rsplit("/", 1)[-1], str(row[2])) for row in rows] == [(rule.id, "lib-lookup-01")]
+
+
+def test_a_failed_gold_run_compiles_no_rule(course, memory, tmp_path):
+    t = task(course, "lib-lookup-01")
+    r = learn(course, memory, tmp_path, t.query, "lib:Manual", expect=t.expect, task_id=t.id)
+    assert not r.judgment.success and r.judge_rules == ()
+
+
+def test_a_held_out_task_without_gold_is_judged_by_the_rule_named_in_its_record(course, memory, tmp_path):
+    t = task(course, "lib-lookup-01")
+    rule = learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect).judge_rules[0]
+    right = learn(course, memory, tmp_path, "Which works did lib:Grace author?", "lib:Compiler, lib:Manual")
+    assert right.judgment.judge == "rule" and right.judgment.success and right.judgment.rules == (rule,)
+    assert rule in right.judgment.reason
+    wrong = learn(course, memory, tmp_path, "Which works did lib:Grace author?", "lib:Economy")
+    assert wrong.judgment.judge == "rule" and not wrong.judgment.success
+    assert wrong.judgment.failure_mode == "extra-answer-terms" or wrong.judgment.missing
+    decided = {(str(r[0]).rsplit("/", 1)[-1], bool(r[1])) for r in memory.sparql(DECIDED).rows}
+    assert decided == {(rule, True), (rule, False)}
+
+
+def test_no_rule_applies_falls_back_to_the_llm_judge_and_says_so(course, memory, tmp_path):
+    t = task(course, "lib-lookup-01")
+    learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect)
+    lm = DummyLM([{"reasoning": "answer", "code": "```python\nSUBMIT(answer='lib:Manual')\n```"},
+                  {"reasoning": "r", "success": "True", "reason": "the rows support it", "confidence": "low"}])
+    r = run("Which works cite lib:Notes?", memory=memory, ontology=course.ontology_path, lm=lm, learn=True,
+            task_type="lookup", trajectory_dir=tmp_path)
+    assert r.judgment.judge == "llm" and r.judgment.rules == ()
+    assert r.judgment.reason.startswith("no judge rule applied; ")
+
+
+def test_gold_runs_count_each_rules_agreement(course, memory, tmp_path):
+    t1, t2 = task(course, "lib-lookup-01"), task(course, "lib-lookup-02")
+    rule = learn(course, memory, tmp_path, t1.query, "lib:Economy, lib:Passages", expect=t1.expect).judge_rules[0]
+    learn(course, memory, tmp_path, t2.query, "lib:Compiler, lib:Manual", expect=t2.expect)  # gold success, rule agrees
+    learn(course, memory, tmp_path, t2.query, "lib:Economy", expect=t2.expect)  # gold failure, rule agrees
+    counts = memory.get(rule).counts
+    assert (counts.use_count, counts.success_count, counts.failure_count) == (2, 2, 0)
+
+
+@pytest.mark.parametrize("hostile", ['x" } SERVICE <http://evil.example/> { ?s ?p ?o', "a\n} ; DROP ALL ; {",
+                                     "'}) UNION { ?w ?p ?o }"])
+def test_hostile_values_are_bound_not_pasted(graph, hostile):
+    expect = Expect("sparql", PREFIXES + 'SELECT ?w WHERE { ?w rdfs:label ?l FILTER(STR(?l) = "Notes") }')
+    rule = compile_rule('Which work is labelled "Notes"?', expect, graph)
+    assert rule is not None and rule.parameters == (RuleParameter("p1", "literal"),)
+    bound = bindings_for(rule, f'Which work is labelled "{hostile}"?', view_of("lib", graph))
+    assert bound == {URIRef(placeholder("p1")): Literal(" ".join(hostile.split()).strip("\"'"))}  # spaces collapsed
+    query = sparql_text.bind_terms(sparql_text.check_read_only(rule.template), bound)
+    before = sparql_text.patterns(sparql_text.parse(rule.template))[0]
+    assert sparql_text.patterns(query)[0] == before and list(graph.query(query)) == []
+
+
+def test_a_slot_that_names_no_single_term_makes_the_rule_not_apply(graph):
+    expect = Expect("sparql", PREFIXES + "SELECT ?w WHERE { ?w lib:author lib:Charles }")
+    rule = compile_rule("Which works did lib:Charles author?", expect, graph)
+    view = view_of("lib", graph)
+    assert bindings_for(rule, "Which works did lib:Grace author?", view) == {URIRef(placeholder("p1")):
+                                                                               URIRef(LIB + "Grace")}
+    assert bindings_for(rule, "Which works did lib:Grace } author?", view) is None
+    assert bindings_for(rule, "Which works did <http://x> } SERVICE <http://y> { author?", view) is None
+    assert bindings_for(rule, "Which works cite lib:Grace?", view) is None
+
+
+def test_a_rule_judge_without_rules_applies_none(memory, graph):
+    assert RuleJudge(memory).judge("Which works did lib:Grace author?", "lib:Compiler", graph, "lookup", None) is None
