@@ -133,3 +133,70 @@ def test_a_slot_that_names_no_single_term_makes_the_rule_not_apply(graph):
 
 def test_a_rule_judge_without_rules_applies_none(memory, graph):
     assert RuleJudge(memory).judge("Which works did lib:Grace author?", "lib:Compiler", graph, "lookup", None) is None
+
+
+def small_course(tmp_path):
+    """Three lookup tasks of the shipped curriculum's kind: two to train on, one held out."""
+    import shutil
+
+    shutil.copy(shipped_curriculum().parent / "library.ttl", tmp_path / "library.ttl")
+    gold = PREFIXES + "SELECT ?w WHERE {{ ?w lib:author lib:{} }}"
+    tasks = [("t1", "Charles", "train"), ("t2", "Grace", "train"), ("h1", "Charles", "holdout")]
+    lines = ["id: small", "ontology: {name: library, path: library.ttl}", "tasks:"]
+    for id, who, split in tasks:
+        lines.append(f"  - {{id: {id}, query: 'Which works did lib:{who} author?', task_type: lookup, "
+                     f"split: {split}, expect: {{sparql: \"{gold.format(who)}\"}}}}")
+    (tmp_path / "small.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return load_curriculum(tmp_path / "small.yaml")
+
+
+def test_training_learns_rules_and_reports_their_agreement(memory, tmp_path):
+    from owl_memory.learning.train import train_curriculum
+    from owl_memory.model import RunConfig
+
+    def submit(answer):
+        return {"reasoning": "a", "code": f"```python\nSUBMIT(answer={answer!r})\n```"}
+
+    lm = DummyLM({"lib:Charles": submit("lib:Economy, lib:Passages"), "lib:Grace": submit("lib:Compiler, lib:Manual")})
+    summary = train_curriculum(small_course(tmp_path), memory, RunConfig(lm=lm, trajectory_dir=tmp_path))
+    assert summary["succeeded"] == 2 and len(summary["judge_rules"]["learned"]) == 1
+    agreement = summary["judge_rules"]["agreement"]
+    assert (agreement["tasks"], agreement["covered"], agreement["probes"]) == (1, 1, 3)
+    assert agreement["agreement"] == agreement["precision"] == agreement["recall"] == agreement["coverage"] == 1.0
+    rule = memory.get(summary["judge_rules"]["learned"][0])
+    assert rule.counts.success_count == 1 and rule.counts.failure_count == 0  # the second run agreed with gold
+    assert len(memory.sparql(RULES_TRACED).rows) == 1
+
+
+def test_a_deliberately_wrong_rule_lowers_agreement(memory, tmp_path):
+    from owl_memory import ItemSpec
+    from owl_memory.learning.agreement import rule_agreement
+
+    course = small_course(tmp_path)
+    t = course.train[0]
+    learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect.to_dict())
+    assert rule_agreement(course, memory).agreement == 1.0
+    wrong = JudgeRule("select", PREFIXES + f"SELECT ?w WHERE {{ ?w lib:cites <{placeholder('p1')}> }}",
+                      (RuleParameter("p1", "iri"),), "Which works did {p1} author?")
+    memory.add(ItemSpec("JudgeRule", "A wrong lookup rule", "Use to judge lookups (deliberately wrong).",
+                        "wrong rule", task_types=("lookup",), action_schema=wrong))
+    worse = rule_agreement(course, memory)
+    assert worse.covered == 1 and worse.agreement < 1.0 and worse.recall == 0.0
+
+
+def test_packs_carry_judge_rules(memory, tmp_path):
+    from owl_memory import Memory
+    from owl_memory.learning.packs import export_pack, import_pack
+
+    course = load_curriculum(shipped_curriculum())
+    t = task(course, "lib-lookup-01")
+    rule = learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect).judge_rules[0]
+    assert export_pack(memory, tmp_path / "rules.jsonl", kind="JudgeRule") == 1
+    with Memory(tmp_path / "other") as other:
+        assert import_pack(other, tmp_path / "rules.jsonl").added == (rule,)
+        assert other.get(rule).action_schema == memory.get(rule).action_schema
+        judge = RuleJudge(other)
+        verdict = judge.judge("Which works did lib:Grace author?", "lib:Compiler, lib:Manual",
+                              load_graph(course.ontology_path), "lookup", memory.get(rule).applies_to[0])
+        judge.close()
+        assert verdict.success and verdict.rules == (rule,)
