@@ -224,7 +224,7 @@ class _Context:
         return RunInfo(result.run_id, lm_name(self.lm), self.config.condition, started, ended,
                        ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used,
                        self.learning.curriculum_id, result.metrics.iterations, result.metrics.converged,
-                       result.answer_hash, reextracted)
+                       result.answer_hash, reextracted, result.metrics.constraint_violations)
 
 
 def _refine(task: str, previous: str) -> str:
