@@ -5,13 +5,16 @@ from the gold of a run that succeeded, consolidate, store with provenance). The 
 submits the gold's own results, so that every train run succeeds and its gold compiles: what is measured is the
 rule judge, not an agent. Then the held-out tasks' gold is hidden from the rule judge and its verdicts on three
 probe answers per task are compared with gold's (owl_memory/learning/agreement.py). Timing is reported per phase.
-Run: python benchmarks/judge_rules.py CURRICULUM [CURRICULUM ...] [--per-family N]
+Run: python benchmarks/judge_rules.py CURRICULUM [CURRICULUM ...] [--make "ARGS"] [--per-family N]
+(--make "ARGS": a curriculum made by `owl-memory curriculum make ARGS` into a temporary file, repeatable).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -52,20 +55,34 @@ def train(course, memory, folder: Path, per_family: int | None) -> dict:
 def main(argv=None) -> int:
     """Train on each curriculum, then print the rule judge's agreement with gold on its held-out tasks."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("curricula", nargs="+", type=Path)
+    ap.add_argument("curricula", nargs="*", type=Path)
+    ap.add_argument("--make", action="append", default=[], help='arguments of `owl-memory curriculum make` (quoted)')
     ap.add_argument("--per-family", type=int, default=None, help="train tasks per task type at most (default all)")
     args = ap.parse_args(argv)
-    for source in args.curricula:
-        course = load_curriculum(source)
-        with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "memory") as memory:
-            started = time.perf_counter()
-            trained = train(course, memory, Path(tmp), args.per_family)
-            mid = time.perf_counter()
-            figures = rule_agreement(course, memory).to_dict()
-            done = time.perf_counter()
-        print(json.dumps({"curriculum": course.id, **trained, **figures, "train_seconds": round(mid - started, 1),
-                          "agreement_seconds": round(done - mid, 1)}))
+    with tempfile.TemporaryDirectory() as folder:
+        made = [made_curriculum(spec, Path(folder) / f"made-{n}.yaml") for n, spec in enumerate(args.make)]
+        for source in [*args.curricula, *made]:
+            measure(load_curriculum(source), args.per_family)
     return 0
+
+
+def made_curriculum(spec: str, out: Path) -> Path:
+    """The curriculum `owl-memory curriculum make SPEC` writes to `out`."""
+    subprocess.run(["owl-memory", "curriculum", "make", *shlex.split(spec), "--out", str(out)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return out
+
+
+def measure(course, per_family: int | None) -> None:
+    """Train on one curriculum and print its agreement figures as one JSON line."""
+    with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "memory") as memory:
+        started = time.perf_counter()
+        trained = train(course, memory, Path(tmp), per_family)
+        mid = time.perf_counter()
+        figures = rule_agreement(course, memory).to_dict()
+        done = time.perf_counter()
+    print(json.dumps({"curriculum": course.id, **trained, **figures, "train_seconds": round(mid - started, 1),
+                      "agreement_seconds": round(done - mid, 1)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -200,3 +200,18 @@ def test_packs_carry_judge_rules(memory, tmp_path):
                               load_graph(course.ontology_path), "lookup", memory.get(rule).applies_to[0])
         judge.close()
         assert verdict.success and verdict.rules == (rule,)
+
+
+def test_an_ask_rule_judges_the_runs_graph(course, memory, tmp_path):
+    turtle = f"@prefix lib: <{LIB}> . lib:{{}} lib:cites lib:{{}} ."
+    expect = {"ask": PREFIXES + "ASK { lib:Manual lib:cites lib:Economy }"}
+    first = learn(course, memory, tmp_path, "State that lib:Manual cites lib:Economy, in Turtle.",
+                  turtle.format("Manual", "Economy"), expect=expect, task_type="edit")
+    rule = memory.get(first.judge_rules[0]).action_schema
+    assert rule.check == "ask" and rule.question == "State that {p1} cites {p2}, in Turtle."
+    right = learn(course, memory, tmp_path, "State that lib:Passages cites lib:Compiler, in Turtle.",
+                  turtle.format("Passages", "Compiler"), task_type="edit")
+    wrong = learn(course, memory, tmp_path, "State that lib:Passages cites lib:Compiler, in Turtle.",
+                  turtle.format("Compiler", "Passages"), task_type="edit")
+    assert right.judgment.judge == wrong.judgment.judge == "rule"
+    assert right.judgment.success and not wrong.judgment.success

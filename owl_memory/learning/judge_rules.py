@@ -74,14 +74,18 @@ def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | N
     mentions = sorted(m for t in sparql_text.named_terms(gold) if (m := _mention(t, text, view)))
     if not mentions:
         return None
-    params, question, template = [], text, expect.gold
-    for n, (_, form, term) in enumerate(mentions, 1):
-        name = f"p{n}"
+    params, question, template, originals = [], text, expect.gold, {}
+    for _, form, term in mentions:
+        name = f"p{len(params) + 1}"
+        lifted = _lifted(template, term, placeholder(name))
+        if lifted == template:  # spelled in a way the text does not show (`a` for rdf:type): a family constant
+            continue
         params.append(RuleParameter(name, _kind(term)))
-        question = question.replace(form, "{" + name + "}", 1)
-        template = _lifted(template, term, placeholder(name))
+        question, template = question.replace(form, "{" + name + "}", 1), lifted
+        originals[URIRef(placeholder(name))] = term
+    if not params:
+        return None
     rule = JudgeRule("select" if sparql_text.form(gold) == "SELECT" else "ask", template, tuple(params), question)
-    originals = {URIRef(placeholder(p.name)): t for p, (_, _, t) in zip(params, mentions, strict=True)}
     return rule if _faithful(rule, expect.gold, originals, graph) else None
 
 
@@ -125,7 +129,7 @@ def _faithful(rule: JudgeRule, gold: str, originals: dict, graph: Graph) -> bool
         template = sparql_text.parse(rule.template)
     except sparql_text.QuerySyntaxError:
         return False
-    if sparql_text.named_terms(template) & set(originals.values()):
+    if sparql_text.named_terms(template) & set(originals.values()):  # a spelling was left unlifted
         return False
     return _results(graph, sparql_text.bind_terms(template, originals)) == _results(graph, sparql_text.parse(gold))
 
