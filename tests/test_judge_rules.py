@@ -10,7 +10,7 @@ from owl_memory.adapters import sparql as sparql_text
 from owl_memory.learning import load_curriculum, shipped_curriculum
 from owl_memory.learning.families import view_of
 from owl_memory.learning.judge_rules import RuleJudge, bindings_for, compile_rule
-from owl_memory.model import JudgeRule, RuleParameter
+from owl_memory.model import JudgeRule, Parameter
 from owl_memory.model.judge_rules import placeholder
 from owl_memory.model.judgments import Expect
 from owl_memory.rdfio import load_graph
@@ -112,7 +112,7 @@ def test_gold_runs_count_each_rules_agreement(course, memory, tmp_path):
 def test_hostile_values_are_bound_not_pasted(graph, hostile):
     expect = Expect("sparql", PREFIXES + 'SELECT ?w WHERE { ?w rdfs:label ?l FILTER(STR(?l) = "Notes") }')
     rule = compile_rule('Which work is labelled "Notes"?', expect, graph)
-    assert rule is not None and rule.parameters == (RuleParameter("p1", "literal"),)
+    assert rule is not None and rule.parameters == (Parameter("p1", "literal"),)
     bound = bindings_for(rule, f'Which work is labelled "{hostile}"?', view_of("lib", graph))
     assert bound == {URIRef(placeholder("p1")): Literal(" ".join(hostile.split()).strip("\"'"))}  # spaces collapsed
     query = sparql_text.bind_terms(sparql_text.check_read_only(rule.template), bound)
@@ -177,7 +177,7 @@ def test_a_deliberately_wrong_rule_lowers_agreement(memory, tmp_path):
     learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect.to_dict())
     assert rule_agreement(course, memory).agreement == 1.0
     wrong = JudgeRule("select", PREFIXES + f"SELECT ?w WHERE {{ ?w lib:cites <{placeholder('p1')}> }}",
-                      (RuleParameter("p1", "iri"),), "Which works did {p1} author?")
+                      (Parameter("p1", "iri"),), "Which works did {p1} author?")
     memory.add(ItemSpec("JudgeRule", "A wrong lookup rule", "Use to judge lookups (deliberately wrong).",
                         "wrong rule", task_types=("lookup",), action_schema=wrong))
     worse = rule_agreement(course, memory)

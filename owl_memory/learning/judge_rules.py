@@ -35,7 +35,7 @@ from rdflib import Graph, Literal, URIRef
 from ..adapters import sparql as sparql_text
 from ..agent.query_worker import QueryLimits, QueryWorker
 from ..errors import QueryRefused, ToolError
-from ..model import ItemSpec, JudgeRule, RuleParameter
+from ..model import ItemSpec, JudgeRule, Parameter
 from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
 from .families import OntologyView, is_builtin, view_of
@@ -80,7 +80,7 @@ def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | N
         lifted = _lifted(template, term, placeholder(name))
         if lifted == template:  # spelled in a way the text does not show (`a` for rdf:type): a family constant
             continue
-        params.append(RuleParameter(name, _kind(term)))
+        params.append(Parameter(name, _kind(term)))
         question, template = question.replace(form, "{" + name + "}", 1), lifted
         originals[URIRef(placeholder(name))] = term
     if not params:

@@ -31,8 +31,9 @@ def placeholder(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class RuleParameter:
-    """A lifted constant of a judge rule: its name ("p1") and kind ("iri" or "literal")."""
+class Parameter:
+    """A lifted constant of a query recipe or a judge rule: its name ("$p1" in a recipe, "p1" in a rule) and kind
+    ("iri" or "literal"; a rule's literal may add the original's "@language" or "^^datatype")."""
 
     name: str
     kind: str
@@ -53,7 +54,7 @@ class JudgeRule:
 
     check: str
     template: str
-    parameters: tuple[RuleParameter, ...]
+    parameters: tuple[Parameter, ...]
     question: str
     outcome: str = ""
     operator = JUDGE_RULE
@@ -72,7 +73,7 @@ class JudgeRule:
     @classmethod
     def from_json(cls, d: dict) -> JudgeRule:
         """Inverse of to_json."""
-        params = tuple(RuleParameter(str(p["name"]), str(p["kind"])) for p in d.get("parameters") or ())
+        params = tuple(Parameter(str(p["name"]), str(p["kind"])) for p in d.get("parameters") or ())
         return cls(str(d["check"]), str(d["template"]), params, str(d["question"]), str(d.get("outcome") or ""))
 
 

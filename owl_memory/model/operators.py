@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..errors import InvalidItem
-from .judge_rules import JUDGE_RULE, QUERY_CONSTRAINT, JudgeRule, QueryConstraint
+from .judge_rules import JUDGE_RULE, QUERY_CONSTRAINT, JudgeRule, Parameter, QueryConstraint
 
 APPLY_DELTA = "apply_delta"
 ONTOLOGY_QUERY = "ontology_query"
@@ -93,14 +93,6 @@ class CqAnswer:
     def to_json(self) -> dict:
         """The stored JSON form."""
         return {"operator": APPLY_DELTA, "delta": self.delta, "triples": self.triples}
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A lifted constant of a query recipe: its placeholder ("$p1") and kind ("iri" or "literal")."""
-
-    name: str
-    kind: str
 
 
 @dataclass(frozen=True)
