@@ -227,3 +227,14 @@ def test_a_rule_the_guard_refuses_does_not_decide(course, memory, graph):
     judge = RuleJudge(memory)
     assert judge.judge("Which works did lib:Grace author?", "lib:Compiler", graph, "lookup", None) is None
     judge.close()
+
+
+def test_a_long_task_gets_no_rule_in_bounded_time(graph):
+    import time
+
+    expect = Expect("sparql", PREFIXES + "SELECT ?w WHERE { ?w lib:author lib:Charles . ?w lib:cites lib:Notes }")
+    rule = compile_rule("Which works did lib:Charles author that cite lib:Notes?", expect, graph)
+    assert [p.name for p in rule.parameters] == ["p1", "p2"]
+    started = time.perf_counter()
+    assert bindings_for(rule, "Which works did " + "x " * 50_000 + "author?", view_of("lib", graph)) is None
+    assert time.perf_counter() - started < 1

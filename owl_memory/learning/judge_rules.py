@@ -10,11 +10,12 @@ the template parses, names none of the lifted constants any more, and, bound bac
 returns exactly the gold's results over the task's ontology. No parameter, no rule (it would not generalize).
 
 **Binding a task** (`bindings_for`, a heuristic): a task applies when its text, whitespace collapsed, has the
-rule's question form exactly (each slot matching one or more characters, shortest first); each slot's text must
-name one term: <IRI>, a CURIE with a prefix the task's ontology binds, or a quoted label / local name that names
-exactly one term of that ontology (families/view.py's naming, read backwards); a literal parameter takes the
-slot's text (quotes stripped) with the original's language or datatype. A slot that names no term, or two, makes
-the rule not apply. Reworded questions therefore get no rule: coverage, not accuracy, pays for that.
+rule's question form exactly (each slot matching one or more characters, shortest first; tasks over MAX_TASK_CHARS
+characters get no rule); each slot's text must name one term: <IRI>, a CURIE with a prefix the task's ontology
+binds, or a quoted label / local name that names exactly one term of that ontology (families/view.py's naming,
+read backwards); a literal parameter takes the slot's text (quotes stripped) with the original's language or
+datatype. A slot that names no term, or two, makes the rule not apply. Reworded questions therefore get no rule:
+coverage, not accuracy, pays for that.
 
 **Running** (`RuleJudge`): rules are found by Memory.search (kind JudgeRule, the task type; deterministic order),
 kept when they apply to the task's ontology (or to any), are not demoted (more disagreements with gold than
@@ -42,6 +43,7 @@ from .families import OntologyView, is_builtin, view_of
 from .judge import judge_terms, run_graph
 
 MAX_RULES = 3
+MAX_TASK_CHARS = 2_000
 SEARCH_K = 50
 RULE_ERROR = "rule-error"
 _PREFIX = re.compile(r"PREFIX\s+([\w.-]*):\s*<([^<>\s]*)>", re.IGNORECASE)
@@ -161,9 +163,12 @@ def rule_spec(rule: JudgeRule, *, task_type: str, ontology_iri: str | None, grap
 def bindings_for(rule: JudgeRule, task: str, view: OntologyView) -> dict | None:
     """Placeholder IRI -> term for each parameter, read from a task whose text has the rule's question form; None
     when the form differs or a slot names no single term."""
+    text = " ".join(task.split())
+    if len(text) > MAX_TASK_CHARS:  # slots match lazily: keep the match's cost bounded
+        return None
     parts = _SLOT.split(rule.question)
     pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-    m = re.fullmatch(pattern, " ".join(task.split()))
+    m = re.fullmatch(pattern, text)
     if m is None:
         return None
     out = {}
