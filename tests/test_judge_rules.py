@@ -238,3 +238,19 @@ def test_a_long_task_gets_no_rule_in_bounded_time(graph):
     started = time.perf_counter()
     assert bindings_for(rule, "Which works did " + "x " * 50_000 + "author?", view_of("lib", graph)) is None
     assert time.perf_counter() - started < 1
+
+
+def test_a_rule_over_builtin_terms_only_transfers_to_another_ontology(course, memory, tmp_path):
+    from owl_memory.resources import shipped
+
+    t = task(course, "lib-hierarchy-01")
+    learned = learn(course, memory, tmp_path, t.query, "lib:Book, lib:Article, lib:Thesis", expect=t.expect,
+                    task_type="hierarchy")
+    assert learned.judgment.success and memory.get(learned.judge_rules[0]).applies_to == ()
+    other = shipped("ontology", "owl-memory.ttl")
+    subclasses = {str(s) for s in load_graph(other).subjects(
+        URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf"), URIRef("http://w3id.org/owl-memory#MemoryItem"))}
+    answer = ", ".join(f"<{s}>" for s in sorted(subclasses))
+    r = run("What are the direct subclasses of om:MemoryItem?", memory=memory, ontology=other, lm=answering(answer),
+            learn=True, task_type="hierarchy", trajectory_dir=tmp_path)
+    assert r.judgment.judge == "rule" and r.judgment.success and r.judgment.rules == learned.judge_rules

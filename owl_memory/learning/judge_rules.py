@@ -22,7 +22,8 @@ kept when they apply to the task's ontology (or to any), are not demoted (more d
 agreements) and bind; at most MAX_RULES run, each in the agent's query worker (the read-only guard, wall time,
 memory and row limits), its parameters bound into the parsed query (never the text). A select rule's rows are
 compared with the answer's terms as the sparql judge compares gold rows; an ask rule must hold over the run's
-graph. The run succeeds when every rule that ran says so; the Judgment names the rules (`rules`).
+graph. The run succeeds when every rule that ran says so; the Judgment names the rules (`rules`). A rule whose
+query the guard refuses or a limit stops does not decide (a gold run counts it as a disagreement).
 """
 
 from __future__ import annotations
