@@ -160,6 +160,7 @@ def test_training_learns_rules_and_reports_their_agreement(memory, tmp_path):
     lm = DummyLM({"lib:Charles": submit("lib:Economy, lib:Passages"), "lib:Grace": submit("lib:Compiler, lib:Manual")})
     summary = train_curriculum(small_course(tmp_path), memory, RunConfig(lm=lm, trajectory_dir=tmp_path))
     assert summary["succeeded"] == 2 and len(summary["judge_rules"]["learned"]) == 1
+    assert summary["judge_rules"]["in_training"] == {"judged": 1, "agreed": 1}
     agreement = summary["judge_rules"]["agreement"]
     assert (agreement["tasks"], agreement["covered"], agreement["probes"]) == (1, 1, 3)
     assert agreement["agreement"] == agreement["precision"] == agreement["recall"] == agreement["coverage"] == 1.0

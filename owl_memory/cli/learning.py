@@ -85,7 +85,9 @@ def _rule_line(rules: dict) -> str:
     share = "n/a" if a["agreement"] is None else f"{a['agreement']:.0%}"
     covered = f"{a['covered']}/{a['tasks']}"
     trained = f"{a['covered_trained']}/{a['trained_family']}"
-    return (f"judge rules: {len(rules['learned'])} learned; on held-out tasks they agree with gold on {share} of "
+    seen = rules["in_training"]
+    return (f"judge rules: {len(rules['learned'])} learned, agreeing with gold on {seen['agreed']} of the "
+            f"{seen['judged']} gold runs they judged; on held-out tasks they agree with gold on {share} of "
             f"{a['probes']} probe answers, covering {covered} tasks ({trained} of those whose family was trained)")
 
 

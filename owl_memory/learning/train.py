@@ -55,5 +55,13 @@ def _summary(course: Curriculum, rows: list[dict], memory) -> dict:
     learned = sorted({i for r in rows for i in r.get("judge_rules", ())})
     return {"curriculum": course.id, "ran": len(rows), "succeeded": sum(r.get("success") is True for r in rows),
             "errors": sum("error" in r for r in rows), "consolidation": totals, "items": len(memory),
-            "judge_rules": {"learned": learned, "agreement": rule_agreement(course, memory).to_dict()},
+            "judge_rules": {"learned": learned, "in_training": _counted(memory, learned),
+                            "agreement": rule_agreement(course, memory).to_dict()},
             "tasks": rows}
+
+
+def _counted(memory, ids: list[str]) -> dict:
+    """How often the learned rules have judged a gold run beside gold (in this training or an earlier one on the same
+    memory), and how often they agreed with it (their use and success counters)."""
+    counts = [memory.get(i).counts for i in ids]
+    return {"judged": sum(c.use_count for c in counts), "agreed": sum(c.success_count for c in counts)}
