@@ -55,7 +55,7 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     """Run a query in the worker over `name`'s graph (built by `graph()` when the worker first starts): ASK's
     answer, or a results handle with its row count."""
     sparql = as_text(sparql, "sparql")
-    broken = _violations(box, name, sparql)
+    broken = constraint_notes(box, name, sparql)
     if name not in box.workers:
         box.workers[name] = QueryWorker(graph(), box.query_limits)
     result = box.workers[name].query(sparql)
@@ -63,7 +63,7 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     return {**out, "constraints": broken} if broken else out
 
 
-def _violations(box: Toolbox, name: str, sparql: str) -> list[str]:
+def constraint_notes(box: Toolbox, name: str, sparql: str) -> list[str]:
     """The run's Constraint items the query breaks (agent/constraints.py), counted and sent to the trajectory as
     constraint_violation events; one "constraint <id> violated: ..." line each for the tool's return."""
     if name == "memory" or not box.constraints:
