@@ -255,3 +255,13 @@ def test_a_rule_over_builtin_terms_only_transfers_to_another_ontology(course, me
     r = run("What are the direct subclasses of om:MemoryItem?", memory=memory, ontology=other, lm=answering(answer),
             learn=True, task_type="hierarchy", trajectory_dir=tmp_path)
     assert r.judgment.judge == "rule" and r.judgment.success and r.judgment.rules == learned.judge_rules
+
+
+def test_a_number_the_task_names_is_a_parameter_and_its_slot_must_hold_a_number(course, graph):
+    t = task(course, "lib-filter-01")
+    rule = compile_rule(t.query, t.expect, graph)
+    assert rule.question == "Which works appeared before the year {p1}?" and "1900" not in rule.template
+    view = view_of("lib", graph)
+    assert bindings_for(rule, "Which works appeared before the year 1850?", view)[URIRef(placeholder("p1"))] == \
+        Literal(1850)
+    assert bindings_for(rule, "Which works appeared before the year 1850 || true?", view) is None

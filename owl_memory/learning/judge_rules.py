@@ -4,9 +4,9 @@
 the gold query (read on its parsed form) that the task text mentions, the way a family question names a term: its
 quoted label or local name (families/view.py), its CURIE, or its IRI in angle brackets. Each becomes a parameter
 ("p1", "p2", ... in the order the text mentions them). The template is the gold text with each such constant
-(written as <IRI>, as a CURIE of the query's own PREFIXes, or as a quoted literal) replaced by the parameter's
-placeholder IRI; the question is the task text with each mention replaced by "{p1}". A rule is kept only when
-the template parses, names none of the lifted constants any more, and, bound back to the original constants,
+(written as <IRI>, as a CURIE of the query's own PREFIXes, as a quoted literal, or as a bare number) replaced by the
+parameter's placeholder IRI; the question is the task text with each mention replaced by "{p1}". A rule is kept
+only when the template parses, names none of the lifted constants any more, and, bound back to the original constants,
 returns exactly the gold's results over the task's ontology. No parameter, no rule (it would not generalize).
 
 **Binding a task** (`bindings_for`, a heuristic): a task applies when its text, whitespace collapsed, has the
@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, replace
 
 from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import XSD
 
 from ..adapters import sparql as sparql_text
 from ..agent.query_worker import QueryLimits, QueryWorker
@@ -51,6 +52,8 @@ _PREFIX = re.compile(r"PREFIX\s+([\w.-]*):\s*<([^<>\s]*)>", re.IGNORECASE)
 _IRI = re.compile(r"<([^<>\"{}|^`\\\s]+)>")
 _CURIE = re.compile(r"([A-Za-z][\w.-]*|):([A-Za-z_][\w.-]*)")
 _SLOT = re.compile(r"\{(p\d+)\}")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_NUMERIC = {XSD.integer, XSD.decimal, XSD.double, XSD.float, XSD.int, XSD.long, XSD.gYear, XSD.nonNegativeInteger}
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def _mention(term, text: str, view: OntologyView) -> tuple[int, str, object] | N
     if isinstance(term, URIRef):  # RDF, RDFS, OWL and XSD terms only when the text names them exactly
         forms = {view.exact(term), f"<{term}>"} | (set() if is_builtin(term) else {view.named(term)})
     elif isinstance(term, Literal) and str(term).strip():
-        forms = {f'"{term}"'}
+        forms = {f'"{term}"'} | ({str(term)} if _NUMBER.fullmatch(str(term)) else set())
     else:
         return None
     for form in sorted(forms, key=lambda f: (-len(f), f)):
@@ -118,7 +121,9 @@ def _lifted(text: str, term, iri: str) -> str:
     """The gold text with every spelling of `term` (<IRI>, CURIE of its PREFIXes, quoted literal) replaced by <iri>."""
     if isinstance(term, Literal):
         quoted = "|".join(re.escape(q + str(term) + q) for q in ('"', "'"))
-        return re.sub(rf"(?:{quoted})(?:@[A-Za-z-]+|\^\^(?:<[^<>\s]*>|[\w.-]*:[\w-]+))?", f"<{iri}>", text)
+        text = re.sub(rf"(?:{quoted})(?:@[A-Za-z-]+|\^\^(?:<[^<>\s]*>|[\w.-]*:[\w-]+))?", f"<{iri}>", text)
+        bare = rf"(?<![\w.\"':#/-]){re.escape(str(term))}(?![\w.\"'])"  # a number written as itself
+        return re.sub(bare, f"<{iri}>", text) if _NUMBER.fullmatch(str(term)) else text
     forms = [f"<{term}>"] + [f"{p}:{str(term)[len(ns):]}" for p, ns in _PREFIX.findall(text)
                              if ns and str(term).startswith(ns) and _CURIE.fullmatch(f"{p}:{str(term)[len(ns):]}")]
     for form in forms:
@@ -187,7 +192,9 @@ def _term(text: str, kind: str, view: OntologyView):
         lang = kind.split("@", 1)[1] if "@" in kind else None
         datatype = URIRef(kind.split("^^", 1)[1]) if "^^" in kind else None
         value = text.strip().strip("\"'")
-        return Literal(value, lang=lang, datatype=datatype) if value else None
+        if not value or (datatype is not None and datatype in _NUMERIC and not _NUMBER.fullmatch(value)):
+            return None  # a number's slot must hold a number
+        return Literal(value, lang=lang, datatype=datatype)
     if m := _IRI.fullmatch(text.strip()):
         return URIRef(m.group(1))
     prefixes = {p: str(ns) for p, ns in view.graph.namespaces() if p}
