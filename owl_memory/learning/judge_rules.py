@@ -118,7 +118,8 @@ def _kind(term) -> str:
 
 
 def _lifted(text: str, term, iri: str) -> str:
-    """The gold text with every spelling of `term` (<IRI>, CURIE of its PREFIXes, quoted literal) replaced by <iri>."""
+    """The gold text with every spelling of `term` (<IRI>, CURIE of its PREFIXes, quoted literal, bare number)
+    replaced by <iri>."""
     if isinstance(term, Literal):
         quoted = "|".join(re.escape(q + str(term) + q) for q in ('"', "'"))
         text = re.sub(rf"(?:{quoted})(?:@[A-Za-z-]+|\^\^(?:<[^<>\s]*>|[\w.-]*:[\w-]+))?", f"<{iri}>", text)
@@ -241,11 +242,11 @@ class RuleJudge:
         """One rule's verdict on an answer (a failed judgment naming the limit when its query could not run)."""
         try:
             if rule.rule.check == "ask":
-                result = QueryWorker(run_graph(graph, str(answer)), self.limits)
+                worker = QueryWorker(run_graph(graph, str(answer)), self.limits)  # this answer's own graph
                 try:
-                    ok = bool(result.query(rule.rule.template, rule.bindings).ask)
+                    ok = bool(worker.query(rule.rule.template, rule.bindings).ask)
                 finally:
-                    result.close()
+                    worker.close()
                 return Judgment(ok, f"the rule's ASK answers {str(ok).lower()} over the run's graph", "high", "rule",
                                 () if ok else ("ASK pattern",), "" if ok else "ask-check-failed", (rule.item_id,))
             rows = self._worker(graph).query(rule.rule.template, rule.bindings)
