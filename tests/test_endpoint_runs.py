@@ -161,3 +161,27 @@ def test_the_notebook_keeps_only_quirks_that_teach_something():
     (quirk,) = profile.quirks
     assert "did not answer within 10 s" in quirk and quirk.endswith("was fixed by a query using LIMIT")
     assert profile.limits == (f"{url} did not answer within 10 s", "rows cut at the run's row cap")
+
+
+def test_l0_without_an_ontology_is_the_card_of_the_runs_endpoints(endpoint, memory, tmp_path):
+    lm = DummyLM(steps(SUBMIT.replace("rows", "[]")))
+    cold = run(TASK, memory, lm=lm, endpoints=(endpoint,), layers="L0", trajectory_dir=tmp_path)
+    assert "nothing known yet; discover it with endpoint_describe" in json.dumps(lm.history[0]["messages"])
+    assert cold.answer == ""
+    run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER, SUBMIT)), endpoints=(endpoint,), trajectory_dir=tmp_path)
+    lm = DummyLM(steps(SUBMIT.replace("rows", "[]")))
+    run(TASK, memory, lm=lm, endpoints=(endpoint,), layers="L0", trajectory_dir=tmp_path)
+    sent = json.dumps(lm.history[0]["messages"])
+    assert "Endpoint card (L0)" in sent and "3 named graphs (http://example.org/graphs/" in sent
+
+
+def test_a_constraint_item_is_checked_on_endpoint_queries(endpoint, memory, tmp_path):
+    from owl_memory import ItemSpec
+    from owl_memory.model import QueryConstraint
+
+    needs_limit = memory.add(ItemSpec("Constraint", "Endpoint queries need a LIMIT", "Use for every query.",
+                                      "needs-limit", action_schema=QueryConstraint("needs-limit")))
+    r = run(TASK, memory, lm=DummyLM(steps(DISCOVER, ANSWER + "\nprint(q.get('constraints'))", SUBMIT)),
+            endpoints=(endpoint,), trajectory_dir=tmp_path)
+    assert r.answer.split(", ") == SKOS_CLASSES and r.metrics.constraint_violations == 1
+    assert f"constraint {needs_limit} violated: the query needs a LIMIT" in r.trajectory_path.read_text()

@@ -106,6 +106,63 @@ def named_terms(query) -> set:
     return out
 
 
+def bind_terms(query, values: dict):
+    """The parsed query with every IRI or literal that is a key of `values` replaced by its value, throughout its
+    algebra (patterns, paths, VALUES rows, filters, subqueries): a judge rule's parameters are bound here, on the
+    parsed form, so a bound value is one RDF term and can never change the query's structure."""
+    query.algebra = _bound(query.algebra, values)
+    return query
+
+
+def _bound(x, values: dict):
+    """`x` with the terms of `values` replaced (algebra nodes and lists in place, tuples and paths rebuilt)."""
+    from rdflib.paths import Path
+
+    if isinstance(x, URIRef | Literal):
+        return values.get(x, x)
+    if isinstance(x, dict):
+        for k in list(x):
+            x[k] = _bound(x[k], values)
+        return x
+    if isinstance(x, list):
+        x[:] = [_bound(v, values) for v in x]
+        return x
+    if isinstance(x, tuple):
+        return tuple(_bound(v, values) for v in x)
+    if isinstance(x, Path):
+        for name in ("path", "arg", "args"):
+            if hasattr(x, name):
+                setattr(x, name, _bound(getattr(x, name), values))
+    return x
+
+
+def dataset(query) -> list[str]:
+    """The graphs a parsed query's FROM and FROM NAMED clauses name, in order."""
+    return [str(d["default"] if "default" in d else d["named"]) for d in query.algebra.get("datasetClause") or ()]
+
+
+def graph_names(query) -> list[str]:
+    """The IRIs (not variables) the GRAPH patterns of a parsed query name, subqueries included, in order."""
+    return [str(node["term"]) for node in _nodes(query.algebra) if node.name == "Graph"
+            and isinstance(node["term"], URIRef)]
+
+
+def predicates(query) -> set[str]:
+    """Every IRI a parsed query uses as a predicate or inside a property path, anywhere in its algebra."""
+    from rdflib.paths import Path
+
+    triples, _ = patterns(query)
+    out, todo = set(), [t[1] for t in triples]
+    while todo:
+        p = todo.pop()
+        if isinstance(p, URIRef):
+            out.add(str(p))
+        elif isinstance(p, Path):
+            todo += [v for name in ("path", "arg", "args") if hasattr(p, name)
+                     for v in (getattr(p, name) if isinstance(getattr(p, name), list) else [getattr(p, name)])]
+    return out
+
+
 # ---- the one query walker -------------------------------------------------------------------------------------
 
 def patterns(query, required_only: bool = False) -> tuple[list[tuple], list]:

@@ -57,15 +57,17 @@ class Layer:
 
 
 def build(layers, graph: Graph | None = None, memory=None, guide: str | Path | None = None,
-          bounds: dict | None = None) -> list[Layer]:
-    """Pack the requested layers; ConfigError when a layer has nothing to be computed from."""
+          bounds: dict | None = None, endpoints: tuple[str, ...] = ()) -> list[Layer]:
+    """Pack the requested layers; ConfigError when a layer has nothing to be computed from. Without an ontology, L0
+    is the card of the run's endpoints (what memory's EndpointProfiles know of each)."""
     names, bounds = parse_layers(layers), {**BOUNDS, **(bounds or {})}
     if any(not 0 < int(bounds[n]) <= MAX_BOUND for n in names):
         raise ConfigError(f"layer bounds must be between 1 and {MAX_BOUND} characters (the RLM's preview size)")
-    if graph is None and any(n in names for n in ("L0", "L1")):
-        raise ConfigError("layers L0 and L1 are computed from the ontology: pass ontology=PATH (or --ontology)")
-    makers = {"L0": lambda b: sense_card(graph, b), "L1": lambda b: schema_card(graph, memory, b),
-              "L3": lambda b: guide_summary(_guide_text(guide), b)}
+    if graph is None and ("L1" in names or ("L0" in names and not endpoints)):
+        raise ConfigError("layers L0 and L1 are computed from the ontology: pass ontology=PATH (or --ontology); "
+                          "L0 also from the run's endpoints (--endpoint URL)")
+    makers = {"L0": lambda b: sense_card(graph, b) if graph is not None else endpoint_card(endpoints, memory, b),
+              "L1": lambda b: schema_card(graph, memory, b), "L3": lambda b: guide_summary(_guide_text(guide), b)}
     return [makers[n](int(bounds[n])) for n in names]
 
 
@@ -85,6 +87,19 @@ def sense_card(graph: Graph, bound: int = BOUNDS["L0"]) -> Layer:
              _joined("Top properties", [_qname(graph, p) for p in _top(graph, props)]),
              f"Labels: {_label_property(graph)}"]
     return _pack("L0", [line for line in lines if line], bound)
+
+
+def endpoint_card(urls: tuple[str, ...], memory=None, bound: int = BOUNDS["L0"]) -> Layer:
+    """L0 of a run on endpoints: each endpoint with what memory's profile of it knows (graphs, features, quirks,
+    limits), or that nothing is known yet and how to discover it."""
+    from .endpoint_profiles import find_profile, summary
+
+    lines = ["Endpoint card (L0): the SPARQL endpoints this run may query"]
+    for url in urls:
+        found = find_profile(memory, url) if memory is not None else None
+        lines.append(f"- {summary(found[1])}" if found else
+                     f"- {url}: nothing known yet; discover it with endpoint_describe and endpoint_graphs")
+    return _pack("L0", lines, bound)
 
 
 def schema_card(graph: Graph, memory=None, bound: int = BOUNDS["L1"]) -> Layer:

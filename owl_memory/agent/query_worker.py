@@ -3,8 +3,10 @@
 The host keeps one worker per graph: a `python -m owl_memory.agent.query_worker` child that caps its own address
 space (RLIMIT_AS) and CPU time (RLIMIT_CPU, so an orphan cannot run on) before it reads anything, loads the graph
 once, then answers one query per JSON line. Each query is checked by `adapters.sparql.check_read_only` and the
-checked algebra is what runs. The host waits at most `seconds` for an answer; past that it kills the worker and
-starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the agent sees "[Error] …".
+checked algebra is what runs; a judge rule's parameters come as separate terms, bound into that parsed algebra
+(`adapters.sparql.bind_terms`), never into the text. The host waits at most `seconds` for an answer; past that it
+kills the worker and starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the
+agent sees "[Error] …".
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 
 from ..errors import ConfigError, QueryRefused, ToolError
 
@@ -71,12 +73,14 @@ class QueryWorker:
         self._proc: subprocess.Popen | None = None
         self._buffer = b""
 
-    def query(self, sparql: str) -> QueryResult:
-        """Run one read-only query under the limits; QueryRefused or ToolError (naming the limit hit) otherwise."""
+    def query(self, sparql: str, bindings: dict | None = None) -> QueryResult:
+        """Run one read-only query under the limits, with `bindings` (placeholder IRI -> RDF term) bound into its
+        parsed form; QueryRefused or ToolError (naming the limit hit) otherwise."""
         from ..adapters.sparql import check_read_only
 
         check_read_only(sparql)  # refuse here too, before a worker is started for nothing
-        reply = self._ask({"query": sparql, "max_rows": self.limits.max_rows})
+        pairs = [[str(k), *_term_json(v)] for k, v in sorted((bindings or {}).items())]
+        reply = self._ask({"query": sparql, "max_rows": self.limits.max_rows, "bindings": pairs})
         if "refused" in reply:
             raise QueryRefused(reply["refused"])
         if "failed" in reply:
@@ -194,6 +198,19 @@ def _encode(term) -> list | None:
     return [kind, str(term)]
 
 
+def _term_json(term) -> list:
+    """A bound term as JSON: kind, text, language and datatype."""
+    if isinstance(term, URIRef):
+        return ["uri", str(term), None, None]
+    return ["literal", str(term), term.language, str(term.datatype) if term.datatype else None]
+
+
+def _bindings(pairs) -> dict:
+    """Placeholder IRI -> RDF term, from the JSON of `_term_json` pairs."""
+    return {URIRef(k): URIRef(text) if kind == "uri" else Literal(text, lang=lang, datatype=datatype)
+            for k, kind, text, lang, datatype in pairs or ()}
+
+
 def _decode(value) -> tuple | None:
     """A JSON pair back as a (kind, text) tuple."""
     return None if value is None else (value[0], value[1])
@@ -217,11 +234,11 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
-def _run(graph: Graph, sparql: str, max_rows: int) -> dict:
-    """Evaluate the checked algebra of one query; rows capped at max_rows."""
-    from ..adapters.sparql import check_read_only
+def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict | None = None) -> dict:
+    """Evaluate the checked algebra of one query (`bindings` bound into it); rows capped at max_rows."""
+    from ..adapters.sparql import bind_terms, check_read_only
 
-    result = graph.query(check_read_only(sparql))
+    result = graph.query(bind_terms(check_read_only(sparql), bindings or {}))
     if result.type == "ASK":
         return {"kind": "ASK", "columns": [], "rows": [], "truncated": False, "ask": bool(result.askAnswer)}
     columns = [str(v) for v in result.vars] if result.type == "SELECT" else ["s", "p", "o"]
@@ -238,7 +255,7 @@ def _answer(graph: Graph, message: dict, seconds: float) -> dict:
     """The reply to one query message."""
     _limit_cpu(seconds)
     try:
-        return {"ok": _run(graph, message["query"], int(message["max_rows"]))}
+        return {"ok": _run(graph, message["query"], int(message["max_rows"]), _bindings(message.get("bindings")))}
     except QueryRefused as e:
         return {"refused": str(e)}
     except MemoryError:

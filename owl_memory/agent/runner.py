@@ -20,11 +20,12 @@ from ..rdfio import load_graph
 from ..store.blobs import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
+from .constraints import query_constraints
 from .injection import FIELD, Retrieval, experience, hint_text, retrieve
 from .metrics import calls_before, calls_since, note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
-from .tools.endpoint import prepare_endpoints, remember_endpoints
+from .tools.endpoint import granted_urls, prepare_endpoints, remember_endpoints
 from .trajectory import Trajectory, trajectory_folder
 
 LM_ENV = "OWL_MEMORY_LM"
@@ -133,11 +134,12 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     lm, factory = _lm(config, config.lm), interpreter_factory(config.sandbox)
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
+    box.constraints = query_constraints(memory, graph, config.access)
     injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type)
     injected = prepare_endpoints(box, config.endpoints, memory, injected)
     bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,
-                           bounds)
+                           bounds, endpoints=granted_urls(box))
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     path = trajectory_folder(config.trajectory_dir, memory) / f"{run_id}.jsonl"
     with Trajectory(path, run_id) as traj:

@@ -76,6 +76,19 @@ def _train_report(summary: dict) -> None:
     click.echo("ext: items extracted; consolidation: " + ", ".join(f"{short} {name}" for name, short in
                                                                    TRAIN_FIGURES.items()))
     click.echo(f"{summary['succeeded']}/{summary['ran']} succeeded; memory holds {summary['items']} items")
+    click.echo(_rule_line(summary["judge_rules"]))
+
+
+def _rule_line(rules: dict) -> str:
+    """The judge rules learned and their agreement with gold on the held-out tasks, in one line."""
+    a = rules["agreement"]
+    share = "n/a" if a["agreement"] is None else f"{a['agreement']:.0%}"
+    covered = f"{a['covered']}/{a['tasks']}"
+    trained = f"{a['covered_trained']}/{a['trained_family']}"
+    seen = rules["in_training"]
+    return (f"judge rules: {len(rules['learned'])} learned, agreeing with gold on {seen['agreed']} of the "
+            f"{seen['judged']} gold runs they judged; on held-out tasks they agree with gold on {share} of "
+            f"{a['probes']} probe answers, covering {covered} tasks ({trained} of those whose family was trained)")
 
 
 TRAIN_FIGURES = {"added": "add", "duplicates": "dup", "merged": "mrg", "conflicts": "conf", "exceptions": "exc",

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidItem, UnknownItem
-from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, QueryRecipe, ToolSequence
+from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, JudgeRule, QueryRecipe, ToolSequence
 from ..vocab import ontology_iri
 
 SIMILARITY = 0.8
@@ -170,6 +170,8 @@ def action_key(op: CompiledOperator | None):
         return op.operator, op.form, op.where
     if isinstance(op, ToolSequence):
         return op.operator, None, op.tools
+    if isinstance(op, JudgeRule):
+        return op.operator, op.check, op.template
     if isinstance(op, CustomAction):
         d = op.data
         return (d.get("operator"), d.get("form"), repr(d.get("where") or d.get("tools"))) if d else None

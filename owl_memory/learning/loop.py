@@ -24,10 +24,12 @@ from ..agent.runner import run as run_agent
 from ..agent.trajectory import read_trajectory
 from ..errors import ConfigError
 from ..model import RunConfig, RunResult
+from ..model.judgments import Expect
 from ..rdfio import load_graph
 from .consolidate import Report, consolidate
 from .extract import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge import Judgment, judge
+from .judge_rules import RuleJudge, compile_rule, rule_spec
 from .provenance import RunInfo, provenance_graph
 
 MATTS_MAX_ITEMS = 5
@@ -73,6 +75,9 @@ class Learning:
         max_extract: items one run stores at most (see extraction_cap).
         consolidate: False stores the extracted items append-only (consolidate.py; the ablation's E9).
         curriculum_id: the curriculum the task belongs to, for provenance.
+        judge_rules: compile a JudgeRule item from the gold of a run that succeeded (learning/judge_rules.py;
+            `owl-memory train` does). Stored rules judge runs without gold and count their agreement with gold
+            either way.
     """
 
     expect: dict | None = None
@@ -83,34 +88,38 @@ class Learning:
     max_extract: int | None = None
     consolidate: bool = True
     curriculum_id: str | None = None
+    judge_rules: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
 class LearnedRun(RunResult):
     """A run the loop judged and learned from: the best rollout's RunResult plus the judgment, the ids of the items
-    this run's extraction left in memory, and consolidation's report."""
+    this run's extraction left in memory, consolidation's report, and the JudgeRule items its gold compiled."""
 
     judgment: Judgment
     extracted: tuple[str, ...] = ()
     consolidation: Report = field(default_factory=Report)
+    judge_rules: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        """The CLI's --json form of a run, with judgment, extracted and consolidation."""
+        """The CLI's --json form of a run, with judgment, extracted, consolidation and judge_rules."""
         return {**super().to_dict(), "judgment": self.judgment.to_dict(), "extracted": list(self.extracted),
-                "consolidation": self.consolidation.to_dict()}
+                "consolidation": self.consolidation.to_dict(), "judge_rules": list(self.judge_rules)}
 
 
 def run(task: str, memory=None, prompt: str | None = None, ontology=None, config: RunConfig | None = None, *,
         learn: bool = False, expect: dict | None = None, task_type: str | None = None, task_id: str | None = None,
-        matts: str | None = None, extract_lm=None, max_extract: int | None = None, **options) -> RunResult:
+        matts: str | None = None, extract_lm=None, max_extract: int | None = None, judge_rules: bool = False,
+        **options) -> RunResult:
     """Run one strict-RLM agent on `task` (agent.runner.run; `config` a RunConfig, or its fields as keywords); with
     learn=True (or matts="parallel:K" / "sequential:K") the run goes through the learning loop and the result is a
-    LearnedRun: judged (by `expect` gold, else by the LM), items extracted, consolidated and stored with provenance."""
+    LearnedRun: judged (by `expect` gold, else by the stored judge rules that apply, else by the LM), items extracted,
+    consolidated and stored with provenance; judge_rules=True also compiles a JudgeRule from gold that succeeded."""
     config = RunConfig.of(config, **options)
     config = replace(config, task_id=config.task_id or task_id, task_type=config.task_type or task_type)
     if not (learn or matts):
         return run_agent(task, memory, prompt, ontology, config)
-    learning = Learning(expect, task_type, task_id, matts, extract_lm, max_extract)
+    learning = Learning(expect, task_type, task_id, matts, extract_lm, max_extract, judge_rules=judge_rules)
     return run_learning(task, memory, config, learning, prompt=prompt, ontology=ontology)
 
 
@@ -129,7 +138,10 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
                      task_id=config.task_id or learning.task_id, task_type=config.task_type or learning.task_type)
     graph = load_graph(ontology) if ontology is not None else None
     ctx = _Context(memory, task, prompt, graph, config, learning)
-    judged = ctx.rollouts(mode, k)
+    try:
+        judged = ctx.rollouts(mode, k)
+    finally:
+        ctx.rules.close()
     items, rejected = [], []
     wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
@@ -137,11 +149,13 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected
     report = consolidate(memory, items[:cap], Report(rejected=list(rejected)), append_only=not learning.consolidate)
+    rules = consolidate(memory, ctx.judge_rule_specs(judged))
     for result, judgment, _ in judged:
         memory.write_graph(provenance_graph(ctx.info(result, tuple(report.duplicates)), judgment))
     best, judgment, _ = next((r for r in judged if r[1].success), judged[-1])
     values = {f.name: getattr(best, f.name) for f in fields(RunResult)}
-    return LearnedRun(**values, judgment=judgment, extracted=tuple(_stored_ids(report)), consolidation=report)
+    return LearnedRun(**values, judgment=judgment, extracted=tuple(_stored_ids(report)), consolidation=report,
+                      judge_rules=tuple(_stored_ids(rules)))
 
 
 class _Context:
@@ -152,6 +166,7 @@ class _Context:
         self.memory, self.task, self.prompt, self.graph = memory, task, prompt, graph
         self.config, self.lm, self.learning = config, config.lm, learning
         self.times: dict[str, tuple[datetime, datetime]] = {}
+        self.rules = RuleJudge(memory)
 
     def rollouts(self, mode: str | None, k: int) -> list[tuple[RunResult, Judgment, RunRecord]]:
         """One run, K parallel rollouts, or up to K sequential refinements (stopping at the first success)."""
@@ -168,13 +183,39 @@ class _Context:
         result = run_agent(text, self.memory, self.prompt, self.graph, self.config)
         self.times[result.run_id] = (started, datetime.now(timezone.utc))
         events = tuple(read_trajectory(result.trajectory_path))
-        judgment = judge(self.learning.expect, result.answer, ontology=self.graph, task=self.task, lm=self.lm,
-                         evidence=outline(events))
+        judgment = self.judge(result.answer, events)
         for use in result.memory_usage:
             self.memory.record_use(use.memory_id, judgment.success)
         record = RunRecord(self.task, self.learning.task_type or "general", ontology_iri(self.graph), result.answer,
                            result.run_id, result.trace_ref, events, self.graph)
         return result, judgment, record
+
+    def judge(self, answer: str, events: tuple) -> Judgment:
+        """Gold judges when there is gold (the applicable judge rules run beside it and count their agreement);
+        without gold the applicable judge rules, else the LLM judge (its reason says no rule applied)."""
+        expect, task_type, iri = self.learning.expect, self.learning.task_type, ontology_iri(self.graph)
+        if expect:
+            gold = judge(expect, answer, ontology=self.graph, task=self.task, lm=self.lm, evidence=outline(events))
+            self.rules.record_agreement(self.task, answer, self.graph, task_type, iri, gold)
+            return gold
+        ruled = self.rules.judge(self.task, answer, self.graph, task_type, iri)
+        if ruled is not None:
+            return ruled
+        fallback = judge(None, answer, ontology=self.graph, task=self.task, lm=self.lm, evidence=outline(events))
+        return replace(fallback, reason=f"no judge rule applied; {fallback.reason}")
+
+    def judge_rule_specs(self, judged: list) -> list:
+        """The JudgeRule items the gold of the rollouts that succeeded compiles to (none without gold)."""
+        expect = Expect.from_dict(self.learning.expect) if isinstance(self.learning.expect, dict) else \
+            self.learning.expect
+        wins = any(j.success for _, j, _ in judged)
+        if not (self.learning.judge_rules and expect and self.graph is not None and wins):
+            return []
+        rule = compile_rule(self.task, expect, self.graph, self.rules.view(self.graph))
+        result = next(r for r, j, _ in judged if j.success)
+        return [] if rule is None else [rule_spec(rule, task_type=self.learning.task_type or "general",
+                                                  ontology_iri=ontology_iri(self.graph), graph=self.graph,
+                                                  run_id=result.run_id, trace_ref=result.trace_ref)]
 
     def info(self, result: RunResult, reextracted: tuple[str, ...] = ()) -> RunInfo:
         """The provenance record of one rollout (`reextracted`: stored items its extraction produced again)."""
@@ -183,7 +224,7 @@ class _Context:
         return RunInfo(result.run_id, lm_name(self.lm), self.config.condition, started, ended,
                        ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used,
                        self.learning.curriculum_id, result.metrics.iterations, result.metrics.converged,
-                       result.answer_hash, reextracted)
+                       result.answer_hash, reextracted, result.metrics.constraint_violations)
 
 
 def _refine(task: str, previous: str) -> str:

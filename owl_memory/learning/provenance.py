@@ -2,12 +2,14 @@
 
 - the run: `om:Run` (a prov:Activity) with om:model, om:condition, om:onOntology, om:curriculumId, om:taskId,
   om:taskText (clipped), om:iterations, om:converged (ended by SUBMIT before its iteration limit), om:answerHash
-  (sha256 of the answer), prov:startedAtTime / prov:endedAtTime, and om:reextracted for every stored item its
-  extraction produced again (an exact duplicate: no new item, but the run made it too);
+  (sha256 of the answer), om:constraintViolations (when its queries broke Constraint items), prov:startedAtTime /
+  prov:endedAtTime, and om:reextracted for every stored item its extraction produced again (an exact duplicate: no
+  new item, but the run made it too);
 - its trajectory: `om:Trajectory` (a prov:Entity) named by the JSONL blob's key, om:payloadRef = that key,
   prov:wasGeneratedBy the run;
 - its judgment: `om:Judgment` (a prov:Entity) with om:success, om:reason, om:judgmentConfidence, om:judge,
-  om:missing, prov:wasGeneratedBy the run, prov:wasDerivedFrom the trajectory;
+  om:missing, om:decidedByRule (each JudgeRule item that decided), prov:wasGeneratedBy the run,
+  prov:wasDerivedFrom the trajectory;
 - each memory item the run used: prov:used, and a qualified `prov:Usage` (prov:entity, om:rank, om:score);
 - extracted items carry prov:wasGeneratedBy / prov:wasDerivedFrom themselves (ItemSpec.provenance).
 
@@ -78,6 +80,7 @@ class RunInfo:
         trace_ref: blob key of the trajectory JSONL; used: (item id, rank, score) per item the run used.
         curriculum_id: the curriculum the task belongs to; iterations, converged, answer_hash: how the run went.
         reextracted: ids of stored items the run's extraction produced again.
+        constraint_violations: how many of its queries broke a Constraint item (om:constraintViolations).
     """
 
     run_id: str
@@ -95,6 +98,7 @@ class RunInfo:
     converged: bool | None = None
     answer_hash: str | None = None
     reextracted: tuple[str, ...] = ()
+    constraint_violations: int = 0
 
 
 def judgment_iri(run_id: str) -> URIRef:
@@ -113,6 +117,9 @@ def provenance_graph(info: RunInfo, judgment: Judgment | None) -> Graph:
             g.add((run, p, Literal(str(v))))
     if info.iterations is not None:
         g.add((run, OM.iterations, Literal(int(info.iterations), datatype=XSD.nonNegativeInteger)))
+    if info.constraint_violations:
+        g.add((run, OM.constraintViolations, Literal(int(info.constraint_violations),
+                                                     datatype=XSD.nonNegativeInteger)))
     if info.converged is not None:
         g.add((run, OM.converged, Literal(bool(info.converged), datatype=XSD.boolean)))
     for item in info.reextracted:
@@ -154,6 +161,8 @@ def _judgment(g: Graph, run_id: str, run: URIRef, trace: URIRef | None, j: Judgm
     g.add((node, OM.judge, Literal(j.judge)))
     for m in j.missing:
         g.add((node, OM.missing, Literal(str(m)[:200])))
+    for rule in j.rules:
+        g.add((node, OM.decidedByRule, ITEM[rule]))
 
 
 def _usage(g: Graph, run: URIRef, item: str, rank: int, score: float) -> None:

@@ -1,4 +1,5 @@
-"""Training: stream a curriculum's tasks through the learning loop and summarize what was learned."""
+"""Training: stream a curriculum's tasks through the learning loop and summarize what was learned, with the learned
+judge rules' agreement with gold on the held-out tasks (learning/agreement.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 
 from ..errors import OwlMemoryError
 from ..model import RunConfig
+from .agreement import rule_agreement
 from .consolidate import Report
 from .curriculum import Curriculum, Task
 from .loop import Learning, run_learning
@@ -23,7 +25,8 @@ def train_curriculum(course: Curriculum, memory, config: RunConfig, *, split: st
     for n, task in enumerate(tasks):
         if progress is not None:
             progress(n, len(tasks), f"{task.id} ({n + 1}/{len(tasks)})")
-        learning = Learning(task.expect or None, task.task_type, task.id, matts, max_extract=max_extract)
+        learning = Learning(task.expect or None, task.task_type, task.id, matts, max_extract=max_extract,
+                            judge_rules=True)
         rows.append(_one(course, task, memory, config, learning))
     if progress is not None:
         progress(len(tasks), len(tasks), f"train {course.id}: done")
@@ -41,12 +44,24 @@ def _one(course: Curriculum, task: Task, memory, config: RunConfig, learning: Le
     return {"id": task.id, "success": r.judgment.success, "answer": r.answer[:200], "run_id": r.run_id,
             "judgment": r.judgment.to_dict(), "extracted": list(r.extracted),
             "consolidation": r.consolidation.to_dict(), "figures": r.consolidation.counts(),
-            "memories_used": [u.to_dict() for u in r.memory_usage], "iterations": r.metrics.iterations}
+            "memories_used": [u.to_dict() for u in r.memory_usage], "iterations": r.metrics.iterations,
+            "judge_rules": list(r.judge_rules)}
 
 
 def _summary(course: Curriculum, rows: list[dict], memory) -> dict:
-    """Totals over the tasks (success count, per-run consolidation figures summed)."""
+    """Totals over the tasks (success count, per-run consolidation figures summed, judge rules learned and their
+    agreement with gold on the held-out tasks)."""
     totals = {k: sum(r.get("figures", {}).get(k, 0) for r in rows) for k in FIGURES}
+    learned = sorted({i for r in rows for i in r.get("judge_rules", ())})
     return {"curriculum": course.id, "ran": len(rows), "succeeded": sum(r.get("success") is True for r in rows),
             "errors": sum("error" in r for r in rows), "consolidation": totals, "items": len(memory),
+            "judge_rules": {"learned": learned, "in_training": _counted(memory, learned),
+                            "agreement": rule_agreement(course, memory).to_dict()},
             "tasks": rows}
+
+
+def _counted(memory, ids: list[str]) -> dict:
+    """How often the learned rules have judged a gold run beside gold (in this training or an earlier one on the same
+    memory), and how often they agreed with it (their use and success counters)."""
+    counts = [memory.get(i).counts for i in ids]
+    return {"judged": sum(c.use_count for c in counts), "agreed": sum(c.success_count for c in counts)}

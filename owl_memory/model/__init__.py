@@ -3,6 +3,7 @@
 from .changes import ChangeSet
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
+from .judge_rules import JudgeRule, QueryConstraint
 from .ontologies import OntologyContext
 from .operators import (
     CompiledOperator,
@@ -20,6 +21,7 @@ from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResu
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
+    "JudgeRule", "QueryConstraint",
     "MemoryAccess", "MemoryUse", "OntologyContext", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision",
     "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",

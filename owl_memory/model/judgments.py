@@ -18,10 +18,11 @@ class Judgment:
         success: whether the run achieved the task.
         reason: one or two sentences (deterministic judges give precision and recall).
         confidence: high | medium | low.
-        judge: which judge decided (sparql, answer, ask, shacl, structural, llm, error).
+        judge: which judge decided (sparql, answer, ask, shacl, structural, rule, llm, error).
         missing: expected items the answer lacks (at most 10).
         failure_mode: how a failed run failed (missing-answer-terms, extra-answer-terms, wrong-answer, ...);
             empty on success. Extraction files AntiPatterns under it.
+        rules: ids of the JudgeRule items that decided (judge "rule"), in the order they ran.
     """
 
     success: bool
@@ -30,17 +31,19 @@ class Judgment:
     judge: str = "answer"
     missing: tuple[str, ...] = field(default_factory=tuple)
     failure_mode: str = ""
+    rules: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        """JSON-compatible form."""
+        """JSON-compatible form ("rules" only when judge rules decided)."""
         return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
-                "missing": list(self.missing), "failure_mode": self.failure_mode}
+                "missing": list(self.missing), "failure_mode": self.failure_mode,
+                **({"rules": list(self.rules)} if self.rules else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> Judgment:
         """Inverse of to_dict."""
         return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
-                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""))
+                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""), tuple(d.get("rules") or ()))
 
 
 EXPECT_KINDS = ("sparql", "answer", "ask", "shacl", "query")

@@ -10,6 +10,7 @@ memory graph stores (canonical JSON in om:actionSchema) and what packs and `--js
 - `CqAnswer`: a competency question's verified delta, kept behind a blob handle (keyed "cq:<hex>").
 - `QueryRecipe`: an agent's successful query pattern with the task's constants lifted to parameters.
 - `ToolSequence`: the tools a run called, in order, when it ran no query.
+- `JudgeRule` / `QueryConstraint` (model/judge_rules.py): a check learned from gold, a requirement on agent queries.
 - `CustomAction`: an action schema owl-memory does not compile itself (a user's or a pack's), kept as its JSON.
 A schema is read leniently: a strategy id with some of a decision's keys is that decision, the rest defaulted.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..errors import InvalidItem
+from .judge_rules import JUDGE_RULE, QUERY_CONSTRAINT, JudgeRule, Parameter, QueryConstraint
 
 APPLY_DELTA = "apply_delta"
 ONTOLOGY_QUERY = "ontology_query"
@@ -94,14 +96,6 @@ class CqAnswer:
 
 
 @dataclass(frozen=True)
-class Parameter:
-    """A lifted constant of a query recipe: its placeholder ("$p1") and kind ("iri" or "literal")."""
-
-    name: str
-    kind: str
-
-
-@dataclass(frozen=True)
 class QueryRecipe:
     """A query pattern that answered a task: its form, triple patterns (canonical variables, task constants lifted
     to parameters), number of filters and the parameters to bind."""
@@ -147,13 +141,14 @@ class CustomAction:
         return dict(self.data)
 
 
-CompiledOperator = Union[RepairDecision, FollowUp, CqAnswer, QueryRecipe, ToolSequence, CustomAction]  # noqa: UP007
+CompiledOperator = Union[RepairDecision, FollowUp, CqAnswer, QueryRecipe, ToolSequence, JudgeRule,  # noqa: UP007
+                         QueryConstraint, CustomAction]
+_TYPED = (RepairDecision, FollowUp, CqAnswer, QueryRecipe, ToolSequence, JudgeRule, QueryConstraint, CustomAction)
 
 
 def operator_from_json(data) -> CompiledOperator | None:
     """The typed operator of a stored action schema (a dict, its JSON text, a typed operator or None)."""
-    if data is None or isinstance(data, RepairDecision | FollowUp | CqAnswer | QueryRecipe | ToolSequence |
-                                  CustomAction):
+    if data is None or isinstance(data, _TYPED):
         return data
     if isinstance(data, str):
         data = json.loads(data)
@@ -179,6 +174,10 @@ def _parse(d: dict) -> CompiledOperator:
                            tuple(Parameter(str(p["name"]), str(p["kind"])) for p in d.get("parameters", ())))
     if op == TOOL_SEQUENCE:
         return ToolSequence(tuple(str(t) for t in d["tools"]))
+    if op == JUDGE_RULE:
+        return JudgeRule.from_json(d)
+    if op == QUERY_CONSTRAINT:
+        return QueryConstraint.from_json(d)
     if not isinstance(op, str) or not set(d) <= _DECISION_KEYS | {"value"} or not isinstance(d.get("bindings") or {},
                                                                                               dict):
         return CustomAction(dict(d))

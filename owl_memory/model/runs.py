@@ -240,6 +240,7 @@ class RunMetrics:
         tool_calls, tool_errors: tool calls made and those that returned "[Error] ...".
         read_chars: payload characters read against the run's budget.
         seconds: wall time of the RLM call.
+        constraint_violations: agent queries' violations of the Constraint items that applied to the run.
     """
 
     iterations: int = 0
@@ -263,6 +264,7 @@ class RunMetrics:
     tool_errors: int = 0
     read_chars: int = 0
     seconds: float = 0.0
+    constraint_violations: int = 0
 
     def to_dict(self) -> dict:
         """JSON form (the metrics object of the CLI's --json and of trajectories)."""

@@ -21,7 +21,7 @@ from ...model.endpoints import EndpointLimits
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import Notebook, find_profile, namespaces_and_classes, remember
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
-from .results import store_rows
+from .results import constraint_notes, store_rows
 from .toolbox import Toolbox, ToolFamily, family
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -60,6 +60,12 @@ def prepare_endpoints(box: Toolbox, grants, memory, retrieval):
     known = {h.id for h in hits}
     return replace(retrieval, hits=tuple(hits) + tuple(h for h in retrieval.hits if h.id not in known),
                    polarity={**retrieval.polarity, **{h.id: "success" for h in hits}})
+
+
+def granted_urls(box: Toolbox) -> tuple[str, ...]:
+    """The endpoint URLs the run was granted (none when it has no endpoint tools)."""
+    session = getattr(box, "endpoints", None)
+    return tuple(session.client.urls) if session is not None else ()
 
 
 def remember_endpoints(box: Toolbox, result: RunResult) -> RunResult:
@@ -159,9 +165,9 @@ class EndpointTools(ToolFamily):
         triples, _ = sparql_text.patterns(sparql_text.parse(sparql))
         notebook.query_answered(url, sparql, *namespaces_and_classes(triples), len(result.rows) or bool(result.ask),
                                 result.truncated)
-        if result.kind == "ASK":
-            return {"source": url, "ask": result.ask, "requests_left": self._left()}
-        return {"source": url, **store_rows(self.box, result), "requests_left": self._left()}
+        out = {"ask": result.ask} if result.kind == "ASK" else store_rows(self.box, result)
+        broken = constraint_notes(self.box, "endpoint", sparql)
+        return {"source": url, **out, **({"constraints": broken} if broken else {}), "requests_left": self._left()}
 
     def _select(self, url: str, sparql: str):
         """A query through the contained client."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from rdflib import Graph
 
 from ...errors import ToolError
+from ..constraints import violations
 from ..query_worker import QueryResult, QueryWorker
 from .caps import MAX_LIST, as_int, as_text, dumps
 from .toolbox import Toolbox, ToolFamily, family
@@ -54,12 +55,25 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     """Run a query in the worker over `name`'s graph (built by `graph()` when the worker first starts): ASK's
     answer, or a results handle with its row count."""
     sparql = as_text(sparql, "sparql")
+    broken = constraint_notes(box, name, sparql)
     if name not in box.workers:
         box.workers[name] = QueryWorker(graph(), box.query_limits)
     result = box.workers[name].query(sparql)
-    if result.kind == "ASK":
-        return {"ask": result.ask}
-    return store_rows(box, result)
+    out = {"ask": result.ask} if result.kind == "ASK" else store_rows(box, result)
+    return {**out, "constraints": broken} if broken else out
+
+
+def constraint_notes(box: Toolbox, name: str, sparql: str) -> list[str]:
+    """The run's Constraint items the query breaks (agent/constraints.py), counted and sent to the trajectory as
+    constraint_violation events; one "constraint <id> violated: ..." line each for the tool's return."""
+    if name == "memory" or not box.constraints:
+        return []
+    lines = []
+    for id, message in violations(sparql, box.constraints):
+        box.stats["constraint_violations"] += 1
+        box.observe({"event": "constraint_violation", "tool": f"{name}_query", "constraint": id, "message": message})
+        lines.append(f"constraint {id} violated: {message}")
+    return lines
 
 
 def store_rows(box: Toolbox, result: QueryResult) -> dict:

@@ -101,7 +101,9 @@ class Toolbox:
         self.memory_ids_used: list[str] = []
         self.memory_usage: dict[str, tuple[int, float]] = {}  # id -> (rank, score) where the agent first met it
         self.vocabulary: set[str] = set()  # IRIs and namespaces the tools show: vocabulary, not payload
-        self.stats = {"tool_calls": 0, "tool_errors": 0, "large_returns": 0, "max_return": 0, "max_window": 0}
+        self.stats = {"tool_calls": 0, "tool_errors": 0, "large_returns": 0, "max_return": 0, "max_window": 0,
+                      "constraint_violations": 0}
+        self.constraints: tuple = ()  # (item id, QueryConstraint) each query is checked against (agent/constraints.py)
         self.families = [cls(self) for cls in FAMILIES]
 
     def functions(self) -> list[OwlTool]:
@@ -165,6 +167,10 @@ class Toolbox:
         """Pass an event to the observer, if any."""
         if self.observer is not None:
             self.observer(event)
+
+    def observe(self, event: dict) -> None:
+        """Pass an event of a tool family (e.g. a constraint violation) to the trajectory."""
+        self._emit(event)
 
     # ---- state the families share ---------------------------------------------------------------------------
 

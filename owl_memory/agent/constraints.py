@@ -1,0 +1,52 @@
+"""Constraint items in use: hard requirements on the agent's queries, checked on each query's parsed form.
+
+A Constraint item whose action schema is a `QueryConstraint` (model/judge_rules.py) applies to a run when it applies
+to the run's ontology or to any ontology, and the run's condition lets memory in (every condition but A0). The
+runner hands those to the toolbox; every ontology_query and endpoint_query is checked before it runs: the query still
+runs, the tool's return gains a "constraints" list ("constraint <id> violated: ...") so the agent can fix it, the
+trajectory gets a constraint_violation event per violation, and the run's metrics count them (constraint_violations).
+"""
+
+from __future__ import annotations
+
+from ..adapters import sparql as sparql_text
+from ..model import QueryConstraint
+from ..vocab import OWL, RDF, ontology_iri
+
+SEARCH_K = 50
+_SAYS = {"needs-limit": "the query needs a LIMIT",
+         "needs-from-graph": "the query needs a FROM graph or a GRAPH <iri> pattern",
+         "forbids-predicate": "the query must not use the predicate {value}"}
+
+
+def query_constraints(memory, graph, access) -> tuple[tuple[str, QueryConstraint], ...]:
+    """(item id, constraint) of every Constraint item that applies to the run over `graph`, in search order."""
+    if memory is None or not access.layers_read_memory:
+        return ()
+    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
+    run_ontology, out = ontology_iri(iris[0]) if iris else None, []
+    for hit in memory.search(kinds=("Constraint",), k=SEARCH_K):
+        item = memory.get(hit.id)
+        scope = {ontology_iri(iri) for iri in item.applies_to}
+        if isinstance(item.action_schema, QueryConstraint) and (not scope or run_ontology in scope):
+            out.append((item.id, item.action_schema))
+    return tuple(out)
+
+
+def violations(sparql: str, constraints) -> list[tuple[str, str]]:
+    """(item id, message) for each constraint the query breaks; none for a query that does not parse (the guard
+    refuses it with its own message)."""
+    try:
+        query = sparql_text.parse(sparql)
+    except sparql_text.QuerySyntaxError:
+        return []
+    return [(id, _SAYS[c.requirement].format(value=c.value)) for id, c in constraints if _breaks(query, c)]
+
+
+def _breaks(query, constraint: QueryConstraint) -> bool:
+    """Whether a parsed query breaks one constraint."""
+    if constraint.requirement == "needs-limit":
+        return sparql_text.limit_of(query) is None
+    if constraint.requirement == "needs-from-graph":
+        return not sparql_text.dataset(query) and not sparql_text.graph_names(query)
+    return constraint.value in sparql_text.predicates(query)
