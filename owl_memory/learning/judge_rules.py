@@ -41,6 +41,7 @@ from ..errors import QueryRefused, ToolError
 from ..model import ItemSpec, JudgeRule, Parameter
 from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
+from ..vocab import ontology_iri as normalized
 from .families import OntologyView, is_builtin, view_of
 from .judge import judge_terms, run_graph
 
@@ -224,8 +225,9 @@ class RuleJudge:
         out = []
         for hit in hits:
             item = self.memory.get(hit.id)
+            scope = {normalized(iri) for iri in item.applies_to}
             if not isinstance(item.action_schema, JudgeRule) or item.demoted or \
-                    (item.applies_to and ontology_iri not in item.applies_to):
+                    (scope and (ontology_iri is None or normalized(ontology_iri) not in scope)):
                 continue
             bound = bindings_for(item.action_schema, task, self.view(graph))
             if bound is not None:
