@@ -111,6 +111,8 @@ def test_urls_are_normalized_and_only_http_endpoints_are_granted():
     for bad in ("file:///etc/passwd", "http://user:pw@host/q", "http://host/q?default-graph-uri=x", "=http://h/q"):
         with pytest.raises(ConfigError):
             EndpointGrant.parse(bad)
+    with pytest.raises(ConfigError, match="query string"):  # an "=" in a query string is no TARGET=URL entry
+        EndpointGrant.parse("http://127.0.0.1:9/query?x=1")
 
 
 def test_no_endpoint_granted_means_no_endpoint_tools():

@@ -5,6 +5,7 @@ an om:EndpointProfile memory item)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlsplit, urlunsplit
 
@@ -14,6 +15,7 @@ from .handles import sha256
 PROFILE_LIST = 12  # entries one profile keeps per list (graphs, features, prefixes, classes, limits, quirks)
 PROFILE_RUNS = 50  # runs a profile names as the ones that taught it
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_MAPPED_TO = re.compile(r"=(?=https?://)", re.IGNORECASE)
 
 
 def normalize_url(url: str) -> str:
@@ -77,7 +79,8 @@ class EndpointGrant:
     def parse(cls, spec: str) -> EndpointGrant:
         """A grant from "URL" or "TARGET=URL" (a corpus target pointed at a mirror or a local copy)."""
         text = str(spec).strip()
-        target, sep, url = text.partition("=") if "=" in text else ("", "", text)
+        mapped = _MAPPED_TO.search(text)  # the "=" before the URL's scheme: one in a query string is no map entry
+        target, sep, url = (text[:mapped.start()], "=", text[mapped.end():]) if mapped else ("", "", text)
         if sep and not target.strip():
             raise ConfigError(f"an endpoint map entry is TARGET=URL, got {text[:120]!r}")
         return cls(normalize_url(url), normalize_url(target) if target.strip() else None)
