@@ -37,10 +37,14 @@ def run_all(jobs: list, run_job: Callable, parallel: bool) -> None:
             while not pending.ready():
                 pending.wait(POLL)
             pending.get()  # re-raises a worker's exception here
-            pool.close()
-        finally:
+        except BaseException:
             pool.terminate()
             pool.join()
+            raise
+        # Done: each worker takes its stop sentinel and exits. terminate() here would take the task queue's read lock
+        # for good and leave a worker that was reaching for its sentinel blocked on it.
+        pool.close()
+        pool.join()
 
 
 @contextlib.contextmanager
