@@ -24,6 +24,18 @@ def ontology_iri(iri) -> str:
     return str(iri).rstrip("#/")
 
 
+def serves_ontology(applies_to, ontology: str | None) -> bool:
+    """Whether an item scoped to the ontologies `applies_to` (none: any ontology) applies to a run on `ontology`
+    (None: the run declares none); IRIs compared as ontology_iri writes them."""
+    return not applies_to or (ontology is not None and ontology_iri(ontology) in {ontology_iri(a) for a in applies_to})
+
+
+def declared_ontology(graph) -> str | None:
+    """The IRI of the ontology a graph declares (the first, sorted), or None (no graph, or no owl:Ontology)."""
+    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
+    return iris[0] if iris else None
+
+
 KINDS = (
     "Principle", "Procedure", "AntiPattern", "Constraint", "JudgeRule",
     "RepairOperator", "EndpointProfile", "Episode",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..adapters import sparql as sparql_text
 from ..model import QueryConstraint
-from ..vocab import OWL, RDF, ontology_iri
+from ..vocab import declared_ontology, serves_ontology
 
 SEARCH_K = 50
 _SAYS = {"needs-limit": "the query needs a LIMIT",
@@ -23,12 +23,10 @@ def query_constraints(memory, graph, access) -> tuple[tuple[str, QueryConstraint
     """(item id, constraint) of every Constraint item that applies to the run over `graph`, in search order."""
     if memory is None or not access.layers_read_memory:
         return ()
-    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
-    run_ontology, out = ontology_iri(iris[0]) if iris else None, []
+    run_ontology, out = declared_ontology(graph), []
     for hit in memory.search(kinds=("Constraint",), k=SEARCH_K):
         item = memory.get(hit.id)
-        scope = {ontology_iri(iri) for iri in item.applies_to}
-        if isinstance(item.action_schema, QueryConstraint) and (not scope or run_ontology in scope):
+        if isinstance(item.action_schema, QueryConstraint) and serves_ontology(item.applies_to, run_ontology):
             out.append((item.id, item.action_schema))
     return tuple(out)
 

@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from rdflib import Literal, URIRef
 
 from ..rdfio import load_graph
+from ..vocab import declared_ontology
 from .curriculum import Curriculum, Task
 from .judge import judge_terms
 from .judge_rules import RuleJudge
-from .loop import ontology_iri
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def _one(task: Task, graph, judge: RuleJudge, trained: bool, counts: dict) -> No
     """Count one held-out task: its coverage and, when covered, its probes' verdicts."""
     counts["tasks"] += 1
     counts["trained_family"] += trained
-    rules = judge.applicable(task.query, graph, task.task_type, ontology_iri(graph))
+    rules = judge.applicable(task.query, graph, task.task_type, declared_ontology(graph))
     if not rules:
         return
     counts["covered"] += 1

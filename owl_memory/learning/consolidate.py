@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidItem, UnknownItem
 from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, JudgeRule, QueryRecipe, ToolSequence
-from ..vocab import ontology_iri
+from ..vocab import serves_ontology
 
 SIMILARITY = 0.8
 CANDIDATES = 50
@@ -152,8 +152,7 @@ def _candidates(memory, spec: ItemSpec) -> list[Item]:
 def _overlaps(spec: ItemSpec, item: Card) -> bool:
     """Overlapping applicability: ontologies intersect (compared without a trailing # or /), or either side applies
     to any ontology."""
-    return not spec.applies_to or not item.applies_to or bool({ontology_iri(a) for a in spec.applies_to}
-                                                              & {ontology_iri(a) for a in item.applies_to})
+    return not spec.applies_to or any(serves_ontology(item.applies_to, a) for a in spec.applies_to)
 
 
 def _contradicts(spec: ItemSpec, item: Item) -> bool:

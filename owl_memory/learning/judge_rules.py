@@ -41,7 +41,7 @@ from ..errors import QueryRefused, ToolError
 from ..model import ItemSpec, JudgeRule, Parameter
 from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
-from ..vocab import ontology_iri as normalized
+from ..vocab import serves_ontology
 from .families import OntologyView, is_builtin, view_of
 from .judge import judge_terms, run_graph
 
@@ -225,9 +225,8 @@ class RuleJudge:
         out = []
         for hit in hits:
             item = self.memory.get(hit.id)
-            scope = {normalized(iri) for iri in item.applies_to}
             if not isinstance(item.action_schema, JudgeRule) or item.demoted or \
-                    (scope and (ontology_iri is None or normalized(ontology_iri) not in scope)):
+                    not serves_ontology(item.applies_to, ontology_iri):
                 continue
             bound = bindings_for(item.action_schema, task, self.view(graph))
             if bound is not None:

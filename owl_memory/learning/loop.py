@@ -17,7 +17,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from rdflib import Graph
-from rdflib.namespace import OWL, RDF
 
 from ..agent.runner import lm_name, resolve_lm
 from ..agent.runner import run as run_agent
@@ -26,6 +25,7 @@ from ..errors import ConfigError
 from ..model import RunConfig, RunResult
 from ..model.judgments import Expect
 from ..rdfio import load_graph
+from ..vocab import declared_ontology
 from .consolidate import Report, consolidate
 from .extract import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge import Judgment, judge
@@ -54,12 +54,6 @@ def extraction_cap(max_extract: int | None, mode: str | None) -> int:
     if isinstance(max_extract, bool) or not isinstance(max_extract, int) or max_extract < 0:
         raise ConfigError(f"max_extract must be an integer >= 0 (items stored per run), got {max_extract!r}")
     return min(max_extract, MATTS_MAX_ITEMS) if mode else max_extract
-
-
-def ontology_iri(graph: Graph | None) -> str | None:
-    """The IRI of the ontology a graph declares (the first, sorted), or None."""
-    iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
-    return iris[0] if iris else None
 
 
 @dataclass(frozen=True)
@@ -186,14 +180,14 @@ class _Context:
         judgment = self.judge(result.answer, events)
         for use in result.memory_usage:
             self.memory.record_use(use.memory_id, judgment.success)
-        record = RunRecord(self.task, self.learning.task_type or "general", ontology_iri(self.graph), result.answer,
-                           result.run_id, result.trace_ref, events, self.graph)
+        record = RunRecord(self.task, self.learning.task_type or "general", declared_ontology(self.graph),
+                           result.answer, result.run_id, result.trace_ref, events, self.graph)
         return result, judgment, record
 
     def judge(self, answer: str, events: tuple) -> Judgment:
         """Gold judges when there is gold (the applicable judge rules run beside it and count their agreement);
         without gold the applicable judge rules, else the LLM judge (its reason says no rule applied)."""
-        expect, task_type, iri = self.learning.expect, self.learning.task_type, ontology_iri(self.graph)
+        expect, task_type, iri = self.learning.expect, self.learning.task_type, declared_ontology(self.graph)
         if expect:
             gold = judge(expect, answer, ontology=self.graph, task=self.task, lm=self.lm, evidence=outline(events))
             self.rules.record_agreement(self.task, answer, self.graph, task_type, iri, gold)
@@ -214,7 +208,7 @@ class _Context:
         rule = compile_rule(self.task, expect, self.graph, self.rules.view(self.graph))
         result = next(r for r, j, _ in judged if j.success)
         return [] if rule is None else [rule_spec(rule, task_type=self.learning.task_type or "general",
-                                                  ontology_iri=ontology_iri(self.graph), graph=self.graph,
+                                                  ontology_iri=declared_ontology(self.graph), graph=self.graph,
                                                   run_id=result.run_id, trace_ref=result.trace_ref)]
 
     def info(self, result: RunResult, reextracted: tuple[str, ...] = ()) -> RunInfo:
@@ -222,7 +216,7 @@ class _Context:
         started, ended = self.times[result.run_id]
         used = tuple((u.memory_id, u.rank, u.score) for u in result.memory_usage)
         return RunInfo(result.run_id, lm_name(self.lm), self.config.condition, started, ended,
-                       ontology_iri(self.graph), self.learning.task_id, self.task, result.trace_ref, used,
+                       declared_ontology(self.graph), self.learning.task_id, self.task, result.trace_ref, used,
                        self.learning.curriculum_id, result.metrics.iterations, result.metrics.converged,
                        result.answer_hash, reextracted, result.metrics.constraint_violations)
 
