@@ -21,6 +21,7 @@ from rdflib.namespace import DC, DCTERMS, SKOS
 from ..errors import ConfigError
 from ..model.runs import MAX_BUDGET, parse_layers
 from ..vocab import OWL, RDF, RDFS, SH, local_name
+from .endpoint_profiles import find_profile, summary
 
 BOUNDS = {"L0": 600, "L1": 1000, "L3": 1000}
 FIELDS = {"L0": "ontology_card", "L1": "schema_constraints", "L3": "guide_summary"}  # the RLM's input variables
@@ -92,8 +93,6 @@ def sense_card(graph: Graph, bound: int = BOUNDS["L0"]) -> Layer:
 def endpoint_card(urls: tuple[str, ...], memory=None, bound: int = BOUNDS["L0"]) -> Layer:
     """L0 of a run on endpoints: each endpoint with what memory's profile of it knows (graphs, features, quirks,
     limits), or that nothing is known yet and how to discover it."""
-    from .endpoint_profiles import find_profile, summary
-
     lines = ["Endpoint card (L0): the SPARQL endpoints this run may query"]
     for url in urls:
         found = find_profile(memory, url) if memory is not None else None
