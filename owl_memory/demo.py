@@ -10,7 +10,7 @@ from rdflib.namespace import RDFS, SKOS
 from .model import ItemSpec
 from .rdfio import load_graph
 from .resources import dependency_ontology
-from .store.memory import Memory
+from .store import Memory
 from .vocab import local_name
 
 DCTERMS = "http://purl.org/dc/terms/"

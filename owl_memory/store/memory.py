@@ -23,8 +23,7 @@ from ..model import (
     Window,
 )
 from ..model.operators import operator_from_json
-from ..rdfio import check_output
-from ..rdfio import write_graph as write_rdf
+from ..rdfio import check_output, write_graph as write_rdf
 from ..vocab import ITEM, OM, PROV, RDF
 from . import alignment, forgetting, retrieval
 from .backend import Backend

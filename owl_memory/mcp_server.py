@@ -14,8 +14,8 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from ..store.blobs import ReadBudget
-from .tools import OwlTool, Toolbox, dumps
+from .agent import OwlTool, Toolbox, dumps
+from .store import Memory, ReadBudget
 
 PROMPT_TOOLS = {"prompt_stats", "prompt_window", "prompt_find"}
 SESSION_READ_BUDGET = 200_000  # characters all reads of one MCP session may return together
@@ -57,7 +57,5 @@ def serve(memory_location: str | None, ontology: str | None) -> None:
     if memory_location is None:
         build_server(None, ontology).run("stdio")
         return
-    from ..store.memory import Memory
-
     with Memory(memory_location, create=False) as memory:  # a typo is MemoryNotFound, not a new empty memory
         build_server(memory, ontology).run("stdio")
