@@ -140,7 +140,7 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
         ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected
-    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)), append_only=not learning.consolidation)
+    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)), append_only=not learning.consolidate)
     rules = consolidate(memory, ctx.judge_rule_specs(judged))
     for result, judgment, _ in judged:
         memory.write_graph(provenance_graph(ctx.info(result, tuple(report.duplicates)), judgment))
