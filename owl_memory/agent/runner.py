@@ -168,7 +168,7 @@ class _Session:
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = self.rlm(inputs)(**inputs)
-        except Exception as e:
+        except Exception as e:  # the LM or the interpreter failed: the run's record is written, then it is re-raised
             metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, self.traj.iteration, False)
             self.traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
                             **_counts(metrics), metrics=metrics.to_dict(),
