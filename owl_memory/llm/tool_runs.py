@@ -35,8 +35,7 @@ class ToolRun:
     def __call__(self, signature: str, instructions: str, graph: Graph, memory, **inputs):
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
-        from ..adapters.dspy import dspy
-        from ..agent.metrics import calls_before, calls_since
+        from ..adapters.dspy import calls_before, calls_since, dspy
         from ..agent.runner import RLM, interpreter_factory
         from ..agent.tools import Toolbox
 
