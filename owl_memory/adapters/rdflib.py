@@ -1,7 +1,7 @@
 """rdflib's parsers and serializers behind one door: every parse of RDF in owl-memory goes through `parse_text` or
 `parse_file` (and an N3 term through `term`), and every way rdflib's parsers and the libraries under them (xml.sax,
 json / orjson) fail on bad input becomes one LoadError naming the source, the line when the parser gives it, and the
-parser's reason, never the text itself.
+parser's reason, cut before any excerpt of the text it quotes (a Turtle reason never carries the text).
 
 Formats are whatever rdflib parses: turtle, nt, n3, xml (RDF/XML), json-ld, trig, nquads, trix, hext. Which
 exceptions they raise was read off rdflib 7.6 by mutating real files of each format: besides its own BadSyntax
@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from json import JSONDecodeError
 from pathlib import Path
+from typing import Any
 from xml.sax import SAXException, SAXParseException
 
 from rdflib import Graph
@@ -54,7 +55,7 @@ def parse_text(text: str | bytes, format: str = "turtle", *, graph: Graph | None
     (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written.
     LoadError naming `source`, the line and the parser's reason when it does not parse."""
     graph = Graph() if graph is None else graph
-    extra = {"bnode_context": _SameLabels()} if same_labels else {}
+    extra: dict[str, Any] = {"bnode_context": _SameLabels()} if same_labels else {}  # an N-Triples parser option
     try:
         return graph.parse(data=text, format=format, publicID=base, **extra)
     except PARSE_ERRORS as e:
@@ -81,7 +82,7 @@ def term(text: str):
 
 
 def _load_error(error: BaseException, format: str, source: str) -> LoadError:
-    """The LoadError for a parser's exception: its reason and line, never the text it quotes."""
+    """The LoadError for a parser's exception: its reason and line."""
     reason, line = _described(error)
     if isinstance(error, OSError):
         return LoadError(f"{reason}; check the path", source=source, reason=reason)
