@@ -7,10 +7,15 @@ Formats are whatever rdflib parses: turtle, nt, n3, xml (RDF/XML), json-ld, trig
 exceptions they raise was read off rdflib 7.6 by mutating real files of each format: besides its own BadSyntax
 (Turtle, TriG, N3) and ParserError (N-Triples, N-Quads, RDF/XML, TriX), xml.sax's SAXParseException, JSONDecodeError,
 UnicodeDecodeError, and built-in errors its Turtle and JSON-LD code lets through (PARSE_ERRORS lists them).
+
+rdflib's JSON-LD parser fetches every context a document names (an @context or @import that is a URL or a file
+path), with no timeout and past any allow-list; `parse_text(..., fetch=False)` refuses such text before parsing, for
+text another party wrote (an endpoint's service description). RDF/XML external entities are never expanded.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from json import JSONDecodeError
 from pathlib import Path
@@ -50,16 +55,41 @@ class _SameLabels(dict):
 
 
 def parse_text(text: str | bytes, format: str = "turtle", *, graph: Graph | None = None, base: str | None = None,
-               source: str = "<text>", same_labels: bool = False) -> Graph:
+               source: str = "<text>", same_labels: bool = False, fetch: bool = True) -> Graph:
     """RDF `text` in `format` parsed into `graph` (a new Graph by default), relative IRIs resolved against `base`
-    (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written.
-    LoadError naming `source`, the line and the parser's reason when it does not parse."""
+    (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written; with
+    `fetch=False`, JSON-LD that names a context to fetch is refused. LoadError naming `source`, the line and the
+    parser's reason when it does not parse."""
+    named = _named_context(text) if format == "json-ld" and not fetch else None
+    if named is not None:
+        raise LoadError(f"the JSON-LD names a context to fetch ({named[:120]}); nothing is fetched for it here: "
+                        "inline the context", source=source, reason="names a JSON-LD context to fetch")
     graph = Graph() if graph is None else graph
     extra: dict[str, Any] = {"bnode_context": _SameLabels()} if same_labels else {}  # an N-Triples parser option
     try:
         return graph.parse(data=text, format=format, publicID=base, **extra)
     except PARSE_ERRORS as e:
         raise _load_error(e, format, source) from e
+
+
+def _named_context(text: str | bytes) -> str | None:
+    """The first document a JSON-LD text would make the parser fetch (an @context or @import naming one), or None
+    (also when it is not JSON: the parser says what is wrong with it)."""
+    try:
+        todo = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return None
+    while todo:
+        value = todo.pop()
+        if isinstance(value, list):
+            todo += value
+        elif isinstance(value, dict):
+            for key, v in value.items():
+                named = [c for c in (v if isinstance(v, list) else [v]) if isinstance(c, str)]
+                if key in ("@context", "@import") and named:
+                    return named[0]
+                todo.append(v)
+    return None
 
 
 def parse_file(path: str | Path, format: str = "turtle", *, graph: Graph | None = None) -> Graph:

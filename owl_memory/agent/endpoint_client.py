@@ -92,8 +92,9 @@ class EndpointClient:
         if response.status != 200 or fmt is None or not response.body:
             return None, response
         try:
-            return rdf.parse_text(response.body.decode("utf-8", "replace"), fmt, base=url, source=url), response
-        except LoadError:  # a description that does not parse counts as none
+            return rdf.parse_text(response.body.decode("utf-8", "replace"), fmt, base=url, source=url,
+                                  fetch=False), response
+        except LoadError:  # a description that does not parse, or names a JSON-LD context to fetch, counts as none
             return None, response
 
     def request(self, url: str, sparql: str | None, accept: str, *, must_succeed: bool = True) -> Response:
