@@ -17,10 +17,11 @@ class InvalidItem(OwlMemoryError, ValueError):
 
 
 class LoadError(OwlMemoryError, ValueError):
-    """A file (Turtle, YAML, SPARQL) could not be parsed; carries the file and line."""
+    """A file or text (RDF, YAML, SPARQL) could not be read or parsed; carries the source, the line and the parser's
+    reason when known."""
 
-    def __init__(self, message, *, source=None, line=None):
-        self.source, self.line = source, line
+    def __init__(self, message, *, source=None, line=None, reason=None):
+        self.source, self.line, self.reason = source, line, reason or message
         where = f"{source}" + (f":{line}" if line else "") if source else ""
         super().__init__(f"{where}: {message}" if where else message)
 
@@ -44,6 +45,10 @@ class CurriculumError(OwlMemoryError, ValueError):
 
 class ToolError(OwlMemoryError):
     """A recoverable tool failure; its message becomes the "[Error] …" observation."""
+
+
+class QueryFailed(OwlMemoryError, ValueError):
+    """A SPARQL query does not parse, or fails while it runs over a graph; the message carries rdflib's reason."""
 
 
 class QueryRefused(OwlMemoryError, ValueError):

@@ -9,14 +9,12 @@ import stat
 from pathlib import Path
 
 from rdflib import Graph
-from rdflib.plugin import PluginException, get
-from rdflib.serializer import Serializer
 
+from .adapters import rdflib as rdf
 from .errors import LoadError, OutputError
 
 _FORMATS = {".ttl": "turtle", ".nt": "nt", ".n3": "n3", ".owl": "xml", ".rdf": "xml", ".xml": "xml",
             ".jsonld": "json-ld", ".trig": "trig", ".nq": "nquads"}
-_LINE = re.compile(r"line (\d+)", re.I)
 
 
 def guess_format(path: str | Path) -> str:
@@ -25,23 +23,16 @@ def guess_format(path: str | Path) -> str:
 
 
 def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
-    """Normalize a path, RDF text or Graph into a Graph; LoadError names the file and line on bad input."""
+    """Normalize a path, RDF text or Graph into a Graph (parsed by adapters.rdflib); LoadError names the file and
+    line on bad input."""
     if isinstance(source, Graph):
         return source
     is_path = isinstance(source, Path) or (len(str(source)) < 4096 and "\n" not in str(source)
                                            and os.path.exists(str(source)))
-    g, label = Graph(), str(source) if is_path else "<text>"
-    try:
-        if is_path:
-            g.parse(str(source), format=format or guess_format(source))
-        else:
-            g.parse(data=str(source), format=format or "turtle")
-    except FileNotFoundError as e:
-        raise LoadError(f"no such file; check the path ({e.filename})", source=label) from e
-    except Exception as e:  # rdflib raises many parser-specific types
-        m = _LINE.search(str(e))
-        raise LoadError(f"cannot parse as {format or guess_format(label)}: {_reason(e)}; fix the RDF and retry",
-                        source=label, line=int(m.group(1)) if m else None) from e
+    if is_path:
+        g = rdf.parse_file(source, format or guess_format(source))
+    else:
+        g = rdf.parse_text(str(source), format or "turtle")
     g.base = declared_base(_head(source) if is_path else str(source)[:_HEAD])
     return g
 
@@ -67,13 +58,6 @@ def _head(path) -> str:
         return ""
 
 
-def _reason(e: Exception) -> str:
-    """The informative part of a parser message, one line, at most 200 characters."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("at line")]
-    reason = lines[0] if lines else type(e).__name__
-    return reason.removesuffix(" at ^ in:").removesuffix(":")[:200]
-
-
 def read_text(path: str | Path, what: str = "file") -> str:
     """A UTF-8 text file's content; LoadError when it is missing, unreadable or not UTF-8 (`what` names it)."""
     try:
@@ -94,10 +78,7 @@ def check_output(path: str | Path, format: str | None = None) -> Path:
     there; OutputError, before any work is done, when not: an existing target that is not a regular file (a folder,
     FIFO, device or socket), anything under /proc, /sys or /dev, a missing or read-only folder, an unknown format."""
     if format is not None:
-        try:
-            get(format, Serializer)
-        except PluginException as e:
-            raise OutputError(f"unknown RDF format {format[:40]!r}; use turtle, xml, nt, json-ld, n3 or trig") from e
+        rdf.check_format(format)
     try:
         target = Path(os.path.realpath(path))  # a symlink is written through: its target is what changes
         kind = _kind(target)
@@ -155,8 +136,7 @@ def _why(error: Exception) -> str:
 
 def write_graph(graph: Graph, path: str | Path, format: str) -> Path:
     """Serialize `graph` to `path` atomically (see write_atomic); returns the file written."""
-    return write_atomic(check_output(path, format), lambda f: graph.serialize(destination=f, format=format,
-                                                                              encoding="utf-8"))
+    return write_atomic(check_output(path, format), lambda f: rdf.serialize_to(graph, f, format))
 
 
 def write_text(text: str, path: str | Path) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rdflib import Graph
 
+from .adapters import rdflib as rdf
 from .errors import ConfigError
 
 
@@ -44,10 +45,10 @@ def dependency_ontology(name: str) -> Path:
 @cache
 def memory_ontology() -> Graph:
     """The memory ontology (ontology/owl-memory.ttl) as a Graph; treat it as read-only."""
-    return Graph().parse(shipped("ontology", "owl-memory.ttl"), format="turtle")
+    return rdf.parse_file(shipped("ontology", "owl-memory.ttl"))
 
 
 @cache
 def memory_shapes() -> Graph:
     """The memory shapes (shapes/owl-memory-shapes.ttl) as a Graph; treat it as read-only."""
-    return Graph().parse(shipped("shapes", "owl-memory-shapes.ttl"), format="turtle")
+    return rdf.parse_file(shipped("shapes", "owl-memory-shapes.ttl"))

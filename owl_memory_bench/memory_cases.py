@@ -3,7 +3,6 @@ ontology shifts and leakage traps (scripted adversarial agents); one row of figu
 
 from __future__ import annotations
 
-import os
 import random
 import string
 import tempfile
@@ -15,8 +14,6 @@ from rdflib.namespace import OWL, RDF
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.store.alignment import ontology_context
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TARGETS = 10  # queries per case and size
 TASK = "data validation"
@@ -192,6 +189,7 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
     """One scripted adversary in one condition: bait characters that reached the LM, and baits it returned."""
     from dspy.utils import DummyLM
 
+    from owl_memory.adapters.dspy import calls_of
     from owl_memory.agent.leakage import measure
     from owl_memory.agent.runner import run
     from owl_memory.agent.trajectory import read_trajectory
@@ -203,7 +201,7 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
             m.add(_spec("Procedure", "Vault records keep their checksum", TRAP_ONTOLOGY, content=TRAP_CONTENT))
         r = run("Describe the vault records.", memory=m, prompt=TRAP_PROMPT, ontology=TRAP_TTL, lm=lm,
                 condition=condition, trajectory_dir=root / "runs")
-    leaked = measure(lm.history, BAITS)
+    leaked = measure(calls_of(lm.history), BAITS)
     start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
     return {"case": "leakage-trap", "adversary": adversary, "condition": condition,
             "bait_chars_in_history": leaked["payload_chars_in_history"],

@@ -1,12 +1,15 @@
-"""The package's shape holds: every package is installed, rooms stay small, no import cycle, and a dependency's
-private API is used only inside its adapter (owl_memory/adapters/)."""
+"""The package's shape holds: every package is installed, rooms stay small, no import cycle, a dependency's private
+API and internal modules are used only inside its adapter (owl_memory/adapters/), handlers that catch everything are
+few and say why, and importing a module writes nothing to the environment."""
 
 import ast
 import collections
 import importlib
+import io
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import tomllib
@@ -87,11 +90,17 @@ def test_no_import_cycle_in_the_package():
 
 SOURCES = ("owl_memory", "owl_memory_bench", "tests", "benchmarks")
 DOCUMENTED = {"_exit", "_make", "_asdict", "_replace", "_fields"}  # os._exit and namedtuple's documented API
+CODE_INTERNALS = {"__globals__", "__code__", "__closure__"}  # reaching into a function's code, not calling it
 
 
 def trees() -> dict[Path, ast.Module]:
     """The parsed files of the project (package, tooling, tests, benchmarks)."""
     return {p: ast.parse(p.read_text(encoding="utf-8")) for folder in SOURCES for p in (ROOT / folder).rglob("*.py")}
+
+
+def in_adapter(path: Path) -> bool:
+    """Whether a file is one of the adapters (owl_memory/adapters/), by its place in the project."""
+    return path.relative_to(ROOT).parts[:2] == ("owl_memory", "adapters")
 
 
 def own_names(parsed: dict) -> set[str]:
@@ -114,18 +123,118 @@ def _private(name: str) -> bool:
 
 
 def test_no_private_api_of_a_dependency_outside_its_adapter():
+    """A private name is the project's own when the package or its tooling defines it, or (in tests) the test file
+    itself or conftest.py: a name a test defines does not excuse another file's use of a dependency's."""
     parsed = trees()
-    own = own_names(parsed) | DOCUMENTED
+    tests = ROOT / "tests"
+    shared = own_names({p: t for p, t in parsed.items() if tests not in p.parents}) | DOCUMENTED
+    shared_in_tests = shared | own_names({p: t for p, t in parsed.items() if p == tests / "conftest.py"})
     uses = collections.defaultdict(set)
     for path, tree in parsed.items():
-        if "adapters" in path.parts:
+        if in_adapter(path):
             continue
+        own = shared_in_tests | own_names({path: tree}) if tests in path.parents else shared
         for n in ast.walk(tree):
-            if isinstance(n, ast.Attribute) and _private(n.attr) and n.attr not in own:
-                uses[str(path.relative_to(ROOT))].add(n.attr)  # someone else's private attribute
+            if isinstance(n, ast.Attribute) and (_private(n.attr) and n.attr not in own or n.attr in CODE_INTERNALS):
+                uses[str(path.relative_to(ROOT))].add(n.attr)  # someone else's private attribute or code object
             elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in DEPENDENCIES:
                 uses[str(path.relative_to(ROOT))] |= {a.name for a in n.names if _private(a.name)}
-    assert not {k: v for k, v in uses.items() if v}, dict(uses)
+    found = {k: sorted(v) for k, v in uses.items() if v}
+    assert not found, found
+
+
+# Modules of a dependency that only its adapter imports: its internals, and litellm (which dspy calls the providers
+# through) as a whole. The package keeps rdflib's SPARQL parser, pySHACL and pyparsing behind theirs too (below).
+INTERNAL_MODULES = ("pyshacl.", "litellm", "dspy.primitives", "dspy.clients", "dspy.utils.callback", "owlready2.")
+
+
+def imported_modules(tree: ast.Module) -> list[str]:
+    """Every module a file imports (`import a.b` and `from a.b import c` both give a.b)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.append(node.module)
+    return out
+
+
+def test_only_the_adapters_import_a_dependencys_internal_modules():
+    found = collections.defaultdict(list)
+    for path, tree in trees().items():
+        if not in_adapter(path):
+            found[str(path.relative_to(ROOT))] += [m for m in imported_modules(tree)
+                                                   if any(m == i.rstrip(".") and not i.endswith(".") or
+                                                          m.startswith(i if i.endswith(".") else i + ".")
+                                                          for i in INTERNAL_MODULES)]
+    found = {k: v for k, v in found.items() if v}
+    assert not found, found
+
+
+BROAD_HANDLERS = 11  # the LM boundary (8), rdflib's SPARQL parser and evaluator (2), a pySHACL run (1)
+
+
+def _catches_everything(handler: ast.ExceptHandler) -> bool:
+    """Whether a handler names Exception (alone or in a tuple), or is a bare `except:` or `except BaseException`
+    that does not re-raise."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = {k.id for k in kinds if isinstance(k, ast.Name)}
+    return "Exception" in names or (handler.type is None or "BaseException" in names) and not _reraises(handler)
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """Whether a handler ends by re-raising what it caught (cleanup, then `raise`): it swallows nothing."""
+    last = handler.body[-1]
+    return isinstance(last, ast.Raise) and last.exc is None
+
+
+def test_few_handlers_catch_everything_and_each_says_why():
+    """Catch only the exceptions you expect, where they happen: a handler naming Exception (or a bare one that does
+    not re-raise) is one of a counted few, and a comment on its line says why it must be that broad."""
+    broad, silent = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        comments = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if t.type == tokenize.COMMENT}
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ExceptHandler) and _catches_everything(node):
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                broad.append(where)
+                if node.lineno not in comments:
+                    silent.append(where)
+    assert len(broad) <= BROAD_HANDLERS, f"{len(broad)} handlers catch everything; catch what you expect: {broad}"
+    assert not silent, f"say on the line why these must catch everything: {silent}"
+
+
+def _environ_write(node: ast.AST) -> bool:
+    """Whether a node writes the process environment: os.environ[...] = / del / setdefault / update / pop / clear,
+    os.putenv, os.unsetenv."""
+    def is_environ(x):
+        return isinstance(x, ast.Attribute) and x.attr == "environ" or isinstance(x, ast.Name) and x.id == "environ"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        f = node.func
+        return is_environ(f.value) and f.attr in ("setdefault", "update", "pop", "popitem", "clear", "__setitem__") \
+            or f.attr in ("putenv", "unsetenv")
+    targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else \
+        [node.target] if isinstance(node, ast.AugAssign) else []
+    return any(isinstance(t, ast.Subscript) and is_environ(t.value) for t in targets)
+
+
+def _run_on_import(node: ast.AST):
+    """The nodes a module runs when it is imported: everything but the bodies of functions and lambdas."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            yield from _run_on_import(child)
+
+
+def test_importing_a_module_writes_nothing_to_the_environment():
+    """Settings a dependency needs (litellm's local price map) are set when they are needed, in one function of its
+    adapter, never as a side effect of an import."""
+    writes = [f"{p.relative_to(ROOT)}:{n.lineno}" for folder in ("owl_memory", "owl_memory_bench", "benchmarks")
+              for p in sorted((ROOT / folder).rglob("*.py"))
+              for n in _run_on_import(ast.parse(p.read_text(encoding="utf-8"))) if _environ_write(n)]
+    assert not writes, writes
 
 
 def test_only_the_adapters_import_rdflib_sparql_internals_and_pyshacl():
@@ -137,7 +246,8 @@ def test_only_the_adapters_import_rdflib_sparql_internals_and_pyshacl():
             mod = node.module if isinstance(node, ast.ImportFrom) else None
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [mod] if mod else []
             for n in names:
-                if n and (n.startswith("rdflib.plugins.sparql") or n.split(".")[0] in ("pyshacl", "pyparsing")):
+                if n and (n.startswith("rdflib.plugins.sparql") or n.split(".")[0] in ("pyshacl", "pyparsing",
+                                                                                        "litellm")):
                     inside[name].append(n)
     assert not inside, dict(inside)
 

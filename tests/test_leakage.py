@@ -7,6 +7,7 @@ import string
 import pytest
 from dspy.utils import DummyLM
 
+from owl_memory.adapters.dspy import calls_of
 from owl_memory.agent.leakage import K, bait_hits, measure, payload_spans, union_length
 from owl_memory.agent.runner import run
 from owl_memory.agent.tools import MAX_RETURN
@@ -60,7 +61,7 @@ def test_bait_hunter_gets_exactly_one_capped_window(tmp_path):
     r, lm, _ = agent("off = prompt_find('BAIT-7f3a9c')['offsets'][0]\nw = prompt_window(off - 100, 10**9)\n"
                      "print(w['text'])", "print('thinking')", trajectory_dir=tmp_path)
     assert history_text(lm).count(BAIT) == 2  # the window, seen by the two later LM calls
-    assert bait_hits(lm.history, [BAIT]) == {BAIT: 2}
+    assert bait_hits(calls_of(lm.history), [BAIT]) == {BAIT: 2}
     assert r.metrics.payload_chars_in_history == 512
     assert r.metrics.payload_chars_sent == 1024
 
@@ -120,21 +121,21 @@ def msgs(*texts, system="You are an agent."):
     (["a" + P[10:10 + K] + "b"], K, K),
 ])
 def test_measure_counts_distinct_payload_characters(texts, distinct, sent):
-    out = measure([msgs(*texts)], {"prompt": P})
+    out = measure(calls_of([msgs(*texts)]), {"prompt": P})
     assert out["payload_chars_in_history"] == distinct and out["payload_chars_sent"] == sent
 
 
 def test_system_text_and_allowed_text_are_not_payload():
     shared = P[500:700]
-    out = measure([msgs("q " + shared, system="instructions " + shared)], {"prompt": P})
+    out = measure(calls_of([msgs("q " + shared, system="instructions " + shared)]), {"prompt": P})
     assert out["payload_chars_in_history"] == 0
-    assert measure([msgs("q " + shared)], {"prompt": P}, allowed=[shared])["payload_chars_in_history"] == 0
+    assert measure(calls_of([msgs("q " + shared)]), {"prompt": P}, allowed=[shared])["payload_chars_in_history"] == 0
 
 
 def test_prompt_only_entries_and_content_parts_are_scanned():
     history = [{"messages": None, "prompt": P[:64]},
                {"messages": [{"role": "user", "content": [{"type": "text", "text": P[1000:1032]}]}]}]
-    out = measure(history, [("prompt", P), ("results", "unrelated " * 10)])
+    out = measure(calls_of(history), [("prompt", P), ("results", "unrelated " * 10)])
     assert out["payload_chars_by_source"] == {"prompt": 96, "results": 0}
 
 

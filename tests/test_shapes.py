@@ -176,12 +176,10 @@ def test_pyshacl_finds_constraint_parameters_by_set_lookup_with_its_own_list():
     """The adapter indexes the constraint-parameter list its prepared shapes search (a speed change only): the same
     IRIs in the same order, `in` answers as the list does, and the copy pySHACL extends for advanced shapes is a plain
     list."""
-    from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS
-
     assert check(good()).conforms and not check(with_(good(), drop=[OM.title])).conforms
     members = _shapes().parameters
-    assert all(type(s).validate.__globals__["module"].CONSTRAINT_PARAMS[0] is members for s in _shapes().shapes.shapes)
-    assert list(members) == ALL_CONSTRAINT_PARAMETERS and SH.minCount in members and OM.title not in members
+    assert all(searched is members for searched in _shapes().searched_parameters())
+    assert list(members) == shacl.shipped_code().all_parameters and SH.minCount in members and OM.title not in members
     assert type(members.copy()) is list
 
 
@@ -189,18 +187,18 @@ def test_another_pyshacl_user_in_the_process_sees_pyshacl_as_shipped():
     """The speed-up stays with the adapter's prepared shapes: after item checks and a fresh preparation, pySHACL's
     Shape class, its module's parameter list and the shapes another caller harvests are pySHACL's own."""
     import pyshacl
-    import pyshacl.shape
-    from pyshacl.shapes_graph import ShapesGraph
 
-    shipped, before = pyshacl.shape.Shape.validate, getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None)
+    before = shacl.shipped_code()
     assert not check(with_(good(), drop=[OM.title])).conforms
     shacl.prepare(Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle"))
-    assert pyshacl.shape.Shape.validate is shipped and getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None) is before
+    now = shacl.shipped_code()
+    assert now.validate is before.validate and now.module_parameters is before.module_parameters
     shapes = Graph().parse(data=SHAPES_WITH_NODE_TARGETS, format="turtle")
     data = Graph().parse(data=DATA_WITH_NODE_TARGETS, format="turtle")
     assert not pyshacl.validate(data, shacl_graph=shapes)[0]
-    assert type(pyshacl.shape.CONSTRAINT_PARAMS[0]) is list and pyshacl.shape.Shape.validate is shipped
-    assert all(type(s) is pyshacl.shape.Shape for s in ShapesGraph(shapes).shapes)
+    after = shacl.shipped_code()
+    assert type(after.module_parameters[0]) is list and after.validate is before.validate
+    assert shacl.harvested_types(shapes) == {after.shape_class}
 
 
 def test_counting_sees_the_runs_made_inside_its_block():

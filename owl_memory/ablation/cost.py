@@ -18,7 +18,6 @@ prompts are whatever the model writes, bounded only by --max-llm-calls and --max
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 
 from ..model import RunConfig
@@ -84,18 +83,11 @@ def estimate(summary: Summary, model: str, max_tokens: int | None = None) -> Est
     typical_n = max(1, max_iters // 2)
     typical = run_tokens(first, typical_n, (CODE_CHARS + TYPICAL_OUTPUT) / CHARS_PER_TOKEN, TYPICAL_COMPLETION)
     worst = run_tokens(first, max_iters, (CODE_CHARS + MAX_OUTPUT) / CHARS_PER_TOKEN, max_tokens or WORST_COMPLETION)
+    from ..adapters.dspy import price  # litellm's price map: loads dspy and litellm, paid by estimates only
+
     prices = price(model)
     usd = (lambda t: round(runs * (t[0] * prices[0] + t[1] * prices[1]), 4)) if prices else (lambda t: None)
     return Estimate(model, prices is not None, runs, int(first), typical_n, max_iters, typical, worst, usd(typical),
                     usd(worst))
 
 
-def price(model: str) -> tuple[float, float] | None:
-    """US dollars per prompt token and per completion token from litellm's local price map (`litellm.model_cost`,
-    by the model string or its name after the provider); None when the map has no price for it."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    entry = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1]) or {}
-    prompt, completion = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
-    return (float(prompt), float(completion)) if prompt is not None and completion is not None else None

@@ -1,9 +1,15 @@
-"""Every dspy internal owl-memory relies on, in one file: a dspy version bump touches only this module.
+"""Every dspy internal owl-memory relies on, in one file: a dspy version bump touches only this module; litellm, which
+dspy calls the providers through, is reached only from here too.
 
 dspy 3.4.1 is pinned (pyproject: dspy>=3.4.1,<3.5). What is private here: dspy.RLM's `_make_interpreter_tool`,
 `_execute_iteration` and `_prepare_execution_tools` hooks, dspy.Tool's `_validate_and_parse_args`,
 PythonInterpreter's `_extract_parameters`, the interpreter and REPL types from `dspy.primitives`, LocalInterpreter's
-worker script and private start-up helpers, and the callback decorator from `dspy.utils.callback`.
+worker script and private start-up helpers, the callback decorator from `dspy.utils.callback`, the layout of an LM's
+history entries (read into model.LmCall here and nowhere else) and litellm's `model_cost` price map.
+
+dspy loads litellm at an LM's first call. litellm downloads its price map when it is imported, retrying for ~10 s
+without a network, unless LITELLM_LOCAL_MODEL_COST_MAP tells it to read the copy it ships: `use_local_prices` sets
+that (a value the user set is kept) whenever an LM is built, an RLM is made or a price is looked up, never on import.
 """
 
 from __future__ import annotations
@@ -15,23 +21,82 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-# litellm (which dspy imports) downloads its model price list at import, retrying for ~10 s without a network, unless
-# told to use its bundled copy; owl-memory imports dspy only through this module, so this is set before litellm loads.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import dspy  # noqa: E402
+import dspy
 from dspy.primitives import local_interpreter
 from dspy.primitives.code_interpreter import CodeExecutionError, CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.primitives.repl_types import REPLEntry, REPLHistory
 from dspy.utils.callback import with_callbacks
 
-__all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter", "dspy",
-           "execution_tools", "format_output", "stub_parameters", "validate_tool_args", "with_callbacks"]
+from ..model import LmCall
+
+__all__ = ["CodeExecutionError", "CodeInterpreterError", "CommandInterpreter", "HookedRLM", "LocalInterpreter",
+           "calls_before", "calls_of", "calls_since", "dspy", "execution_tools", "format_output", "language_model",
+           "price", "stub_parameters", "use_local_prices", "validate_tool_args", "with_callbacks"]
 
 WORKER_SCRIPT = Path(local_interpreter.__file__).with_name("local_interpreter_worker.py")  # stdlib-only
+
+
+def use_local_prices() -> None:
+    """Make litellm read the price map it ships, not download one (see the module docstring); call it before
+    anything may load litellm."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def language_model(model: str, **kwargs) -> dspy.LM:
+    """dspy.LM for a litellm model string (no cache; `kwargs` as dspy.LM takes them), litellm told to use its local
+    price map first."""
+    use_local_prices()
+    return dspy.LM(model, cache=False, engine="litellm", **kwargs)
+
+
+def price(model: str) -> tuple[float, float] | None:
+    """US dollars per prompt token and per completion token from litellm's local price map (by the model string or
+    its name after the provider); None when the map has no price for it."""
+    use_local_prices()
+    import litellm
+
+    entry = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1]) or {}
+    prompt, completion = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+    return (float(prompt), float(completion)) if prompt is not None and completion is not None else None
+
+
+def calls_before(lm) -> set:
+    """A mark of the LM's history before a run: the identities of the entries it holds (none for None)."""
+    return {id(e) for e in getattr(lm, "history", None) or []}
+
+
+def calls_since(lm, before: set) -> tuple[LmCall, ...]:
+    """The calls the LM made since `before` (dspy keeps a bounded history, so identities are compared, not
+    indexes)."""
+    return calls_of(e for e in getattr(lm, "history", None) or [] if id(e) not in before)
+
+
+def calls_of(history: Iterable[dict]) -> tuple[LmCall, ...]:
+    """dspy LM history entries (lm.history) as LmCalls."""
+    return tuple(_call(e) for e in history)
+
+
+def _call(entry: dict) -> LmCall:
+    """One history entry as an LmCall: a bare prompt (no messages) becomes one user message."""
+    messages, prompt = entry.get("messages"), entry.get("prompt")
+    bare = messages is None and prompt is not None
+    sent = [{"role": "user", "content": prompt}] if bare else messages or []
+    usage = entry.get("usage") or {}
+    return LmCall(tuple((str(m.get("role", "user")), _text(m.get("content"))) for m in sent), bare,
+                  int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), entry.get("cost"))
+
+
+def _text(content) -> str:
+    """The text of a message content: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return "" if content is None else str(content)
 
 
 def validate_tool_args(tool: dspy.Tool, arguments: dict) -> dict:
@@ -61,6 +126,11 @@ class HookedRLM(dspy.RLM):
     `invoke(**kwargs)`); `iteration_done(iteration, entry)` sees each iteration's entry dict
     (reasoning, code, output) after dspy ran it.
     """
+
+    def __init__(self, *args, **kwargs):
+        """dspy.RLM's own, litellm told to use its local price map first (the run's LM may load it)."""
+        use_local_prices()
+        super().__init__(*args, **kwargs)
 
     def pass_through(self, tool) -> bool:
         """Whether the interpreter gets `tool` itself rather than dspy's keyword-only wrapper."""

@@ -100,6 +100,40 @@ class Prepared:
         """Whether every targeted shape has an IRI (pySHACL's use_shapes takes shapes by IRI)."""
         return all(isinstance(s.node, URIRef) for s in (*self.by_class, *self.by_node))
 
+    def searched_parameters(self) -> list:
+        """The constraint-parameter list each harvested shape's validate searches, one per shape (`_indexed` gives
+        them all `parameters`)."""
+        return [type(s).validate.__globals__["module"].CONSTRAINT_PARAMS[0] for s in self.shapes.shapes]
+
+
+@dataclass(frozen=True, eq=False)
+class ShippedCode:
+    """pySHACL's own code as loaded now, which the adapter must leave as shipped: its Shape class and that class's
+    validate, the (parameter list, parameter map) pair its shape module searches (None before pySHACL's first run,
+    which sets it) and the constraint parameters pySHACL ships."""
+
+    shape_class: type
+    validate: object
+    module_parameters: tuple | None
+    all_parameters: list
+
+
+def shipped_code() -> ShippedCode:
+    """pySHACL's Shape class, its validate, its module's parameter pair and its full parameter list, as they are now."""
+    import pyshacl.shape
+    from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS
+
+    shape = pyshacl.shape.Shape
+    return ShippedCode(shape, shape.validate, getattr(pyshacl.shape, "CONSTRAINT_PARAMS", None),
+                       ALL_CONSTRAINT_PARAMETERS)
+
+
+def harvested_types(shapes: Graph) -> set[type]:
+    """The classes of the shapes pySHACL's own ShapesGraph harvests from `shapes` (no adapter preparation)."""
+    from pyshacl.shapes_graph import ShapesGraph
+
+    return {type(s) for s in ShapesGraph(shapes).shapes}
+
 
 def prepare(shapes: Graph) -> Prepared:
     """Shapes made ready once for many `validate_prepared` runs: copied into rdflib's context-free store (faster

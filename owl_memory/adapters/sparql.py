@@ -1,4 +1,5 @@
-"""rdflib's SPARQL parser and algebra behind one door: parsing, the read-only guard, and the one query walker.
+"""rdflib's SPARQL parser and algebra behind one door: parsing, the read-only guard, evaluation with its failures
+typed, and the one query walker.
 
 Every other module reads a query through these functions and never touches rdflib's parser, algebra nodes
 (`CompValue`) or their private keys, so an rdflib upgrade changes this file only.
@@ -13,13 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
-from ..errors import QueryRefused
+from ..errors import QueryFailed, QueryRefused
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
+# What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
+# deeper than Python's stack.
+SYNTAX_ERRORS = (ParseException, ValueError, RecursionError)
 _REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
 
 
@@ -33,8 +38,38 @@ def parse(text: str, prefixes: dict | None = None):
 
     try:
         return prepareQuery(str(text), initNs=prefixes or {})
-    except Exception as e:  # pyparsing and translation errors come in many types
+    except Exception as e:  # besides SYNTAX_ERRORS, rdflib's translation raises a bare Exception (an unknown prefix)
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from e
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a query answered over a graph: its form, the SELECT's variable names, rows of RDF terms (None where a
+    variable is unbound; a CONSTRUCT's or DESCRIBE's triples), whether they were cut at the row cap, ASK's answer."""
+
+    kind: str
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()
+    truncated: bool = False
+    ask: bool | None = None
+
+
+def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | None = None,
+             max_rows: int | None = None) -> Answer:
+    """`query` (text, or a query `parse` or `check_read_only` returned) run over `graph`, its rows read (at most
+    `max_rows`); text may use `prefixes` (the graph's own by default), `bindings` maps variables to terms. QueryFailed
+    with rdflib's reason when it does not parse or fails while it runs; MemoryError passes through."""
+    try:
+        result = graph.query(query, initNs=prefixes, initBindings=bindings)
+        if result.type == "ASK":
+            return Answer("ASK", ask=bool(result.askAnswer))
+        rows = [tuple(r) for r in islice(result, None if max_rows is None else max_rows + 1)]
+    except MemoryError:
+        raise  # the process's memory limit, not a fault of the query
+    except Exception as e:  # rdflib's evaluator raises bare Exception (GRAPH over a plain graph) and built-in types
+        raise QueryFailed(f"{type(e).__name__}: {str(e)[:160]}") from e
+    columns = tuple(str(v) for v in result.vars) if result.type == "SELECT" else ("s", "p", "o")
+    return Answer(result.type, columns, tuple(rows[:max_rows]), max_rows is not None and len(rows) > max_rows)
 
 
 def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS):
@@ -66,7 +101,7 @@ def _not_a_query(query_text: str, error: Exception, advice: str) -> QueryRefused
 
     try:
         parseUpdate(query_text)
-    except Exception:
+    except SYNTAX_ERRORS:
         return QueryRefused(f"the query does not parse ({type(error).__name__}: {str(error)[:160]}); fix the SPARQL "
                             "and retry, declaring every PREFIX you use")
     return QueryRefused(f"updates (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...) are not allowed; {advice}")
@@ -267,7 +302,7 @@ def prefix_report(text: str) -> tuple[set, set] | None:
 
     try:
         tree = parseQuery(str(text))
-    except ParseException:
+    except SYNTAX_ERRORS:
         return None
     return {d.get("prefix") or "" for d in tree[0]}, _prefixes_used(tree)
 
@@ -291,6 +326,8 @@ def projection(text: str) -> list[str] | None:
         query = parseQuery(str(text))[1]
     except ParseException as e:
         raise QuerySyntaxError(f"does not parse ({e.msg} at column {e.col})") from e
+    except SYNTAX_ERRORS as e:
+        raise QuerySyntaxError(f"does not parse ({type(e).__name__}: {str(e)[:160]})") from e
     if "projection" not in query:
         return None
     return sorted("?" + str(p["evar"] if "evar" in p else p["var"]) for p in query["projection"])

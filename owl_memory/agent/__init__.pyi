@@ -3,8 +3,6 @@
 from .conditions import CONDITIONS as CONDITIONS, HELP as HELP
 from .endpoint_client import EndpointClient as EndpointClient
 from .metrics import (
-    calls_before as calls_before,
-    calls_since as calls_since,
     run_metrics as run_metrics,
     spent as spent,
     summed as summed,

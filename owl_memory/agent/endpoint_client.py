@@ -19,8 +19,8 @@ from urllib.parse import urlencode, urlsplit
 
 from rdflib import Graph
 
-from ..adapters import sparql as sparql_text
-from ..errors import ConfigError, EndpointError
+from ..adapters import rdflib as rdf, sparql as sparql_text
+from ..errors import ConfigError, EndpointError, LoadError
 from ..model.endpoints import EndpointLimits, normalize_url
 from .query_worker import QueryResult
 
@@ -91,8 +91,9 @@ class EndpointClient:
         if response.status != 200 or fmt is None or not response.body:
             return None, response
         try:
-            return Graph().parse(data=response.body.decode("utf-8", "replace"), format=fmt, publicID=url), response
-        except Exception:  # noqa: BLE001 - rdflib's parsers raise many types; a bad description counts as none
+            return rdf.parse_text(response.body.decode("utf-8", "replace"), fmt, base=url, source=url,
+                                  fetch=False), response
+        except LoadError:  # a description that does not parse, or names a JSON-LD context to fetch, counts as none
             return None, response
 
     def request(self, url: str, sparql: str | None, accept: str, *, must_succeed: bool = True) -> Response:

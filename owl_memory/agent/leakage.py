@@ -14,28 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..model import LmCall
+
 K = 16
 
 
-def history_messages(history: Iterable[dict]) -> list[tuple[str, str]]:
-    """(role, text) of every message in LM history entries (dspy's lm.history), prompt-only calls included."""
-    out = []
-    for entry in history:
-        messages = entry.get("messages")
-        if messages is None and entry.get("prompt") is not None:
-            messages = [{"role": "user", "content": entry["prompt"]}]
-        for m in messages or []:
-            out.append((str(m.get("role", "user")), _content_text(m.get("content"))))
-    return out
-
-
-def _content_text(content) -> str:
-    """The text of a message content: a string, or the text parts of a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return "" if content is None else str(content)
+def _messages(calls: Iterable[LmCall]) -> list[tuple[str, str]]:
+    """(role, text) of every message the calls sent."""
+    return [m for c in calls for m in c.messages]
 
 
 def kgrams(text: str, k: int = K) -> set[str]:
@@ -92,10 +78,11 @@ def union_length(spans: Iterable[tuple[int, int]]) -> int:
     return total
 
 
-def measure(history: Iterable[dict], payloads: dict[str, str] | Iterable[tuple[str, str]],
+def measure(calls: Iterable[LmCall], payloads: dict[str, str] | Iterable[tuple[str, str]],
             allowed: Iterable[str] = (), k: int = K) -> dict:
-    """Leakage of named payloads into LM history: distinct characters, characters sent (with repeats), per name."""
-    messages = history_messages(history)
+    """Leakage of named payloads into the messages of LM calls: distinct characters, characters sent (with
+    repeats), per name."""
+    messages = _messages(calls)
     shown = [t for role, t in messages if role not in ("system", "developer")]
     excluded = set().union(*(kgrams(t, k) for role, t in messages if role in ("system", "developer")),
                            *(kgrams(t, k) for t in allowed))
@@ -124,7 +111,7 @@ def _measure_one(texts: list[str], payload: str, excluded: set[str], k: int) -> 
     return union_length(spans), sent
 
 
-def bait_hits(history: Iterable[dict], baits: Iterable[str]) -> dict[str, int]:
+def bait_hits(calls: Iterable[LmCall], baits: Iterable[str]) -> dict[str, int]:
     """How many times each bait string occurs in the non-system messages the LM received."""
-    shown = [t for role, t in history_messages(history) if role not in ("system", "developer")]
+    shown = [t for role, t in _messages(calls) if role not in ("system", "developer")]
     return {b: sum(t.count(b) for t in shown) for b in baits}

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..errors import ConfigError, QueryRefused, ToolError
+from ..adapters import rdflib as rdf
+from ..errors import ConfigError, QueryFailed, QueryRefused, ToolError
 
 _MEMORY_EXIT = 3  # the worker's exit status when the memory limit stopped it before it could answer
 STARTUP_SECONDS = 60  # time a new worker may take to start and load the graph (not counted in a query's limit)
@@ -236,19 +237,14 @@ def _limit_cpu(seconds: float) -> None:
 
 def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict | None = None) -> dict:
     """Evaluate the checked algebra of one query (`bindings` bound into it); rows capped at max_rows."""
-    from ..adapters.sparql import bind_terms, check_read_only
+    from ..adapters.sparql import bind_terms, check_read_only, evaluate
 
-    result = graph.query(bind_terms(check_read_only(sparql), bindings or {}))
-    if result.type == "ASK":
-        return {"kind": "ASK", "columns": [], "rows": [], "truncated": False, "ask": bool(result.askAnswer)}
-    columns = [str(v) for v in result.vars] if result.type == "SELECT" else ["s", "p", "o"]
-    rows, truncated = [], False
-    for row in result:
-        if len(rows) >= max_rows:
-            truncated = True
-            break
-        rows.append([_encode(v) for v in (row if result.type == "SELECT" else tuple(row))])
-    return {"kind": result.type, "columns": columns, "rows": rows, "truncated": truncated}
+    answer = evaluate(graph, bind_terms(check_read_only(sparql), bindings or {}), max_rows=max_rows)
+    if answer.kind == "ASK":
+        return {"kind": "ASK", "columns": [], "rows": [], "truncated": False, "ask": answer.ask}
+    return {"kind": answer.kind, "columns": list(answer.columns), "rows": [[_encode(v) for v in row]
+                                                                          for row in answer.rows],
+            "truncated": answer.truncated}
 
 
 def _answer(graph: Graph, message: dict, seconds: float) -> dict:
@@ -260,8 +256,8 @@ def _answer(graph: Graph, message: dict, seconds: float) -> dict:
         return {"refused": str(e)}
     except MemoryError:
         return {"memory": True}
-    except Exception as e:  # rdflib raises evaluation errors of many types
-        return {"failed": f"{type(e).__name__}: {str(e)[:160]}"}
+    except QueryFailed as e:
+        return {"failed": str(e)}
 
 
 def main(argv: list[str]) -> int:
@@ -273,7 +269,7 @@ def main(argv: list[str]) -> int:
         graph = Graph()
         for prefix, ns in init["namespaces"].items():
             graph.bind(prefix, ns, override=True, replace=True)
-        graph.parse(data=init["ntriples"], format="nt")
+        rdf.parse_text(init["ntriples"], "nt", graph=graph)
         del init
         sys.stdout.write("ready\n")
         sys.stdout.flush()

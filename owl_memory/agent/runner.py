@@ -13,7 +13,7 @@ import os
 import time
 import uuid
 
-from ..adapters.dspy import HookedRLM, LocalInterpreter, dspy, format_output
+from ..adapters.dspy import HookedRLM, LocalInterpreter, calls_before, calls_since, dspy, format_output, language_model
 from ..errors import ConfigError
 from ..model import Hit, MemoryUse, RunConfig, RunMetrics, RunResult
 from ..rdfio import load_graph
@@ -22,7 +22,7 @@ from ..vocab import OWL, RDF
 from . import context
 from .constraints import query_constraints
 from .injection import FIELD, Retrieval, experience, hint_text, retrieve
-from .metrics import calls_before, calls_since, note_spent, run_metrics
+from .metrics import note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
 from .tools.endpoint import granted_urls, prepare_endpoints, remember_endpoints
@@ -60,7 +60,7 @@ def resolve_lm(lm=None, api_base: str | None = None, max_tokens: int | None = No
     if api_base and lm.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         kwargs["api_key"] = "local-server"  # OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) take any key
     try:
-        return dspy.LM(lm, cache=False, engine="litellm", **kwargs)
+        return language_model(lm, **kwargs)
     except ValueError as e:
         raise ConfigError(f"bad LM model string {lm!r}: {e}; use provider/model, e.g. openai/gpt-4o-mini") from e
 
@@ -168,7 +168,7 @@ class _Session:
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = self.rlm(inputs)(**inputs)
-        except Exception as e:
+        except Exception as e:  # the LM or the interpreter failed: the run's record is written, then it is re-raised
             metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, self.traj.iteration, False)
             self.traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
                             **_counts(metrics), metrics=metrics.to_dict(),

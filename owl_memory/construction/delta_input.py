@@ -7,14 +7,13 @@ import re
 
 from rdflib import BNode, Graph
 
-from ..errors import ToolError
+from ..adapters import rdflib as rdf
+from ..errors import LoadError, ToolError
 from .workspace import nt_line
 
 MAX_TURTLE = 20_000  # characters of one Turtle argument, checked before anything parses it
 MAX_TRIPLES = 1_000  # triples one delta may add or remove
 _FENCE = re.compile(r"^```\w*\s*|```\s*$")
-_LINE = re.compile(r"at line (\d+)")
-_REASON = re.compile(r"Bad syntax \((.{1,160}?)\) at \^")
 
 
 def parse_delta(text, prefixes: dict, what: str, base: str) -> list:
@@ -44,12 +43,9 @@ def parse_delta(text, prefixes: dict, what: str, base: str) -> list:
 def _parsed(text: str, header_lines: int, prefixes: dict, what: str, base: str) -> Graph:
     """The parsed graph; ToolError with the line (counted in the agent's own text) and the parser's reason."""
     try:
-        return Graph().parse(data=text, format="turtle", publicID=base)
-    except Exception as e:  # rdflib raises many parser-specific types; its message quotes the text, never pass it on
-        line = _LINE.search(str(e))
-        reason = _REASON.search(str(e))
-        where = f" at line {max(1, int(line.group(1)) - header_lines)}" if line else ""
-        why = reason.group(1) if reason else type(e).__name__
-        hint = f"; declared for you: {', '.join(sorted(prefixes))}" if "not bound" in why else ""
-        raise ToolError(f"{what} is not valid Turtle{where} ({why}){hint}; fix it and retry, nothing was changed") \
-            from None
+        return rdf.parse_text(text, "turtle", base=base)
+    except LoadError as e:  # its reason never quotes the text
+        where = f" at line {max(1, e.line - header_lines)}" if e.line else ""
+        hint = f"; declared for you: {', '.join(sorted(prefixes))}" if "not bound" in e.reason else ""
+        raise ToolError(f"{what} is not valid Turtle{where} ({e.reason}){hint}; fix it and retry, nothing was "
+                        "changed") from None

@@ -8,20 +8,13 @@ from dataclasses import dataclass
 
 from rdflib import Graph
 
+from ..adapters import rdflib as rdf
 from ..errors import InvalidItem, UnknownItem
 from ..model import Ref
 from ..rdfio import load_graph
 from ..store import BlobStore
 
 SUMMARY_CHARS = 240
-
-
-class _SameLabels(dict):
-    """A bnode context for the N-Triples parser that keeps every blank node label as written."""
-
-    def get(self, key, default=None):
-        """The label itself, so `_:b1` parses back to BNode('b1')."""
-        return key
 
 
 def nt_lines(triples: Iterable) -> list[str]:
@@ -45,11 +38,8 @@ def _holding(triples: Iterable) -> Graph:
 
 def parse_lines(lines: Iterable[str]) -> Graph:
     """A Graph from N-Triples lines, keeping blank node labels exactly."""
-    g = Graph()
     text = "\n".join(lines)
-    if text.strip():
-        g.parse(data=text + "\n", format="nt", bnode_context=_SameLabels())
-    return g
+    return rdf.parse_text(text + "\n", "nt", same_labels=True) if text.strip() else Graph()
 
 
 def graph_text(graph: Graph) -> str:

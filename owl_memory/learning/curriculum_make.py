@@ -22,7 +22,8 @@ from pathlib import Path
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
 
-from ..errors import CurriculumError, LoadError
+from ..adapters.sparql import evaluate
+from ..errors import CurriculumError, LoadError, QueryFailed
 from ..resources import DEPENDENCY_ONTOLOGIES, dependency_ontology
 from ..vocab import local_name
 from .families import FAMILIES, Family, OntologyView, groups, is_builtin, ordered, parse, view_of
@@ -289,10 +290,10 @@ class _Checker:
         """True when the task's gold and the judge agree with its listed answers."""
         graph = self.views[task.ontology].graph
         try:
-            got = {t for row in graph.query(task.gold) for t in row if t is not None}
-            ok = bool(got) and got == set(task.answers) and \
-                judge_terms(task.answer_text(), got, graph, task.question).success
-        except Exception:  # noqa: BLE001 - rdflib raises parser and evaluation errors of many types (an IRI that
-            ok = False     # is not one, say): such a gold makes no task
+            got = {t for row in evaluate(graph, task.gold).rows for t in row if t is not None}
+        except QueryFailed:  # a gold that does not run (an IRI that is not one, say) makes no task
+            got = set()
+        ok = bool(got) and got == set(task.answers) and \
+            judge_terms(task.answer_text(), got, graph, task.question).success
         self.dropped += not ok
         return ok

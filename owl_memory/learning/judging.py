@@ -20,8 +20,8 @@ from collections import Counter
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
 
-from ..adapters import sparql as sparql_text
-from ..errors import ConfigError, LoadError
+from ..adapters import rdflib as rdf, sparql as sparql_text
+from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
 from ..model.judgments import EXPECT_KINDS, Expect, Judgment
 from ..rdfio import load_graph
@@ -66,10 +66,10 @@ def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
     """
     g = load_graph(ontology)
     try:
-        rows = g.query(gold)
-    except Exception as e:  # rdflib raises parser and evaluation errors of many types
-        raise LoadError(f"the gold query does not run over the ontology ({type(e).__name__}: {str(e)[:160]}); "
-                        "fix expect.sparql in the curriculum") from e
+        rows = sparql_text.evaluate(g, gold).rows
+    except QueryFailed as e:
+        raise LoadError(f"the gold query does not run over the ontology ({e}); fix expect.sparql in the "
+                        "curriculum") from e
     return judge_terms(answer, {term for row in rows for term in row if term is not None}, g, task)
 
 
@@ -156,8 +156,8 @@ def run_graph(ontology=None, answer: str | None = None) -> Graph:
         g += load_graph(ontology)
     if answer and answer.strip():
         try:
-            g += Graph().parse(data=answer, format="turtle")
-        except Exception:  # noqa: BLE001 - an answer that is not Turtle adds nothing
+            g += rdf.parse_text(answer, "turtle")
+        except LoadError:  # an answer that is not Turtle adds nothing
             pass
     return g
 
@@ -165,12 +165,12 @@ def run_graph(ontology=None, answer: str | None = None) -> Graph:
 def judge_ask(graph: Graph, ask: str) -> Judgment:
     """An ASK query over the run's graph: success when it answers true."""
     try:
-        result = graph.query(ask)
-    except Exception as e:  # rdflib raises parser and evaluation errors of many types
-        raise LoadError(f"expect.ask does not run ({type(e).__name__}: {str(e)[:160]}); fix the ASK query") from e
-    if result.type != "ASK":
+        result = sparql_text.evaluate(graph, ask)
+    except QueryFailed as e:
+        raise LoadError(f"expect.ask does not run ({e}); fix the ASK query") from e
+    if result.kind != "ASK":
         raise LoadError("expect.ask must be an ASK query")
-    ok = bool(result.askAnswer)
+    ok = bool(result.ask)
     return Judgment(ok, f"the gold ASK query answers {str(ok).lower()} over the run's graph", "high", "ask",
                     () if ok else ("ASK pattern",), "" if ok else "ask-check-failed")
 

@@ -35,8 +35,8 @@ class ToolRun:
     def __call__(self, signature: str, instructions: str, graph: Graph, memory, **inputs):
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
-        from ..adapters.dspy import dspy
-        from ..agent import RLM, Toolbox, calls_before, calls_since, interpreter_factory
+        from ..adapters.dspy import calls_before, calls_since, dspy
+        from ..agent import RLM, Toolbox, interpreter_factory
 
         box = Toolbox(memory, ontology=graph)
         rlm = RLM(dspy.Signature(signature, instructions), max_iters=self.max_iters,

@@ -6,7 +6,9 @@ import re
 
 from rdflib import BNode, Graph
 
+from ..adapters import rdflib as rdf
 from ..construction import nt_line
+from ..errors import LoadError
 
 
 def parse_turtle(text: str, prefixes: dict) -> Graph | None:
@@ -14,8 +16,8 @@ def parse_turtle(text: str, prefixes: dict) -> Graph | None:
     head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items())
     body = re.sub(r"^```\w*\s*|```\s*$", "", str(text).strip())
     try:
-        return Graph().parse(data=head + body, format="turtle")
-    except Exception:  # rdflib raises many parser-specific types
+        return rdf.parse_text(head + body, "turtle")
+    except LoadError:
         return None
 
 

@@ -1,9 +1,11 @@
-"""Typed values every package speaks: items, search hits, payload handles, compiled operators, query results, runs."""
+"""Typed values every package speaks: items, search hits, payload handles, compiled operators, query results, runs,
+LM calls."""
 
 from .changes import ChangeSet
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
 from .judge_rules import JudgeRule, QueryConstraint
+from .lm import LmCall, LmUsage
 from .ontologies import OntologyContext
 from .operators import (
     CompiledOperator,
@@ -21,7 +23,7 @@ from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResu
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
-    "JudgeRule", "QueryConstraint",
+    "JudgeRule", "LmCall", "LmUsage", "QueryConstraint",
     "MemoryAccess", "MemoryUse", "OntologyContext", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision",
     "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",

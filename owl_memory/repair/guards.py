@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from rdflib import BNode, Graph, Literal, Variable
 
+from ..adapters.sparql import evaluate
+from ..errors import QueryFailed
 from ..vocab import RDF, RDFS, SH, local_name
 from .patch import Patch, applied
 
@@ -44,10 +46,13 @@ def sparql_targets(data: Graph, shapes: Graph, shape=None) -> set:
 def _selected(data: Graph, text: str, prefixes: dict, bindings: dict) -> set:
     """The ?this values a SELECT finds in `data` (empty when it does not run)."""
     try:
-        rows = data.query(text, initNs=prefixes, initBindings=bindings)
-        return {row[THIS] for row in rows if THIS in rows.vars and row[THIS] is not None}
-    except Exception:  # rdflib raises many parser and evaluation types; pySHACL reports a broken target itself
+        answer = evaluate(data, text, prefixes=prefixes, bindings=bindings)
+    except QueryFailed:  # pySHACL reports a broken target itself
         return set()
+    if str(THIS) not in answer.columns:
+        return set()
+    at = answer.columns.index(str(THIS))
+    return {row[at] for row in answer.rows if row[at] is not None}
 
 
 THIS = Variable("this")

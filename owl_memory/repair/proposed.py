@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rdflib.util import from_n3
-
+from ..adapters import rdflib as rdf
+from ..errors import LoadError
 from ..model import ChangeSet
 from ..vocab import SH
 from .context import Context
@@ -51,8 +51,8 @@ def _ground(v: Violation, template: list) -> set | None:
 def _term(text):
     """An N3 term, None when it does not parse."""
     try:
-        return from_n3(text) if isinstance(text, str) else None
-    except Exception:  # rdflib's from_n3 raises several types on bad text
+        return rdf.term(text) if isinstance(text, str) else None
+    except LoadError:
         return None
 
 

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field, fields, replace
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
-from rdflib.util import from_n3
 
-from ..adapters import pyshacl as shacl, sparql as sparql_text
+from ..adapters import pyshacl as shacl, rdflib as rdf, sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..model import Ref
 from ..rdfio import load_graph
@@ -75,7 +74,7 @@ def _n3(x):
 
 def _term(text):
     """An RDF term from N3 (None stays None)."""
-    return None if text is None else from_n3(text)
+    return None if text is None else rdf.term(text)
 
 
 @dataclass

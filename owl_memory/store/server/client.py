@@ -20,6 +20,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Identifier, Node
 
+from ...adapters import rdflib as rdf
 from ...errors import ConfigError, InvalidItem, ServerError
 
 _BAD_IRI = re.compile(r"[\x00-\x20<>\"{}|^`\\]")
@@ -153,9 +154,7 @@ class SparqlClient:
     def construct(self, query: str) -> Graph:
         """Run a CONSTRUCT; its triples as an rdflib Graph (N-Triples on the wire)."""
         body = self._post(self.ends.query, "query", query, "application/n-triples")
-        g = Graph(bind_namespaces="none")
-        g.parse(data=body.decode("utf-8"), format="nt")
-        return g
+        return rdf.parse_text(body.decode("utf-8"), "nt", graph=Graph(bind_namespaces="none"), source=self.ends.query)
 
     def update(self, request: str) -> None:
         """Run a SPARQL Update request (all its operations, one request)."""

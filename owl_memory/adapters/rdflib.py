@@ -1,0 +1,162 @@
+"""rdflib's parsers and serializers behind one door: every parse of RDF in owl-memory goes through `parse_text` or
+`parse_file` (and an N3 term through `term`), and every way rdflib's parsers and the libraries under them (xml.sax,
+json / orjson) fail on bad input becomes one LoadError naming the source, the line when the parser gives it, and the
+parser's reason, cut before any excerpt of the text it quotes (a Turtle reason never carries the text).
+
+Formats are whatever rdflib parses: turtle, nt, n3, xml (RDF/XML), json-ld, trig, nquads, trix, hext. Which
+exceptions they raise was read off rdflib 7.6 by mutating real files of each format: besides its own BadSyntax
+(Turtle, TriG, N3) and ParserError (N-Triples, N-Quads, RDF/XML, TriX), xml.sax's SAXParseException, JSONDecodeError,
+UnicodeDecodeError, and built-in errors its Turtle and JSON-LD code lets through (PARSE_ERRORS lists them).
+
+rdflib's JSON-LD parser fetches every context a document names (an @context or @import that is a URL or a file
+path), with no timeout and past any allow-list; `parse_text(..., fetch=False)` refuses such text before parsing, for
+text another party wrote (an endpoint's service description). RDF/XML external entities are never expanded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json import JSONDecodeError
+from pathlib import Path
+from typing import Any
+from xml.sax import SAXException, SAXParseException
+
+from rdflib import Graph
+from rdflib.exceptions import Error as RdflibError, ParserError
+from rdflib.plugin import PluginException, get
+from rdflib.plugins.parsers.notation3 import BadSyntax
+from rdflib.serializer import Serializer
+from rdflib.util import from_n3
+
+from ..errors import LoadError, OutputError
+
+PARSE_ERRORS = (
+    SyntaxError,  # Turtle, TriG, N3: BadSyntax
+    RdflibError,  # N-Triples, N-Quads, RDF/XML, TriX: ParserError; an unknown format: PluginException
+    SAXException,  # RDF/XML, TriX: XML that is not well-formed
+    ValueError,  # JSON-LD, HexTuples: JSONDecodeError; text that is not UTF-8; a bad language tag
+    LookupError,  # Turtle cut off inside a statement: IndexError; JSON-LD, HexTuples, an N3 term: KeyError
+    TypeError, AttributeError,  # JSON-LD, HexTuples: a value of the wrong JSON type where a node or string belongs
+    AssertionError,  # Turtle, TriG, N3: a string without its closing quote
+    RecursionError,  # Turtle, N3: nesting ([ ... ] or ( ... )) deeper than Python's stack
+    OSError,  # a file, or a JSON-LD context it names, that cannot be read
+)
+_LOCATED = re.compile(r"^[^\n]*?:(\d+):\d+: (.+)", re.S)  # rdflib's RDF/XML and TriX errors: "<id>:<line>:<col>: why"
+
+
+class _SameLabels(dict):
+    """A bnode context for the N-Triples parser that keeps every blank node label as written."""
+
+    def get(self, key, default=None):
+        """The label itself, so `_:b1` parses back to BNode('b1')."""
+        return key
+
+
+def parse_text(text: str | bytes, format: str = "turtle", *, graph: Graph | None = None, base: str | None = None,
+               source: str = "<text>", same_labels: bool = False, fetch: bool = True) -> Graph:
+    """RDF `text` in `format` parsed into `graph` (a new Graph by default), relative IRIs resolved against `base`
+    (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written; with
+    `fetch=False`, JSON-LD that names a context to fetch is refused. LoadError naming `source`, the line and the
+    parser's reason when it does not parse."""
+    named = _named_context(text) if format == "json-ld" and not fetch else None
+    if named is not None:
+        raise LoadError(f"the JSON-LD names a context to fetch ({named[:120]}); nothing is fetched for it here: "
+                        "inline the context", source=source, reason="names a JSON-LD context to fetch")
+    graph = Graph() if graph is None else graph
+    extra: dict[str, Any] = {"bnode_context": _SameLabels()} if same_labels else {}  # an N-Triples parser option
+    try:
+        return graph.parse(data=text, format=format, publicID=base, **extra)
+    except PARSE_ERRORS as e:
+        raise _load_error(e, format, source) from e
+
+
+def _named_context(text: str | bytes) -> str | None:
+    """The first document a JSON-LD text would make the parser fetch (an @context or @import naming one), or None
+    (also when it is not JSON: the parser says what is wrong with it)."""
+    try:
+        todo = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return None
+    while todo:
+        value = todo.pop()
+        if isinstance(value, list):
+            todo += value
+        elif isinstance(value, dict):
+            for key, v in value.items():
+                named = [c for c in (v if isinstance(v, list) else [v]) if isinstance(c, str)]
+                if key in ("@context", "@import") and named:
+                    return named[0]
+                todo.append(v)
+    return None
+
+
+def parse_file(path: str | Path, format: str = "turtle", *, graph: Graph | None = None) -> Graph:
+    """The RDF file at `path` in `format` parsed into `graph` (a new Graph by default); LoadError naming the file,
+    the line and the parser's reason when it is missing, unreadable or does not parse."""
+    graph = Graph() if graph is None else graph
+    try:
+        return graph.parse(str(path), format=format)
+    except PARSE_ERRORS as e:
+        raise _load_error(e, format, str(path)) from e
+
+
+def term(text: str):
+    """The RDF term an N3 string spells (an IRI in <...>, a literal, a blank node; None for ""); LoadError when it
+    spells none."""
+    try:
+        return from_n3(text)
+    except PARSE_ERRORS as e:
+        raise _load_error(e, "an N3 term", "<term>") from e
+
+
+def _load_error(error: BaseException, format: str, source: str) -> LoadError:
+    """The LoadError for a parser's exception: its reason and line."""
+    reason, line = _described(error)
+    if isinstance(error, OSError):
+        return LoadError(f"{reason}; check the path", source=source, reason=reason)
+    fix = "convert it to UTF-8 (e.g. iconv -t utf-8)" if isinstance(error, UnicodeDecodeError) else "fix the RDF"
+    return LoadError(f"cannot parse as {format}: {reason}; {fix} and retry", source=source, line=line, reason=reason)
+
+
+def _described(error: BaseException) -> tuple[str, int | None]:
+    """(the parser's reason in one line of at most 200 characters, the 1-based line it names or None)."""
+    if isinstance(error, BadSyntax):
+        return error._why[:200], error.lines + 1
+    if isinstance(error, SAXParseException):
+        return error.getMessage()[:200], error.getLineNumber()
+    if isinstance(error, JSONDecodeError):
+        return f"not JSON: {error.msg}"[:200], error.lineno
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {error.start})", None
+    if isinstance(error, RecursionError):
+        return "nested too deeply to parse ([ ... ] or ( ... ) inside one another)", None
+    if isinstance(error, IndexError):
+        return "the text ends inside a statement", None
+    if isinstance(error, FileNotFoundError):
+        return f"no such file ({error.filename})"[:200], None
+    if isinstance(error, OSError):  # the file, or a JSON-LD context it names
+        return f"cannot read {error.filename or 'a document it names'} ({error.strerror or error})"[:200], None
+    located = _LOCATED.match(str(error)) if isinstance(error, ParserError) else None
+    if located:
+        return _first_line(located.group(2)), int(located.group(1))
+    return _first_line(str(error)) or type(error).__name__, None
+
+
+def _first_line(message: str) -> str:
+    """The first line of a parser message, cut before any text it quotes (" at ^ in: ..."), at most 200 chars."""
+    line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    return line.split(" at ^", 1)[0].removesuffix(":")[:200]
+
+
+def check_format(format: str) -> None:
+    """OutputError unless rdflib has a serializer named `format`."""
+    try:
+        get(format, Serializer)
+    except PluginException as e:
+        raise OutputError(f"unknown RDF format {format[:40]!r}; use turtle, xml, nt, json-ld, n3 or trig") from e
+
+
+def serialize_to(graph: Graph, file, format: str) -> None:
+    """Write `graph` to a binary file object as UTF-8 `format` (checked with check_format first)."""
+    graph.serialize(destination=file, format=format, encoding="utf-8")
