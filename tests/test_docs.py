@@ -168,29 +168,45 @@ def run_block(block: Block, folder: Path, data: Path | None) -> subprocess.Compl
                           text=True, timeout=900)
 
 
+def run_help(script: str) -> subprocess.CompletedProcess:
+    """Run a benchmark script with `--help`."""
+    return subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=environment())
+
+
+def script_of(line: str) -> str:
+    """The script a `python benchmarks/...` line runs."""
+    return shlex.split(line, comments=True)[1]
+
+
 @pytest.fixture(scope="session")
 def started(request, tmp_path_factory):
-    """Each selected test's block run, all started at the first test that asks, as many at a time as there are cores.
+    """The run of each selected test's block (or benchmark `--help`), all started at the first test that asks, as
+    many at a time as there are cores; `started(block_or_script)` waits for one.
 
     Under pytest-xdist, whose workers each collect every test but run only some, a run starts when its test asks.
     """
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
     data = data_dir(required=False)
-    runs: dict[Block, Future] = {}
+    runs: dict[Block | str, Future] = {}
 
-    def start(block: Block) -> Future:
-        """The run of `block`, started now unless it already is."""
-        if block not in runs:
-            folder = tmp_path_factory.mktemp(re.sub(r"\W+", "-", block.name)[:60])
-            runs[block] = pool.submit(run_block, block, folder, data if needs_data(block) else None)
-        return runs[block]
+    def start(key: Block | str) -> Future:
+        """The run of a block or a script's help, started now unless it already is."""
+        if key not in runs and isinstance(key, str):
+            runs[key] = pool.submit(run_help, key)
+        elif key not in runs:
+            folder = tmp_path_factory.mktemp(re.sub(r"\W+", "-", key.name)[:60])
+            runs[key] = pool.submit(run_block, key, folder, data if needs_data(key) else None)
+        return runs[key]
 
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         for item in request.session.items:
-            block = getattr(item, "callspec", None) and item.callspec.params.get("block")
-            if isinstance(block, Block) and (data or not needs_data(block)):
-                start(block)
-    yield lambda block: start(block).result()
+            params = getattr(item, "callspec", None) and item.callspec.params or {}
+            if isinstance(params.get("block"), Block) and (data or not needs_data(params["block"])):
+                start(params["block"])
+            elif str(params.get("line", "")).startswith("python benchmarks/"):
+                start(script_of(params["line"]))
+    yield lambda key: start(key).result()
     pool.shutdown(cancel_futures=True)
 
 
@@ -226,29 +242,21 @@ def test_the_tutorial_runs_in_order_in_one_folder(block, started):
     assert "6d37b341a44f6386" in out and "AntiPattern" in out and "A2: holdout success" in out
 
 
-@cache
-def script_help(script: str) -> str:
-    """The `--help` text of a benchmark script."""
-    done = subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env=environment())
-    assert done.returncode == 0, (script, done.stderr[-2000:])
-    return done.stdout
-
-
 def measurement_lines(program: str) -> list[str]:
     """Every command line of docs/measurements.md that starts with `program`."""
     return [ln for b in bash_blocks("measurement") for ln in command_lines(b.text) if ln.startswith(program)]
 
 
 @pytest.mark.parametrize("line", measurement_lines("python benchmarks/"))
-def test_benchmark_command_lines_name_only_options_the_script_has(line):
+def test_benchmark_command_lines_name_only_options_the_script_has(line, started):
     """A benchmark run takes minutes to hours: check the line against the script's `--help`."""
-    argv = shlex.split(line, comments=True)
-    script = argv[1]
+    script = script_of(line)
     assert (ROOT / script).is_file(), script
-    options = [a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")]
+    done = started(script)
+    assert done.returncode == 0, (script, done.stderr[-2000:])
+    options = [a.split("=", 1)[0] for a in shlex.split(line, comments=True)[2:] if a.startswith("--")]
     for option in options:
-        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", script_help(script)), (line, option)
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", done.stdout), (line, option)
 
 
 def command_of(argv: list[str]) -> tuple[click.Command, list[str], list[str]]:
