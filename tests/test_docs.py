@@ -8,8 +8,8 @@ Every command line of a ```bash block that starts with `owl-memory` or `python` 
   the server itself on a free port;
 - docs/measurements.md's blocks are the runs behind its figures, minutes to hours each, so they are checked, not
   run: a `python benchmarks/...` line names only options the script's `--help` lists, an `owl-memory` line passes
-  the command's own option parser (every option, value and file argument), and its command also runs, at the
-  size the how-to guides give, in a block below;
+  the command's own option parser (every option, value and file argument), and the same command runs as written,
+  at the size the how-to guides give, in a block that a test runs;
 - every other block runs whole (`bash -euo pipefail`) in a temp folder holding copies of a clone's experiments/,
   ontology/ and shapes/, with no API key: commands that need an LM use `--lm scripted`, the stand-in the project
   ships. The guides write these commands at the size a reader should try first, and say in prose how to scale up.
