@@ -35,7 +35,7 @@ from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.tools.endpoint import attach_endpoints
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.datadir import data_dir
-from owl_memory.learning.judge import judge
+from owl_memory.learning.judging import judge
 from owl_memory.model.endpoints import EndpointLimits
 from owl_memory.model.judgments import Expect
 from owl_memory_bench.servers import ontology_endpoint

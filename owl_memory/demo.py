@@ -6,11 +6,12 @@ from pathlib import Path
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
+from rdflib.term import Node
 
 from .model import ItemSpec
 from .rdfio import load_graph
 from .resources import dependency_ontology
-from .store.memory import Memory
+from .store import Memory
 from .vocab import local_name
 
 DCTERMS = "http://purl.org/dc/terms/"
@@ -22,11 +23,12 @@ def dcterms_graph() -> Graph:
     return load_graph(dependency_ontology("dcterms"))
 
 
-def run_demo(path: Path) -> dict:
+def run_demo(path: Path) -> dict[str, object]:
     """Build the demo memory at `path`, run three searches, read one capped window; returns what it saw."""
     g = dcterms_graph()
     with Memory(path) as m:
-        ids = [_add_range_rule(m, g, p) for p in sorted(set(g.subjects(RDFS.range, None)))]
+        ranges = {p: r for p, r in g.subject_objects(RDFS.range) if isinstance(p, URIRef)}  # one range each
+        ids = [_add_range_rule(m, g, p, ranges[p]) for p in sorted(ranges)]
         general = m.add(ItemSpec(
             "Principle", "Prefer DC Terms over DC Elements",
             "Use dcterms properties when describing resources, unless a legacy schema needs dc:.",
@@ -47,12 +49,12 @@ def run_demo(path: Path) -> dict:
                 "window": {"id": top, **m.window(top, 0, 160).to_dict()}}
 
 
-def _add_range_rule(m: Memory, g: Graph, prop: URIRef) -> str:
+def _add_range_rule(m: Memory, g: Graph, prop: URIRef, range_: Node) -> str:
     """One Constraint item per DC Terms property with a range: what its values must be."""
-    name, rng = local_name(prop), local_name(g.value(prop, RDFS.range))
+    name, rng = local_name(prop), local_name(range_)
     comment = " ".join(str(g.value(prop, RDFS.comment) or g.value(prop, SKOS.definition) or "").split())
     label = str(g.value(prop, RDFS.label) or name)
-    content = (f"dcterms:{name} ({label}). Range: {g.value(prop, RDFS.range)}.\n"
+    content = (f"dcterms:{name} ({label}). Range: {range_}.\n"
                f"Definition: {g.value(prop, SKOS.definition) or ''}\nNote: {comment}")
     return m.add(ItemSpec("Constraint", f"dcterms:{name} values are {rng}",
                           f"Use when stating dcterms:{name}; its value should be a {rng}.", content,

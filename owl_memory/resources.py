@@ -15,7 +15,7 @@ from .errors import ConfigError
 def shipped(package: str, name: str) -> Path:
     """Path of a shipped file, e.g. shipped("ontology", "owl-memory.ttl")."""
     spec = find_spec(f"owl_memory.{package}")  # installed: a data-only package mapped from the top-level folder
-    if spec is None:  # imported from a source checkout without installing
+    if spec is None or not spec.submodule_search_locations:  # imported from a source checkout without installing
         return Path(__file__).resolve().parents[1] / _FOLDERS.get(package, package) / name
     return Path(next(iter(spec.submodule_search_locations))) / name
 

@@ -1,9 +1,13 @@
 """Vocabulary constants: the RDF namespaces and the IRIs owl-memory mints."""
 
-import re
+from __future__ import annotations
 
-from rdflib import Namespace
+import re
+from collections.abc import Iterable
+
+from rdflib import Graph, Namespace
 from rdflib.namespace import OWL, PROV, RDF, RDFS, SH, XSD
+from rdflib.term import Node
 
 OM = Namespace("http://w3id.org/owl-memory#")
 ITEM = Namespace("http://w3id.org/owl-memory/item/")
@@ -12,25 +16,25 @@ FAILURE_MODE = Namespace("http://w3id.org/owl-memory/failure-mode/")
 RUN = Namespace("http://w3id.org/owl-memory/run/")
 BLOB = Namespace("http://w3id.org/owl-memory/blob/")
 
-def local_name(iri) -> str:
+def local_name(iri: str | Node) -> str:
     """The last segment of an IRI (after #, / or :), "node" when there is none."""
     return re.split(r"[#/:]", str(iri).rstrip("/#:"))[-1] or "node"
 
 
-def ontology_iri(iri) -> str:
+def ontology_iri(iri: str | Node) -> str:
     """An ontology IRI in the form memory compares it: without trailing '#' or '/' (`http://x/library#`,
     `http://x/library/` and `http://x/library` name one ontology); scheme and case are kept as written (IRIs are
     case-sensitive, and http and https may name different things)."""
     return str(iri).rstrip("#/")
 
 
-def serves_ontology(applies_to, ontology: str | None) -> bool:
+def serves_ontology(applies_to: Iterable[str | Node], ontology: str | None) -> bool:
     """Whether an item scoped to the ontologies `applies_to` (none: any ontology) applies to a run on `ontology`
     (None: the run declares none); IRIs compared as ontology_iri writes them."""
     return not applies_to or (ontology is not None and ontology_iri(ontology) in {ontology_iri(a) for a in applies_to})
 
 
-def declared_ontology(graph) -> str | None:
+def declared_ontology(graph: Graph | None) -> str | None:
     """The IRI of the ontology a graph declares (the first, sorted), or None (no graph, or no owl:Ontology)."""
     iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology)) if graph is not None else []
     return iris[0] if iris else None

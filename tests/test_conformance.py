@@ -1,14 +1,13 @@
 """Conformance read off the data (repair.conformance) agrees with pySHACL on every shape it claims to read."""
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from rdflib import Graph, Literal, Namespace
 from rdflib.collection import Collection
 from rdflib.namespace import RDF, RDFS
 
 from owl_memory.repair.conformance import read, readable
 from owl_memory.repair.context import Context
-from owl_memory.repair.verify import NestedChecks
+from owl_memory.repair.verification import NestedChecks
 from owl_memory.vocab import SH
 
 EX = Namespace("http://ex.org/")

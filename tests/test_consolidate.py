@@ -9,9 +9,9 @@ from rdflib import Graph
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.learning import judge, load_curriculum, shipped_curriculum
-from owl_memory.learning.consolidate import consolidate, similarity
-from owl_memory.learning.extract import RunRecord, extract, lift
-from owl_memory.learning.provenance import FAILED_RUN_ITEMS, RunInfo, provenance_graph
+from owl_memory.learning.consolidation import consolidate, similarity
+from owl_memory.learning.extraction import RunRecord, extract, lift
+from owl_memory.provenance import FAILED_RUN_ITEMS, RunInfo, provenance_graph
 from owl_memory.vocab import KINDS
 
 LIB = "http://w3id.org/owl-memory/examples/library"
@@ -181,7 +181,7 @@ def test_hermit_finds_a_memory_with_compiled_fields_on_every_kind_consistent(tmp
 
 
 def test_merge_sums_both_items_counters_into_the_survivor(memory):
-    from owl_memory.learning.consolidate import merge
+    from owl_memory.learning.consolidation import merge
 
     keep = memory.add(ItemSpec("Principle", "Declare every prefix", "Use before a query.", "keep"))
     drop = memory.add(ItemSpec("Principle", "Declare all prefixes", "Use before a query.", "drop"))

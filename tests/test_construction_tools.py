@@ -8,11 +8,11 @@ import pytest
 from rdflib import RDF, Literal, URIRef
 
 from owl_memory.agent.tools import MAX_RETURN, dumps
-from owl_memory.agent.tools.construction import session_tools
 from owl_memory.construction.compiled_answers import cq_signature
 from owl_memory.construction.session import ConstructionSession
 from owl_memory.construction.sprint import run_sprint
 from owl_memory.construction.sprint_file import load_sprint
+from owl_memory.construction.tools import session_tools
 from owl_memory.construction.workspace import graph_text
 from owl_memory.model import MemoryAccess
 

@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
 from owl_memory.store.copy import copy_memory, data_triples
+from owl_memory.vocab import ITEM, OM
 
 DC = "http://purl.org/dc/terms/"
 
@@ -62,3 +63,18 @@ def test_cli_copy_server_to_directory(tmp_path, server_url):
     assert again.exit_code == 0 and json.loads(again.output)["items"] == 4
     with Memory(server_url) as s, Memory(tmp_path / "b") as b:
         same(s, b, made["ids"], made["trace"])
+
+
+def test_copy_takes_an_item_without_a_priority(tmp_path):
+    """The shapes let an item have no om:priority (a server memory written by another tool, an older memory); its
+    copy ranks it at priority 0, as its source does."""
+    with Memory(tmp_path / "a") as a:
+        i = a.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "a",
+                           applies_to=(DC,)))
+        with a.backend.transaction():
+            a.backend.remove_triples(ITEM[i], OM.priority)
+        assert a.validate().conforms and a.get(i).priority == 0
+        with Memory(tmp_path / "b") as b:
+            assert copy_memory(a, b).items == 1
+            assert b.validate().conforms
+            assert b.get(i) == a.get(i) and [h.id for h in b.search(ontology=DC)] == [i]

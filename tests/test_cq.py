@@ -162,7 +162,7 @@ def test_property_constraints_read_shapes():
 
 
 def test_proposer_fills_min_count_violations_repair_hands_back():
-    from owl_memory.repair.verify import verify
+    from owl_memory.repair.verification import verify
 
     shapes = Graph().parse(data="""@prefix ex: <http://example.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
         ex:S a sh:NodeShape ; sh:targetClass ex:Thing ;

@@ -11,7 +11,7 @@ from dspy.utils import DummyLM
 from owl_memory.ablation.harness import ablate
 from owl_memory.cli import main
 from owl_memory.learning.curriculum import load_curriculum, map_endpoints
-from owl_memory.learning.judge import judge
+from owl_memory.learning.judging import judge
 from owl_memory_bench.servers import ontology_endpoint
 
 TARGET = "https://example.org/sparql/"
@@ -94,7 +94,7 @@ def test_answers_are_judged_on_the_endpoint(corpus, endpoint):
 
 def test_a_reference_cut_at_the_row_cap_says_so(corpus, endpoint):
     from owl_memory.learning.endpoint_judge import judge_on_endpoint
-    from owl_memory.learning.judge import judge_terms
+    from owl_memory.learning.judging import judge_terms
     from owl_memory.model.endpoints import EndpointLimits
 
     task = map_endpoints(load_curriculum(corpus), [f"{TARGET}={endpoint}"])[0].tasks[0]

@@ -12,8 +12,7 @@ from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.tools.endpoint import attach_endpoints
 from owl_memory.errors import ConfigError
 from owl_memory.model.endpoints import EndpointGrant, EndpointLimits, EndpointProfile, normalize_url
-from owl_memory_bench.servers import ENDPOINT_GRAPHS as GRAPHS
-from owl_memory_bench.servers import ontology_endpoint
+from owl_memory_bench.servers import ENDPOINT_GRAPHS as GRAPHS, ontology_endpoint
 
 ROWS = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "urn:x"}}]}})
 

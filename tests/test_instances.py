@@ -8,7 +8,7 @@ from rdflib import Graph, Literal, URIRef
 
 from owl_memory.errors import InstanceError
 from owl_memory.repair import repair, target_nodes
-from owl_memory.repair.verify import verify
+from owl_memory.repair.verification import verify
 from owl_memory.vocab import RDF
 from owl_memory_bench.repair.instances import NAMESPACE, build_instances
 from owl_memory_bench.repair.mutation_sets import REALWORLD, mutation_cases

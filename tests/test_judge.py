@@ -5,7 +5,8 @@ import pytest
 from rdflib import Graph
 
 from owl_memory.errors import ConfigError, LoadError
-from owl_memory.learning import Judgment, judge, judge_structural, load_curriculum, shipped_curriculum
+from owl_memory.learning import judge, judge_structural, load_curriculum, shipped_curriculum
+from owl_memory.model.judgments import Judgment
 
 PROV_SUBCLASSES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX prov: <http://www.w3.org/ns/prov#> "
                    "SELECT ?c WHERE { ?c rdfs:subClassOf prov:Entity }")

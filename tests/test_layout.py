@@ -3,10 +3,15 @@ private API is used only inside its adapter (owl_memory/adapters/)."""
 
 import ast
 import collections
+import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import tomllib
+
+from owl_memory.lazy import stub_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "owl_memory"
@@ -145,3 +150,29 @@ def test_the_project_cites_no_design_card_or_seed():
     cited = [str(p.relative_to(ROOT)) for p in [*texts, ROOT / "README.md"]
              if re.search(r"DESIGN\.md|\bseeds?\s+0\d\d", p.read_text(encoding="utf-8", errors="replace"), re.I)]
     assert not cited, cited
+
+
+def test_import_contracts_hold():
+    """pyproject's [tool.importlinter]: the floors (no folder cycle) and every folder's front door."""
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports"))], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_every_folder_has_a_front_door_and_no_public_name_hides_a_submodule():
+    """A folder's __init__.pyi lists its public names; a name spelled like a submodule would be shadowed by it
+    once the submodule is imported (the lazy front door then hands out the module), so none may be."""
+    folders = [p for p in PACKAGE.iterdir() if (p / "__init__.py").exists() and p.name not in ("model", "adapters")]
+    for folder in folders:
+        stub = folder / "__init__.pyi"
+        assert stub.exists() or folder.name == "cli", f"{folder.name}/ needs an __init__.pyi listing its public names"
+    for stub in PACKAGE.rglob("__init__.pyi"):
+        names = set(stub_names(stub.with_suffix(".py")))
+        submodules = {p.stem for p in stub.parent.glob("*.py")} | {p.name for p in stub.parent.iterdir() if p.is_dir()}
+        assert not names & submodules, f"{stub.relative_to(ROOT)}: rename the submodule {sorted(names & submodules)}"
+        package = ".".join(stub.parent.relative_to(ROOT).parts)
+        module = importlib.import_module(package)
+        assert sorted(names) == module.__all__
+        for name in names:
+            assert getattr(module, name) is not None, f"{package}.{name}"

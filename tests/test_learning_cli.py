@@ -123,7 +123,7 @@ def test_done_when_from_the_readme_train_figures_export_provenance(tmp_path):
     import pyshacl
     from rdflib import Graph
 
-    from owl_memory.learning import FAILED_RUN_ITEMS, UNTRACED_ITEMS
+    from owl_memory.provenance import FAILED_RUN_ITEMS, UNTRACED_ITEMS
     from owl_memory.resources import memory_shapes
 
     section = README.read_text(encoding="utf-8").split("### Check the loop from a fresh clone", 1)[1]

@@ -9,7 +9,7 @@ from rdflib import Graph
 from owl_memory import Memory, run
 from owl_memory.errors import ConfigError
 from owl_memory.learning import load_curriculum, shipped_curriculum
-from owl_memory.learning.provenance import FAILED_RUN_ITEMS
+from owl_memory.provenance import FAILED_RUN_ITEMS
 
 PREFIXES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
             "PREFIX lib: <http://w3id.org/owl-memory/examples/library#> ")

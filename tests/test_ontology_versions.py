@@ -277,7 +277,7 @@ def test_followed_search_agrees_on_defining_sparql_embedded_and_server(versions,
 
 # ---- extraction ----
 def test_extracted_items_are_about_the_terms_their_query_used_not_the_task_constants():
-    from owl_memory.learning.extract import RunRecord, extract
+    from owl_memory.learning.extraction import RunRecord, extract
     from owl_memory.model.judgments import Judgment
 
     g = Graph().parse(data=f"""@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix ex: <{LIB}#> .

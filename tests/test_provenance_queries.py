@@ -9,8 +9,8 @@ from test_export_owl import owlcheck  # noqa: F401  (the OWLAPI/HermiT fixture)
 
 from owl_memory import Memory
 from owl_memory.ablation.harness import ablate
-from owl_memory.learning.provenance import ITEMS_BY_ITERATIONS, PRODUCTIVE_TASKS, USED_BUT_FAILING
 from owl_memory.model import sha256
+from owl_memory.provenance import ITEMS_BY_ITERATIONS, PRODUCTIVE_TASKS, USED_BUT_FAILING
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = """PREFIX om: <http://w3id.org/owl-memory#>

@@ -11,7 +11,7 @@ from rdflib.namespace import RDF, XSD
 from owl_memory.adapters import pyshacl as shacl
 from owl_memory.repair import repair, target_nodes
 from owl_memory.repair.cost import change_cost
-from owl_memory.repair.verify import re_flags, verify
+from owl_memory.repair.verification import re_flags, verify
 from owl_memory_bench.repair.instances import build_instances
 
 EX = Namespace("http://example.org/")

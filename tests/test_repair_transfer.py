@@ -8,7 +8,7 @@ from owl_memory import ItemSpec, Memory
 from owl_memory.adapters.pyshacl import counting
 from owl_memory.repair import repair
 from owl_memory.repair.plans import shape_key
-from owl_memory.repair.verify import abstract_signatures, verify
+from owl_memory.repair.verification import abstract_signatures, verify
 from owl_memory.vocab import SH
 
 EX = Namespace("http://ex.org/")

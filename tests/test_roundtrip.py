@@ -1,8 +1,7 @@
 """Payloads come back character for character through every window: NUL, lone surrogates, astral characters."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox

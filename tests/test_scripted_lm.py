@@ -12,7 +12,7 @@ from click.testing import CliRunner  # noqa: E402
 from owl_memory import Memory  # noqa: E402
 from owl_memory.ablation.records import read_records  # noqa: E402
 from owl_memory.cli import main  # noqa: E402
-from owl_memory.learning.provenance import FAILED_RUN_ITEMS  # noqa: E402
+from owl_memory.provenance import FAILED_RUN_ITEMS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = """PREFIX prov: <http://www.w3.org/ns/prov#>

@@ -11,7 +11,7 @@ from dspy.utils import DummyLM
 from owl_memory import ItemSpec
 from owl_memory.agent.runner import run
 from owl_memory.agent.trajectory import read_trajectory
-from owl_memory.learning.provenance import RunInfo, provenance_graph
+from owl_memory.provenance import RunInfo, provenance_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ROOT / "experiments" / "curricula" / "library.ttl"

@@ -5,7 +5,7 @@ from rdflib import BNode, Graph, Namespace
 from rdflib.namespace import RDFS
 
 from owl_memory.errors import ConfigError, LoadError
-from owl_memory.repair.verify import delta_focus, focus_is_sound, path_text, verify
+from owl_memory.repair.verification import delta_focus, focus_is_sound, path_text, verify
 from owl_memory.store.blobs import BlobStore
 
 EX = Namespace("http://ex.org/")
@@ -174,7 +174,7 @@ def test_inference_rdfs_sees_subclasses():
 def test_violations_are_typed_and_round_trip_through_json():
     import json
 
-    from owl_memory.repair.verify import Violation, abstract_signature
+    from owl_memory.repair.verification import Violation, abstract_signature
 
     shapes = Graph().parse(data=HEAD + "ex:S a sh:NodeShape ; sh:targetNode ex:a ; "
                            "sh:property [ sh:path ( ex:p ex:q ) ; sh:datatype xsd:integer ] .", format="turtle")

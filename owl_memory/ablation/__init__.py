@@ -1,7 +1,8 @@
-"""Ablations A0–A4: the harness streaming a curriculum through conditions, its records, summary and report."""
+"""Ablations A0–A4: the harness streaming a curriculum through conditions, its records, summary and report.
 
-from .records import Record, TaskOutcome, read_records
-from .report import build_report
-from .summary import Summary, summarize
+The public names are those of `__init__.pyi`, imported on first use (owl_memory/lazy.py).
+"""
 
-__all__ = ["Record", "Summary", "TaskOutcome", "build_report", "read_records", "summarize"]
+from ..lazy import front_door
+
+__all__, __getattr__, __dir__ = front_door(__name__, __file__)

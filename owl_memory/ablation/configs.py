@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from ..agent.conditions import CONDITIONS
+from ..agent import CONDITIONS
 from ..errors import ConfigError
 from ..model.runs import Quota, parse_budgets, parse_layers
 

@@ -125,7 +125,7 @@ def run_construction(task: ConstructionTask, memory, options: dict | None = None
     if options and options.get("lm") is not None:
         return _agentic(task, memory, options)
     if task.sprint is not None:
-        from ..construction.sprint import run_sprint
+        from ..construction import run_sprint
 
         r = run_sprint(task.sprint, memory, run_id=f"ablation-{task.id}")
         return TaskOutcome(r.succeeded, "cq+shacl", iterations=r.verify_iterations, validations=r.validations,
@@ -142,8 +142,8 @@ def run_construction(task: ConstructionTask, memory, options: dict | None = None
 def _agentic(task: ConstructionTask, memory, options: dict) -> TaskOutcome:
     """One task with a model driving the construction tools (a repair case keeps values, as the symbolic run does,
     and may change its data's triples); its cost, leakage, verify runs, deltas and undos recorded."""
-    from ..construction.sprint_file import load_sprint, repair_sprint
-    from ..llm.agent_sprint import run_agentic_sprint
+    from ..construction import load_sprint, repair_sprint
+    from ..llm import run_agentic_sprint
 
     case = task.sprint is None
     spec = repair_sprint(task.id, task.data, task.shapes) if case else load_sprint(task.sprint)

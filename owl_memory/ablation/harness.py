@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..agent.conditions import CONDITIONS
+from ..agent import CONDITIONS
 from ..errors import ConfigError
 from ..model.endpoints import parse_grants
 from ..rdfio import output_folder, write_text
@@ -104,7 +104,7 @@ def _stem(job: Job) -> str:
 @contextlib.contextmanager
 def _memory(job: Job, frozen: bool):
     """The arm's memory (train), or a throwaway copy of it (holdout, and every A0 task: A0's memory stays empty)."""
-    from ..store.memory import Memory
+    from ..store import Memory
 
     if job.condition not in MEMORY_FREE and not frozen:
         with Memory(_live(job)) as m:
@@ -158,7 +158,7 @@ def _restore(job: Job, index: int, recorded: bool) -> None:
 def _prepare(job: Job) -> None:
     """Create the arm's memory once (a resumed job keeps its own): a copy of the starting memory with the pack
     imported, or an empty one for A0, which every A0 task gets a throwaway copy of (copying beats creating)."""
-    from ..store.memory import Memory
+    from ..store import Memory
 
     live = _live(job)
     if live.exists():
@@ -171,7 +171,7 @@ def _prepare(job: Job) -> None:
         shutil.copytree(job.start_memory, tmp)
     with Memory(tmp, max_items=None if free else job.max_items) as m:
         if job.pack and not free:
-            from ..learning.packs import import_pack
+            from ..learning import import_pack
 
             import_pack(m, job.pack)
     os.replace(tmp, live)
@@ -184,7 +184,7 @@ def _load(job: Job) -> tuple[object, Callable]:
 
         agent = {"trajectory_dir": Path(job.out) / "runs" / _stem(job), **dict(job.options), "condition": job.condition}
         return load_construction(job.curriculum), lambda task, memory, learn: run_construction(task, memory, agent)
-    from ..learning.curriculum import load_curriculum
+    from ..learning import load_curriculum
     from .lm_tasks import make_runner
 
     course = load_curriculum(job.curriculum)
@@ -267,7 +267,7 @@ def _curriculum_meta(curriculum: Path, kind: str) -> dict:
     if kind == "construction":
         from .construction import load_construction as load
     else:
-        from ..learning.curriculum import load_curriculum as load
+        from ..learning import load_curriculum as load
     cur = load(curriculum)
     if not cur.holdout or not cur.train:
         raise ConfigError(f"curriculum {cur.id} needs train and holdout tasks (split: train | holdout)")
@@ -307,7 +307,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     arms = [a.settled(k, consolidate, max_items, budgets) for a in arms]
     meta = _curriculum_meta(path, kind)
     if pack:
-        from ..learning.packs import pack_path
+        from ..learning import pack_path
 
         pack = str(pack_path(pack))
     out = Path(out)

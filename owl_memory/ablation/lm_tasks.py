@@ -13,15 +13,9 @@ import functools
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..agent.metrics import spent
-from ..agent.runner import resolve_lm
-from ..agent.runner import run as run_agent
-from ..agent.trajectory import read_trajectory
+from ..agent import read_trajectory, resolve_lm, run as run_agent, spent
 from ..errors import OwlMemoryError
-from ..learning.curriculum import Curriculum, Task, map_endpoints, map_task
-from ..learning.extract import outline
-from ..learning.judge import judge
-from ..learning.loop import Learning, run_learning
+from ..learning import Curriculum, Learning, Task, judge, map_endpoints, map_task, outline, run_learning
 from ..model import RunConfig, RunMetrics
 from ..rdfio import load_graph
 from .records import TaskOutcome

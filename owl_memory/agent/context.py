@@ -306,7 +306,7 @@ def _shape_parts(graph: Graph, prop) -> list[str]:
 def _memory_antipatterns(graph: Graph, memory, k: int = 3) -> list[str]:
     """Titles of the memory's AntiPattern items for this ontology, then for the versions and aligned terms it
     declares (store/alignment.py; those marked carried over); none without a memory."""
-    from ..store.alignment import ontology_context
+    from ..store import ontology_context
 
     context = ontology_context(graph)
     if memory is None or context is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..model import Hit, Item, MemoryAccess, OntologyContext, Quota
 from ..model.runs import MAX_BUDGET, POLARITIES
-from ..store.alignment import ontology_context
+from ..store import ontology_context
 from ..vocab import ITEM, ontology_iri
 from .tools import clip
 

@@ -17,7 +17,7 @@ from ..adapters.dspy import HookedRLM, LocalInterpreter, dspy, format_output
 from ..errors import ConfigError
 from ..model import Hit, MemoryUse, RunConfig, RunMetrics, RunResult
 from ..rdfio import load_graph
-from ..store.blobs import ReadBudget
+from ..store import ReadBudget
 from ..vocab import OWL, RDF
 from . import context
 from .constraints import query_constraints

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..agent.conditions import HELP as CONDITION_HELP
+from ..agent import HELP as CONDITION_HELP
 from .common import (
     emit,
     json_option,
@@ -29,7 +29,7 @@ def ablation_report(folder, as_json):
 
     Example: owl-memory report runs/ablation-1 && xdg-open runs/ablation-1/report.html
     """
-    from ..ablation.report import build_report
+    from ..ablation import build_report
 
     path = build_report(folder)
     emit({"report": str(path)}, as_json, lambda d: click.echo(d["report"]))
@@ -92,7 +92,7 @@ def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, tim
     Example: owl-memory ablate uniprot-examples/ --conditions A0,A2 --lm openai/gpt-4o-mini --endpoint-map
     https://sparql.uniprot.org/sparql=http://127.0.0.1:7878/query --out runs/uniprot
     """
-    from ..ablation.harness import ablate
+    from ..ablation import ablate
 
     try:
         summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
@@ -106,7 +106,7 @@ def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, tim
         sys.exit(EXIT_INTERRUPTED)
     data = summary.to_dict()
     if estimate_for:
-        from ..ablation.cost import estimate
+        from ..ablation import estimate
 
         data["estimate"] = estimate(summary, estimate_for, max_tokens).to_dict()
     emit(data, as_json, lambda s: _ablation_report(s, out))
@@ -130,7 +130,7 @@ def _ablation_report(summary: dict, out: str) -> None:
     for criterion in summary.get("criteria", ()):
         click.echo(f"criterion {criterion['name']}: {criterion['status']} ({criterion['detail']})")
     if "estimate" in summary:
-        from ..ablation.cost import Estimate
+        from ..ablation import Estimate
 
         e = summary["estimate"]
         for line in Estimate(**e | {"typical_tokens": tuple(e["typical_tokens"]),

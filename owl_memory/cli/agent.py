@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from ..agent.conditions import CONDITIONS
-from ..agent.conditions import HELP as CONDITION_HELP
+from ..agent import CONDITIONS, HELP as CONDITION_HELP
 from ..errors import ConfigError, OwlMemoryError
 from .common import (
     EXIT_FAILED,
@@ -34,7 +33,7 @@ def mcp(memory_path, ontology, as_json):
 
     Example: owl-memory mcp --memory .owl-memory --ontology ontology/owl-memory.ttl
     """
-    from ..agent.mcp_server import serve
+    from ..mcp_server import serve
 
     serve(memory_path, ontology)
 
@@ -85,8 +84,8 @@ def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, time
     Example: owl-memory run "Which named graphs hold SKOS?" --endpoint http://127.0.0.1:7878/query --lm
     openai/gpt-4o-mini
     """
-    from ..agent.runner import interpreter_factory, resolve_lm
-    from ..learning.loop import LearnedRun, run
+    from ..agent import interpreter_factory, resolve_lm
+    from ..learning import LearnedRun, run
     from ..model import RunConfig
     from ..model.endpoints import parse_grants
     from ..rdfio import read_text
@@ -115,7 +114,7 @@ def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, time
 
 def _failed(error: Exception, as_json: bool) -> None:
     """Report a run the LM or the interpreter broke (a JSON object on stdout under --json) and exit 1."""
-    from ..agent.metrics import spent
+    from ..agent import spent
 
     message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
     got = spent(error)

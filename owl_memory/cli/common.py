@@ -18,7 +18,7 @@ MAX_MESSAGE = 1000  # characters of an error message printed at most
 def Memory(*args, writes: bool = False, **kwargs):  # noqa: N802 (stands in for the class at every call site)
     """owl_memory.Memory, imported on first use: `--help` and commands without a memory skip the store's imports.
     `writes`: the command will write to it, so a read-only memory is MemoryReadOnly now, before any work."""
-    from ..store.memory import Memory as memory_class
+    from ..store import Memory as memory_class
 
     memory = memory_class(*args, **kwargs)
     if writes:

@@ -48,7 +48,7 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from ..construction.sprint_file import default_sprint, load_sprint
+    from ..construction import default_sprint, load_sprint
     from ..errors import ConfigError
 
     if max_iters is not None and not agent:
@@ -74,12 +74,12 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
 
 def _symbolic(spec, memory, lm, api_base, out, progress):
     """The symbolic sprint (with an LLM proposer when --lm is given)."""
-    from ..construction.sprint import run_sprint
+    from ..construction import run_sprint
 
     proposer = None
     if lm:
-        from ..agent.runner import resolve_lm
-        from ..llm.proposer import LLMProposer
+        from ..agent import resolve_lm
+        from ..llm import LLMProposer
 
         proposer = LLMProposer(resolve_lm(lm, api_base), namespace=spec.namespace)
     return run_sprint(spec, memory, proposer=proposer, progress=progress, out=out)
@@ -87,7 +87,7 @@ def _symbolic(spec, memory, lm, api_base, out, progress):
 
 def _agentic(spec, memory, lm, api_base, max_iters, out, progress):
     """The agentic sprint: the model drives the construction tools."""
-    from ..llm.agent_sprint import run_agentic_sprint
+    from ..llm import run_agentic_sprint
 
     options = {"max_iters": max_iters} if max_iters else {}
     return run_agentic_sprint(spec, memory, lm=lm, api_base=api_base, out=out, progress=progress, **options)
@@ -160,8 +160,8 @@ def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory
     graph, shape_graph = load_graph(data), load_graph(shapes)
     proposer = None
     if lm:
-        from ..agent.runner import resolve_lm
-        from ..llm.repair_proposer import LLMRepairProposer
+        from ..agent import resolve_lm
+        from ..llm import LLMRepairProposer
 
         proposer = LLMRepairProposer(resolve_lm(lm, api_base))
     run = "cli-repair-" + sha256(read_text(data) + read_text(shapes))[:12]

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..agent.conditions import CONDITIONS
+from ..agent import CONDITIONS
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -47,9 +47,8 @@ def train(curriculum, lm, api_base, sub_lm, max_tokens, timeout, split, conditio
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..agent.runner import resolve_lm
-    from ..learning.curriculum import load_curriculum
-    from ..learning.train import train_curriculum
+    from ..agent import resolve_lm
+    from ..learning import load_curriculum, train_curriculum
     from ..model import RunConfig
 
     course, console = load_curriculum(curriculum), Console(stderr=True)
@@ -116,7 +115,7 @@ def pack_export(out, kind, source, min_confidence, memory_path, as_json):
 
     Example: owl-memory pack export learned.jsonl --source extracted --min-confidence 0.6
     """
-    from ..learning.packs import export_pack
+    from ..learning import export_pack
 
     with Memory(memory_path) as m:
         n = export_pack(m, out, kind=kind, source=source, min_confidence=min_confidence)
@@ -133,7 +132,7 @@ def pack_import(pack_file, memory_path, as_json):
 
     Example: owl-memory pack import starter --memory .owl-memory
     """
-    from ..learning.packs import import_pack
+    from ..learning import import_pack
 
     with Memory(memory_path, writes=True) as m:
         report = import_pack(m, pack_file)
@@ -175,8 +174,7 @@ def curriculum_make(ontologies, families, split, tasks, seed, holdout, holdout_o
 
     Example: owl-memory curriculum make dcterms --split entity --tasks 300 --out dcterms.yaml
     """
-    from ..learning.curriculum_make import make_curriculum
-    from ..learning.generated import MakeOptions
+    from ..learning import MakeOptions, make_curriculum
     from ..rdfio import check_output, write_text
 
     target = check_output(out)

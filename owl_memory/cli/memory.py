@@ -95,7 +95,7 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, abo
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
-    from ..store.retrieval import MAX_K, check_filters
+    from ..store import MAX_K, check_filters
 
     k = within(k, "-k", 1, MAX_K)
     check_filters(ontology=ontology, about_class=about_class, about_property=about_property, about=about)
@@ -118,7 +118,7 @@ def _followed(path: str | None, ontology: str | None):
     """The OntologyContext of an ontology file (None without one); ConfigError when it declares no ontology."""
     if path is None:
         return None
-    from ..store.alignment import ontology_context
+    from ..store import ontology_context
 
     context = ontology_context(path, ontology)
     if context is None:
@@ -147,7 +147,7 @@ def sparql_query(query, binds, limit, memory_path, as_json):
 
     Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
     """
-    from ..store.memory import MAX_ROWS
+    from ..store import MAX_ROWS
 
     limit = within(limit, "--limit", 1, MAX_ROWS)
     with Memory(memory_path, create=False) as m:
@@ -262,7 +262,7 @@ def copy_command(src, dst, as_json):
 
     Example: owl-memory copy .owl-memory http://127.0.0.1:7878
     """
-    from ..store.copy import copy_memory
+    from ..store import copy_memory
 
     with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
         result = copy_memory(a, b)

@@ -1,6 +1,8 @@
-"""Ontology construction: sprints over a graph workspace, competency questions, symbolic and LLM proposers."""
+"""Ontology construction: sprints over a graph workspace, competency questions, symbolic and LLM proposers.
 
-from .sprint import run_sprint
-from .sprint_file import load_sprint
+The public names are those of `__init__.pyi`, imported on first use (owl_memory/lazy.py).
+"""
 
-__all__ = ["load_sprint", "run_sprint"]
+from ..lazy import front_door
+
+__all__, __getattr__, __dir__ = front_door(__name__, __file__)

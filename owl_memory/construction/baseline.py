@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..repair.verify import VerifyResult, Violation, verify
+from ..repair import VerifyResult, Violation, verify
 from .sprint_result import BaselineReport
 from .workspace import Workspace
 

@@ -4,7 +4,7 @@ For a violation signature the last verification found, the candidates are repair
 decisions from memory first (concrete signature, then abstract keys), then the library's strategies, each checked
 against repair's minimal-change rules. For a competency question's signature (`cq:…`, from cq_status) the candidate is
 its compiled answer from memory. Applying a candidate makes one delta and verifies the nodes it touched; what cleared
-its violation is compiled at the end of the sprint (construction/distill.py).
+its violation is compiled at the end of the sprint (construction/distillation.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from itertools import islice
 
 from ..errors import ToolError
 from ..model.operators import APPLY_DELTA, canonical
-from ..repair.candidates import Candidates
-from ..repair.context import Context
-from ..repair.patch import Chosen, Patch
-from ..repair.verify import NestedChecks, delta_focus, verify
+from ..repair import Candidates, Chosen, Context, NestedChecks, Patch, delta_focus, verify
 from .compiled_answers import cq_signature, stored_answer
 from .cq import evaluate
 from .workspace import Delta

@@ -15,10 +15,8 @@ from dataclasses import asdict, dataclass
 from rdflib import URIRef
 
 from ..errors import ToolError
-from ..repair.guards import Guards, target_nodes
-from ..repair.patch import Patch, applied
-from ..repair.verify import VerifyResult, Violation, verify
-from ..store.blobs import BlobStore
+from ..repair import Guards, Patch, VerifyResult, Violation, applied, target_nodes, verify
+from ..store import BlobStore
 from .baseline import Baseline
 from .cq import CompetencyQuestion, CQResult, evaluate_all
 from .delta_input import parse_delta

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..model import RunMetrics
-from ..repair.verify import VerifyResult, verify
+from ..repair import VerifyResult, verify
 from .baseline import Baseline
 from .compiled_answers import store_answers, stored_answer
 from .cq import CompetencyQuestion, evaluate_all, passed

@@ -11,7 +11,7 @@ from rdflib import Graph
 from ..errors import InvalidItem, UnknownItem
 from ..model import Ref
 from ..rdfio import load_graph
-from ..store.blobs import BlobStore
+from ..store import BlobStore
 
 SUMMARY_CHARS = 240
 

@@ -21,8 +21,8 @@ from rdflib import Literal, URIRef
 from ..rdfio import load_graph
 from ..vocab import declared_ontology
 from .curriculum import Curriculum, Task
-from .judge import judge_terms
 from .judge_rules import RuleJudge
+from .judging import judge_terms
 
 
 @dataclass(frozen=True)

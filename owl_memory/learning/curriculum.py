@@ -36,7 +36,7 @@ from ..model.endpoints import EndpointGrant, normalize_url, parse_grants
 from ..model.judgments import Expect
 from ..rdfio import load_graph
 from ..resources import package_file
-from .judge import check_expect
+from .judging import check_expect
 
 SCHEMA = Namespace("https://schema.org/")
 SPLITS = ("train", "holdout")

@@ -27,7 +27,7 @@ from ..resources import DEPENDENCY_ONTOLOGIES, dependency_ontology
 from ..vocab import local_name
 from .families import FAMILIES, Family, OntologyView, groups, is_builtin, ordered, parse, view_of
 from .generated import SPLITS, GeneratedCurriculum, GeneratedTask, MakeOptions, Source
-from .judge import judge_terms, normalize
+from .judging import judge_terms, normalize
 
 
 def make_curriculum(ontologies: Sequence[str | Path], options: MakeOptions | None = None) -> GeneratedCurriculum:

@@ -16,7 +16,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 
 from ..adapters import sparql as sparql_text
-from ..agent.endpoint_client import EndpointClient
+from ..agent import EndpointClient
 from ..errors import ConfigError, OwlMemoryError
 from ..model.endpoints import EndpointGrant, EndpointLimits
 from ..model.judgments import Expect, Judgment

@@ -36,14 +36,14 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import XSD
 
 from ..adapters import sparql as sparql_text
-from ..agent.query_worker import QueryLimits, QueryWorker
+from ..agent import QueryLimits, QueryWorker
 from ..errors import QueryRefused, ToolError
 from ..model import ItemSpec, JudgeRule, Parameter
 from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
 from ..vocab import serves_ontology
 from .families import OntologyView, is_builtin, view_of
-from .judge import judge_terms, run_graph
+from .judging import judge_terms, run_graph
 
 MAX_RULES = 3
 MAX_TASK_CHARS = 2_000

@@ -18,19 +18,17 @@ from typing import Any
 
 from rdflib import Graph
 
-from ..agent.runner import lm_name, resolve_lm
-from ..agent.runner import run as run_agent
-from ..agent.trajectory import read_trajectory
+from ..agent import lm_name, read_trajectory, resolve_lm, run as run_agent
 from ..errors import ConfigError
 from ..model import RunConfig, RunResult
 from ..model.judgments import Expect
+from ..provenance import RunInfo, provenance_graph
 from ..rdfio import load_graph
 from ..vocab import declared_ontology
-from .consolidate import Report, consolidate
-from .extract import MAX_ITEMS, RunRecord, compiled_action, extract, outline
-from .judge import Judgment, judge
+from .consolidation import Report, consolidate
+from .extraction import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge_rules import RuleJudge, compile_rule, rule_spec
-from .provenance import RunInfo, provenance_graph
+from .judging import Judgment, judge
 
 MATTS_MAX_ITEMS = 5
 MATTS_MAX_K = 8

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ..errors import OwlMemoryError
 from ..model import RunConfig
 from .agreement import rule_agreement
-from .consolidate import Report
+from .consolidation import Report
 from .curriculum import Curriculum, Task
 from .loop import Learning, run_learning
 

@@ -4,7 +4,7 @@ every competency question passes and the graph conforms or its step budget ends.
 It is one strict-RLM run of the agent runner (agent/runner.py: trajectory, tokens, leakage) with a construction
 session bound, so the run's toolbox has the construction tools over the sprint's workspace next to the memory,
 ontology (the working graph) and handle tools. Afterwards it checks the result, compiles what verified
-(construction/distill.py), writes the summary beside the trajectory and, when asked, the built graph.
+(construction/distillation.py), writes the summary beside the trajectory and, when asked, the built graph.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..agent.runner import LM_ENV, lm_name, resolve_lm
-from ..agent.runner import run as run_agent
-from ..agent.scripted import SCRIPTED
-from ..agent.tools.construction import bound
-from ..agent.trajectory import read_trajectory, trajectory_folder
-from ..construction.agentic_result import AgentSprintResult
-from ..construction.distill import RunRecord, distill
-from ..construction.output import check_out, write_out
-from ..construction.session import ConstructionSession
-from ..construction.sprint_file import Sprint, load_sprint
+from ..agent import LM_ENV, SCRIPTED, lm_name, read_trajectory, resolve_lm, run as run_agent, trajectory_folder
+from ..construction import (
+    AgentSprintResult,
+    ConstructionSession,
+    RunRecord,
+    Sprint,
+    bound,
+    check_out,
+    distill,
+    load_sprint,
+    write_out,
+)
 from ..errors import OwlMemoryError
 from ..model import RunConfig, RunMetrics
 from .construction_script import construction_lm

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from rdflib import Graph
 
-from ..construction.cq import CompetencyQuestion, evaluate
-from ..construction.proposer import Proposal
-from ..construction.workspace import copy_graph
+from ..construction import CompetencyQuestion, Proposal, copy_graph, evaluate
 from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
 

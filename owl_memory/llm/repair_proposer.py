@@ -6,7 +6,7 @@ from rdflib import BNode, Graph
 from rdflib.namespace import SH
 
 from ..model import ChangeSet
-from ..repair.verify import Violation
+from ..repair import Violation
 from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
 

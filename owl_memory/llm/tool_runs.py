@@ -9,7 +9,7 @@ import time
 
 from rdflib import Graph
 
-from ..agent.metrics import run_metrics, summed
+from ..agent import run_metrics, summed
 from ..model import RunMetrics
 
 
@@ -36,9 +36,7 @@ class ToolRun:
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
         from ..adapters.dspy import dspy
-        from ..agent.metrics import calls_before, calls_since
-        from ..agent.runner import RLM, interpreter_factory
-        from ..agent.tools import Toolbox
+        from ..agent import RLM, Toolbox, calls_before, calls_since, interpreter_factory
 
         box = Toolbox(memory, ontology=graph)
         rlm = RLM(dspy.Signature(signature, instructions), max_iters=self.max_iters,

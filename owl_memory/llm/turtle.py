@@ -6,7 +6,7 @@ import re
 
 from rdflib import BNode, Graph
 
-from ..construction.workspace import nt_line
+from ..construction import nt_line
 
 
 def parse_turtle(text: str, prefixes: dict) -> Graph | None:

@@ -2,11 +2,11 @@
 
 The operators live in `components/`, one module per section of the SHACL spec's constraint components; importing
 this package registers them all. With a `proposer`, what no operator derives is asked of it (`proposed.py`).
+
+The public names are those of `__init__.pyi`, imported on first use (owl_memory/lazy.py).
 """
 
+from ..lazy import front_door
 from . import components  # noqa: F401  (registers every strategy)
-from .guards import shape_triples, target_nodes
-from .loop import FIXED_TERM, repair
-from .result import RepairResult
 
-__all__ = ["FIXED_TERM", "RepairResult", "repair", "shape_triples", "target_nodes"]
+__all__, __getattr__, __dir__ = front_door(__name__, __file__)

@@ -17,7 +17,7 @@ from .context import Context
 from .patch import Patch
 from .proposed import proposed_patch
 from .registry import iter_candidates, ranked, ranked_candidates, run_strategy, strategies_for
-from .verify import Violation, abstract_signatures
+from .verification import Violation, abstract_signatures
 
 
 def fingerprint(p: Patch) -> tuple:

@@ -16,7 +16,7 @@ from ..model import FollowUp
 from .context import Context
 from .patch import Chosen, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
-from .verify import Violation, abstract_signature
+from .verification import Violation, abstract_signature
 
 
 @dataclass(frozen=True)

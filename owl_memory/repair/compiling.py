@@ -14,7 +14,7 @@ from ..model.operators import canonical
 from .cascade import Cascade, store_follow_up
 from .patch import Chosen, Patch
 from .registry import STRATEGIES
-from .verify import Violation, abstract_signatures
+from .verification import Violation, abstract_signatures
 
 _PER_INSTANCE = frozenset({"or.satisfy_branch", "xone.satisfy_one"})  # a choice without a plan fits one node
 

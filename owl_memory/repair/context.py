@@ -9,7 +9,7 @@ from rdflib.collection import Collection
 
 from ..vocab import SH
 from .conformance import read, readable
-from .verify import NestedChecks, Violation
+from .verification import NestedChecks, Violation
 
 
 @dataclass(frozen=True)

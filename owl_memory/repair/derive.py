@@ -11,7 +11,7 @@ from rdflib.collection import Collection
 
 from ..vocab import RDF, SH, XSD
 from .synth import ill_typed, same_kind, typed
-from .verify import re_flags
+from .verification import re_flags
 
 SPACES = (("trimmed", str.strip), ("spaces collapsed", lambda t: " ".join(t.split())),
           ("spaces removed", lambda t: "".join(t.split())))

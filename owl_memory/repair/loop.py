@@ -20,7 +20,7 @@ from .paths import parse, value_triple
 from .proposed import OPERATOR as PROPOSED
 from .registry import candidates, is_fixed_term, ranked_candidates, run_strategy
 from .result import AppliedOperator, RepairResult
-from .verify import NestedChecks, Violation, delta_focus, verify
+from .verification import NestedChecks, Violation, delta_focus, verify
 
 _DROPPERS = frozenset({SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent,
                        SH.UniqueLangConstraintComponent, SH.ClosedConstraintComponent,

@@ -9,7 +9,7 @@ from rdflib import Graph
 
 from .context import Context
 from .paths import path_of, value_triple
-from .verify import Violation
+from .verification import Violation
 
 
 @dataclass(frozen=True)

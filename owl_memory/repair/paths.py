@@ -8,7 +8,7 @@ from rdflib.collection import Collection
 from ..model import sha256
 from ..vocab import RDF, SH
 from .context import Context
-from .verify import Violation
+from .verification import Violation
 
 NEW = "urn:owl-memory:new:"
 

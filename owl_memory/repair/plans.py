@@ -16,7 +16,7 @@ from .patch import Patch, applied, merge, replace_value
 from .paths import values
 from .registry import STRATEGIES, candidates, run_strategy
 from .synth import convert, default_literal
-from .verify import Violation, path_text
+from .verification import Violation, path_text
 
 MAX_DEPTH = 3
 

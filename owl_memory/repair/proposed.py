@@ -9,7 +9,7 @@ from ..vocab import SH
 from .context import Context
 from .patch import Patch
 from .registry import SPARQL_BASED, strategy
-from .verify import Violation
+from .verification import Violation
 
 OPERATOR = "llm.propose"
 THIS, VALUE = "$this", "$value"  # placeholders for the focus node and the violation's value in a compiled template

@@ -18,7 +18,7 @@ from .completion import completed
 from .context import Context
 from .cost import change_cost
 from .patch import Patch
-from .verify import Violation
+from .verification import Violation
 
 SPARQL_BASED = URIRef("urn:owl-memory:component:sparql-based")  # key for components no Core IRI names
 

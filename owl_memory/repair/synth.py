@@ -17,7 +17,7 @@ from ..vocab import RDF, SH, XSD, local_name
 from .conformance import instances
 from .context import Context
 from .paths import fresh
-from .verify import re_flags
+from .verification import re_flags
 
 NUMERIC = frozenset(XSD[t] for t in ("integer", "int", "long", "short", "byte", "decimal", "double", "float",
                                      "nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger",

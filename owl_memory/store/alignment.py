@@ -38,6 +38,7 @@ from .retrieval import Scored, SearchQuery
 VERSION_LINKS = (OWL.versionIRI, OWL.priorVersion, OWL.backwardCompatibleWith, OWL.sameAs)
 TERM_LINKS = (OWL.equivalentClass, OWL.equivalentProperty, OWL.sameAs)
 MAX_FOLLOWED = 32  # carried ontologies and aligned terms a search follows at most (each one more search)
+ABOUT_FILTERS = ("about_class", "about_property")  # the SearchQuery fields of what an item is about, in search order
 
 
 def ontology_context(graph: Graph | str | Path | None, ontology: str | None = None) -> OntologyContext | None:
@@ -81,7 +82,8 @@ def _carried(graph: Graph, own: str, incompatible: set[str]) -> list[str]:
     return order
 
 
-def _aligned(graph: Graph, own: str, ontologies: set[str], incompatible: list[str]) -> tuple:
+def _aligned(graph: Graph, own: str, ontologies: set[str],
+             incompatible: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(own term, aligned foreign terms) pairs: groups of terms linked by the term links (either direction,
     transitively), each own term (under `own`'s IRI; in a group with none, those the graph declares) with the
     group's other terms (none under an incompatible ontology)."""
@@ -103,7 +105,7 @@ def _aligned(graph: Graph, own: str, ontologies: set[str], incompatible: list[st
     for t in parent:
         groups.setdefault(root(t), set()).add(t)
     blocked = tuple(incompatible) or ("\0",)
-    out = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     for members in groups.values():
         mine = {t for t in members if t.startswith(own)} or {t for t in members if (URIRef(t), RDF.type, None) in graph
                                                              and not t.startswith(blocked)}
@@ -116,29 +118,38 @@ def steps(q: SearchQuery, context: OntologyContext | None) -> list[tuple[SearchQ
     """The searches a followed search runs, in order, each with the IRI its items are carried over from."""
     if context is None:
         return [(q, None)]
-    base = q if q.ontology is not None else replace(q, ontology=URIRef(context.ontology))
-    if ontology_iri(base.ontology) != context.ontology:
+    ontology = q.ontology if q.ontology is not None else URIRef(context.ontology)
+    if ontology_iri(ontology) != context.ontology:
         return [(q, None)]
-    out = []
+    base = replace(q, ontology=ontology)
+    out: list[tuple[SearchQuery, str | None]] = []
     for onto in (context.ontology, *context.carried):
-        for name in ("about_class", "about_property"):
-            stated = getattr(base, name)
+        for name in ABOUT_FILTERS:
+            stated = _about(base, name)
             for term in (stated, *context.equivalents(stated)) if stated is not None else (None,):
                 mark = onto if onto != context.ontology else term if term != stated else None
-                out.append((replace(base, ontology=URIRef(onto), **{name: None if term is None else URIRef(term)}),
-                            mark))
+                out.append((_with_about(replace(base, ontology=URIRef(onto)), name,
+                                        None if term is None else URIRef(term)), mark))
     if base.about_class is None and base.about_property is None:
         for term in context.foreign_terms()[:MAX_FOLLOWED]:
-            out += [(replace(base, ontology=None, **{name: URIRef(term)}), term)
-                    for name in ("about_class", "about_property")]
+            out += [(_with_about(replace(base, ontology=None), name, URIRef(term)), term) for name in ABOUT_FILTERS]
     return list(dict.fromkeys(out))
+
+
+def _about(q: SearchQuery, name: str) -> URIRef | None:
+    """The query's about-class ("about_class") or about-property ("about_property") filter."""
+    return q.about_class if name == "about_class" else q.about_property
+
+
+def _with_about(q: SearchQuery, name: str, term: URIRef | None) -> SearchQuery:
+    """The query with `term` as its about-class ("about_class") or about-property ("about_property") filter."""
+    return replace(q, about_class=term) if name == "about_class" else replace(q, about_property=term)
 
 
 def searches(q: SearchQuery, context: OntologyContext | None) -> list[tuple[SearchQuery, str | None]]:
     """Every search a followed search runs, in order, with its carried-over mark (with q.about: the steps of the
     query about it as a class, then those about it as a property)."""
-    bases = [q] if q.about is None else [replace(q, about=None, **{name: q.about})
-                                         for name in ("about_class", "about_property")]
+    bases = [q] if q.about is None else [_with_about(replace(q, about=None), name, q.about) for name in ABOUT_FILTERS]
     return [pair for base in bases for pair in steps(base, context)]
 
 

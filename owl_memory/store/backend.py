@@ -14,16 +14,19 @@ as `TermRows`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from rdflib import Graph, URIRef
+from rdflib.term import Identifier
 
 from ..errors import MemoryReadOnly
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
 from .retrieval import Scored, SearchQuery
+
+Cell = Identifier | bool | None  # one cell of a SPARQL answer: an rdflib term, None where unbound, an ASK's bool
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class TermRows:
     cut at the limit; an ASK gives the column "ask" and one row holding its bool."""
 
     columns: tuple[str, ...]
-    rows: tuple[tuple, ...]
+    rows: tuple[tuple[Cell, ...], ...]
     truncated: bool
 
 
@@ -87,19 +90,19 @@ class Backend(ABC):
         """Insert the triples of `g` (links, archive flags, provenance); present ones are left as they are."""
 
     @abstractmethod
-    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj: Identifier | None = None) -> None:
         """Delete (subject, predicate, obj), or every value of (subject, predicate) when obj is None."""
 
     @abstractmethod
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> AbstractContextManager[None]:
         """Context manager: commit the writes inside it, or roll them all back on any error; re-entrant (an inner
         block joins the outer one). Reads inside it see every write other processes committed before it began."""
 
     # ---- whole memory ----
     @abstractmethod
-    def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
+    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
         """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
-        ({Variable: rdflib term}): at most `limit` rows."""
+        ({variable name: rdflib term}, sparql_terms.bound_terms): at most `limit` rows."""
 
     def require_writable(self) -> None:
         """MemoryReadOnly when the store's files cannot be written (a server that refuses a write says so itself, as
@@ -125,13 +128,3 @@ class Backend(ABC):
     def close(self) -> None:
         """Commit nothing pending and release connections."""
 
-
-@contextmanager
-def committing(commit, rollback) -> Iterator[None]:
-    """Run the block, then `commit()`; on any error `rollback()` and re-raise (helper for transaction())."""
-    try:
-        yield
-    except BaseException:
-        rollback()
-        raise
-    commit()

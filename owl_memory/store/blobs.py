@@ -50,9 +50,9 @@ class ReadBudget:
     total_chars: int = 20_000
     reads_per_handle: int = 64
     max_read: int = MAX_READ
-    spent: int = 0
-    reads: dict = field(default_factory=dict)
-    largest: int = 0
+    spent: int = field(default=0, init=False)  # characters returned so far
+    reads: dict[str, int] = field(default_factory=dict, init=False)  # reads so far by handle key
+    largest: int = field(default=0, init=False)  # the most characters one read returned
 
     def allow(self, key: str, wanted: int) -> int:
         """Characters a read of `wanted` on `key` may return; raises CapExceeded when the budget is spent."""
@@ -105,7 +105,12 @@ class PayloadStore(ABC):
         """Release connections."""
 
 
-@typed_reads(lambda store: store.path)
+def _blob_file(store: BlobStore) -> Path:
+    """The SQLite file of a blob store (what its typed errors name)."""
+    return store.path
+
+
+@typed_reads(_blob_file)
 class BlobStore(PayloadStore):
     """The embedded payload store: one SQLite file (WAL); reads are capped and return windows.
 
@@ -180,7 +185,8 @@ class BlobStore(PayloadStore):
 
 def find_offsets(data: str, pattern: str, limit: int) -> list[int]:
     """Offsets where `pattern` occurs literally in `data` (overlapping ones too), at most `limit` of them."""
-    hits, i = [], -1
+    hits: list[int] = []
+    i = -1
     while len(hits) < limit and pattern:
         i = data.find(pattern, i + 1)
         if i < 0:

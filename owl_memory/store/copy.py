@@ -6,12 +6,14 @@ from dataclasses import asdict, dataclass
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF
+from rdflib.term import Node
 
 from ..errors import InvalidItem
 from ..model import ItemSpec
 from ..resources import memory_ontology
-from ..vocab import BLOB, ITEM, KINDS, OM
+from ..vocab import BLOB, ITEM, KINDS, OM, local_name
 from .memory import COPY_STATE, Memory
+from .sparql_terms import integer
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class CopyReport:
     payloads: int
     archived: tuple[str, ...]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """The report as JSON-ready values (the CLI's --json output)."""
         return asdict(self) | {"archived": list(self.archived)}
 
@@ -40,7 +42,8 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> CopyReport:
         dst.backend.add_triples(incomplete_mark(str(src.location)))
     g = src.to_graph()
     kinds = {OM[k] for k in KINDS}
-    items = sorted({s for s, k in g.subject_objects(RDF.type) if k in kinds and str(s).startswith(str(ITEM))})
+    items = sorted({s for s, k in g.subject_objects(RDF.type)
+                    if k in kinds and isinstance(s, URIRef) and s.startswith(str(ITEM))})
     stored = dst.backend.stored(str(i)[len(ITEM):] for i in items)
     todo = [i for i in items if str(i)[len(ITEM):] not in stored]
     for at in range(0, len(todo), batch):
@@ -85,15 +88,24 @@ def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
     for p, o in g.predicate_objects(node):
         own.add((node, p, o))
     kind = next(str(k).rsplit("#", 1)[-1] for k in own.objects(node, RDF.type) if str(k).rsplit("#", 1)[-1] in KINDS)
-    one = {p: own.value(node, p) for p in (OM.title, OM.summary, OM.scope, OM.priority, OM.confidence, OM.contentRef)}
-    spec = ItemSpec(kind, str(one[OM.title]), str(one[OM.summary]), src.blobs.load(str(one[OM.contentRef])),
+    one = {p: str(_required(own, node, p)) for p in (OM.title, OM.summary, OM.scope, OM.confidence, OM.contentRef)}
+    spec = ItemSpec(kind, one[OM.title], one[OM.summary], src.blobs.load(one[OM.contentRef]),
                     applies_to=tuple(sorted(str(o) for o in own.objects(node, OM.appliesToOntology))),
-                    tags=tuple(sorted(str(o) for o in own.objects(node, OM.tag))), priority=int(one[OM.priority]),
-                    confidence=float(one[OM.confidence]), scope=str(one[OM.scope]))
+                    tags=tuple(sorted(str(o) for o in own.objects(node, OM.tag))),
+                    priority=integer(own.value(node, OM.priority)), confidence=float(one[OM.confidence]),
+                    scope=one[OM.scope])
     if spec.id != str(node)[len(ITEM):]:
         raise InvalidItem(f"item {node} does not match its stored title, content and scope (id {spec.id}); "
                           "repair the source memory before copying it")
     return spec, own
+
+
+def _required(own: Graph, node: URIRef, p: URIRef) -> Node:
+    """The value of a property every item has (the memory shapes' minCount 1); InvalidItem when it lacks one."""
+    value = own.value(node, p)
+    if value is None:
+        raise InvalidItem(f"item {node} has no {local_name(p)}; repair the source memory before copying it")
+    return value
 
 
 def _copy_payloads(src: Memory, dst: Memory, g: Graph) -> int:

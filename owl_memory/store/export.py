@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS
+from rdflib.term import Node
 
 from ..model import sha256
 
@@ -32,7 +33,7 @@ def with_header(g: Graph) -> Graph:
     return g
 
 
-def _digest(g: Graph, tbox_version) -> str:
+def _digest(g: Graph, tbox_version: Node | None) -> str:
     """16 hex of sha256 over the memory ontology's version IRI and the sorted N-Triples of every bnode-free triple."""
     lines = sorted(" ".join(term.n3() for term in t) for t in g if not any(isinstance(term, BNode) for term in t))
     return sha256(f"{tbox_version}\n" + "\n".join(lines))[:16]

@@ -54,7 +54,8 @@ def age_days(created_at: str, now: datetime | None = None) -> float:
 
 def least_useful(candidates: list[Candidate], n: int) -> list[str]:
     """Ids of the `n` least useful items among `candidates`."""
-    def key(c: Candidate):
+    def key(c: Candidate) -> tuple[float, str, str]:
+        """Least useful first, then older, then by id."""
         u = c.counts
         return usefulness(u.use_count, u.success_count, u.failure_count, age_days(c.created_at)), c.created_at, c.id
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from urllib.parse import quote
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from ..errors import InvalidItem
+from ..errors import InvalidItem, UnknownItem
 from ..model import ItemSpec, sha256
 from ..model.operators import stored_json
-from ..vocab import BLOB, FAILURE_MODE, ITEM, OM, PROV, RUN, TASK_TYPE
+from ..vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
 
 IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
 ID = re.compile(r"^[0-9a-f]{16}$")
@@ -92,6 +93,20 @@ def _links(g: Graph, s: URIRef, spec: ItemSpec) -> None:
         g.add((s, PROV.wasDerivedFrom, src))
         g.add((s, OM.derivedFromTrace, src))
         g.add((src, RDF.type, OM.Trajectory))
+
+
+def kind_of(id: str, types: Iterable[str]) -> str:
+    """A stored item's kind, from the IRIs of its rdf:types (the first kind, sorted); UnknownItem when none is a
+    kind (no item has that id)."""
+    kinds = sorted(k for k in (t.rsplit("#", 1)[-1] for t in types) if k in KINDS)
+    if not kinds:
+        raise unknown_item(id)
+    return kinds[0]
+
+
+def unknown_item(id: object) -> UnknownItem:
+    """The error for an id that names no stored item."""
+    return UnknownItem(f"no memory item {str(id)[:40]!r}; ids are 16 hex characters, find them with search")
 
 
 def linked_ids(spec: ItemSpec) -> list[str]:

@@ -37,18 +37,22 @@ class WriteLock:
 
     def __init__(self, path: str | Path, wait: float | None = None):
         self.path, self.wait = Path(path), lock_wait() if wait is None else wait
-        self.depth, self.fd = 0, None
+        self.depth = 0
+        self.fd: int | None = None  # the lock file's descriptor while this process holds the lock
 
-    def __enter__(self):
+    def __enter__(self) -> WriteLock:
+        """Take the lock (or join this process's hold on it)."""
         if self.depth == 0:
             self.fd = self._acquire()
         self.depth += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
+        """Release the lock when the outermost block ends."""
         self.depth -= 1
         if self.depth == 0:
             fd, self.fd = self.fd, None
+            assert fd is not None  # set by the __enter__ that raised the depth from 0
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
 from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
 
 from ..adapters import sparql as sparql_text
-from ..errors import ConfigError, InvalidItem, QueryRefused, UnknownItem
+from ..errors import ConfigError, InvalidItem, QueryRefused
 from ..model import (
     Hit,
     Item,
@@ -23,16 +24,15 @@ from ..model import (
     Window,
 )
 from ..model.operators import operator_from_json
-from ..rdfio import check_output
-from ..rdfio import write_graph as write_rdf
+from ..rdfio import check_output, write_graph as write_rdf
 from ..vocab import ITEM, OM, PROV, RDF
 from . import alignment, forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ
 from .embedded.backend import QuadstoreBackend
 from .export import with_header
-from .items import COUNTERS, ID, item_graph, linked_ids
-from .sparql_terms import answer_cell, bound_terms
+from .items import COUNTERS, ID, item_graph, linked_ids, unknown_item
+from .sparql_terms import answer_cell, bound_terms, integer
 from .validation import batch_context, check, check_batch, context, require_valid
 
 MAX_ROWS = 1000  # rows one sparql() call returns at most
@@ -80,7 +80,7 @@ class Memory:
     """
 
     def __init__(self, location: str | Path = ".owl-memory", max_read: int = MAX_READ, *,
-                 max_items: int | None = None, create: bool = True):
+                 max_items: int | None = None, create: bool = True) -> None:
         self.location = location
         self.backend = open_backend(location, max_read, create)
         self.blobs = self.backend.payloads
@@ -116,8 +116,8 @@ class Memory:
         if self.max_items is None or self.backend.count() <= self.max_items:
             return []
         rows = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN).rows
-        active = [forgetting.Candidate(str(i)[len(str(ITEM)):], UseCounts(int(u), int(ok), int(bad)), str(c))
-                  for i, u, ok, bad, c in rows]
+        active = [forgetting.Candidate(str(i)[len(str(ITEM)):], UseCounts(integer(u), integer(ok), integer(bad)),
+                                       str(c)) for i, u, ok, bad, c in rows]
         kept = set(keep)
         victims = forgetting.least_useful([c for c in active if c.id not in kept], len(active) - self.max_items)
         for i in victims:
@@ -179,7 +179,7 @@ class Memory:
         blank = next((t for t in g if any(not isinstance(x, (URIRef, Literal)) for x in t)), None)
         if blank is not None:
             raise InvalidItem("write_graph needs IRIs, not blank nodes, so writes stay idempotent; mint IRIs")
-        self._update(g, sorted({s for s in g.subjects()}))
+        self._update(g, sorted({s for s in g.subjects() if isinstance(s, URIRef)}))
 
     # ---- reads ----
     def get(self, id: str) -> Item:
@@ -188,7 +188,7 @@ class Memory:
         g, s = self.backend.describe([ITEM[id]]), ITEM[id]
         one = {p: o for p, o in g.predicate_objects(s)}
 
-        def objs(p) -> tuple[str, ...]:
+        def objs(p: URIRef) -> tuple[str, ...]:
             return tuple(sorted(str(o) for o in g.objects(s, p)))
 
         schema = one.get(OM.actionSchema)
@@ -201,12 +201,12 @@ class Memory:
             exceptions=_ids(objs(OM.hasException)), grounded_by=_ids(objs(OM.groundedByEpisode)),
             content_ref=str(one[OM.contentRef]), content_hash=str(one[OM.contentHash]),
             size=self.blobs.ref(str(one[OM.contentRef])).size, created_at=str(one.get(OM.createdAt, "")),
-            counts=UseCounts(**{k: int(one.get(p, 0)) for k, p in COUNTERS.items()}),
+            counts=UseCounts(**{k: integer(one.get(p)) for k, p in COUNTERS.items()}),
             signature=_text(one.get(OM.violationSignature)),
             action_schema=operator_from_json(str(schema)) if schema is not None else None,
             verification_hook=_text(one.get(OM.verificationHook)),
             runs=objs(PROV.wasGeneratedBy), derived_from=objs(PROV.wasDerivedFrom),
-            archived=bool(one.get(OM.archived, Literal(False)).toPython()))
+            archived=isinstance(flag := one.get(OM.archived), Literal) and bool(flag.toPython()))
 
     def window(self, id: str, start: int = 0, length: int = MAX_READ) -> Window:
         """At most max_read characters of an item's content."""
@@ -214,8 +214,8 @@ class Memory:
         return self.blobs.read(str(self.backend.describe([ITEM[id]]).value(ITEM[id], OM.contentRef)), start, length)
 
     def search(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-               failure_mode: str | None = None, kinds=None, k: int = 5, *, about_class: str | None = None,
-               about_property: str | None = None, about: str | None = None,
+               failure_mode: str | None = None, kinds: str | Iterable[str] | None = None, k: int = 5, *,
+               about_class: str | None = None, about_property: str | None = None, about: str | None = None,
                context: OntologyContext | None = None) -> list[Hit]:
         """Applicable items, best first; superseded and archived items are never returned (`explain` says why).
         Ontology IRIs compare without a trailing # or /; `about`: items about that class, then about that property;
@@ -226,12 +226,13 @@ class Memory:
         return self._hits(q, context)
 
     def explain(self, text: str | None = None, ontology: str | None = None, task_type: str | None = None,
-                failure_mode: str | None = None, kinds=None, k: int = 5, **filters) -> SearchExplanation:
-        """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine
-        (`filters`: about_class, about_property, about, context as for search; a followed search runs one such
-        SELECT per step, alignment.searches: this is the first)."""
-        context = filters.pop("context", None)
-        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, **filters)
+                failure_mode: str | None = None, kinds: str | Iterable[str] | None = None, k: int = 5, *,
+                about_class: str | None = None, about_property: str | None = None, about: str | None = None,
+                context: OntologyContext | None = None) -> SearchExplanation:
+        """The search's hits with the SELECT that defines them (see retrieval.py), its bindings and the engine (as for
+        search; a followed search runs one such SELECT per step, alignment.searches: this is the first)."""
+        q = retrieval.search_query(text, ontology, task_type, failure_mode, kinds, k, about_class, about_property,
+                                   about)
         hits, q = self._hits(q, context), alignment.searches(q, context)[0][0] if q else retrieval.SearchQuery(k=0)
         return SearchExplanation(tuple(hits), retrieval.defining_sparql(q),
                                  {k: str(v) for k, v in retrieval.bindings(q).items()}, self.backend.engine)
@@ -244,7 +245,7 @@ class Memory:
         return [Hit(**c.card(), score=float(row.score), carried_over_from=mark)
                 for c, (row, mark) in zip(cards, found, strict=True)]
 
-    def sparql(self, query: str, bindings: dict | None = None, limit: int = MAX_ROWS) -> SparqlResult:
+    def sparql(self, query: str, bindings: Mapping[str, object] | None = None, limit: int = MAX_ROWS) -> SparqlResult:
         """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
         columns, rows (IRIs and literals as text, numeric and boolean literals as numbers and booleans, None where
         unbound; ASK: one row holding a bool) and whether rows were cut. Bindings map variable names to rdflib terms
@@ -318,13 +319,16 @@ class Memory:
         """Close the backend (and its payload store)."""
         self.backend.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Memory:
+        """The memory itself, closed when the block ends."""
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
+        """Close the memory."""
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
+        """Memory('location')."""
         return f"Memory({str(self.location)!r})"
 
     # ---- helpers ----
@@ -334,8 +338,7 @@ class Memory:
         known = self.backend.stored([i for i in ids if i not in wanted])
         missing = wanted + [i for i in ids if i not in wanted and i not in known]
         if missing:
-            raise UnknownItem(f"no memory item {str(missing[0])[:40]!r}; ids are 16 hex characters, "
-                              "find them with search")
+            raise unknown_item(missing[0])
 
     def _add_batch(self, specs: list[ItemSpec], validate: bool) -> list[str]:
         """Build, check and write one batch of new items (stored ones are skipped)."""
@@ -362,7 +365,7 @@ class Memory:
                 self.backend.write_items(batch)
         return [s.id for s in specs]
 
-    def _update(self, g: Graph, focus: list) -> None:
+    def _update(self, g: Graph, focus: list[URIRef]) -> None:
         """Add `g`, validate the focus nodes with what is stored about them, commit or roll back."""
         with self.backend.transaction():
             self.backend.add_triples(g)
@@ -371,14 +374,14 @@ class Memory:
                           what=" and ".join(str(f) for f in focus[:3]), focus=focus)
 
 
-def _one(s, p, o) -> Graph:
+def _one(s: URIRef, p: URIRef, o: Node) -> Graph:
     """A graph of one triple."""
     g = Graph(bind_namespaces="none")
     g.add((s, p, o))
     return g
 
 
-def _text(value) -> str | None:
+def _text(value: Node | None) -> str | None:
     """The text of an optional literal."""
     return None if value is None else str(value)
 

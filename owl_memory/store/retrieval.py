@@ -36,12 +36,14 @@ server/ranking.py, and shares `place_exceptions`).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol, TypeVar
 
-from rdflib import URIRef
+from rdflib import Graph, URIRef
 from rdflib.namespace import RDF
+from rdflib.query import ResultRow
+from rdflib.term import Node
 
 from ..errors import ConfigError
 from ..model import normalize_kind
@@ -73,8 +75,10 @@ class SearchQuery:
     about: URIRef | None = None  # a class or property IRI: alignment.followed searches it as each, in turn
 
 
-def search_query(text=None, ontology=None, task_type=None, failure_mode=None, kinds=None, k: int = 5,
-                 about_class=None, about_property=None, about=None) -> SearchQuery | None:
+def search_query(text: str | None = None, ontology: str | None = None, task_type: str | None = None,
+                 failure_mode: str | None = None, kinds: str | Iterable[str] | None = None, k: int = 5,
+                 about_class: str | None = None, about_property: str | None = None,
+                 about: str | None = None) -> SearchQuery | None:
     """Normalize `Memory.search` arguments (the ontology kept as given: every backend compares it without a trailing
     # or /, vocab.ontology_iri); None when a filter can match nothing (an ontology or term that is no IRI;
     `check_filters` says which)."""
@@ -82,14 +86,14 @@ def search_query(text=None, ontology=None, task_type=None, failure_mode=None, ki
     if ontology and not IRI.match(ontology_iri(ontology)) or any(v and not IRI.match(str(v)) for v in iris.values()):
         return None
     names = [kinds] if isinstance(kinds, str) else list(kinds or ())
-    iris = {name: URIRef(str(v)) if v else None for name, v in iris.items()}
-    return SearchQuery(words(text), iris["ontology"], task_type_iri(task_type) if task_type else None,
+    terms = {name: URIRef(str(v)) if v else None for name, v in iris.items()}
+    return SearchQuery(words(text), terms["ontology"], task_type_iri(task_type) if task_type else None,
                        failure_mode_iri(failure_mode) if failure_mode else None,
                        tuple(OM[normalize_kind(n)] for n in names), max(0, min(int(k), MAX_K)),
-                       iris["about_class"], iris["about_property"], about=iris["about"])
+                       terms["about_class"], terms["about_property"], about=terms["about"])
 
 
-def check_filters(**iris) -> None:
+def check_filters(**iris: str | None) -> None:
     """ConfigError naming the first given filter (name=value) that is no IRI (the CLI's and tools' edge check)."""
     for name, value in iris.items():
         if value and not IRI.match(ontology_iri(value) if name == "ontology" else str(value)):
@@ -166,7 +170,7 @@ class Index(Protocol):
         """Those exceptions (of {exception: rule}) with a value on one of `properties` that their rule lacks."""
 
 
-def normalized_key(p, o):
+def normalized_key(p: Node, o: Node) -> Node:
     """The object an index key names for the link (item, p, o): an ontology's normalized IRI (vocab.ontology_iri,
     so every spelling of one ontology shares a key), any other object as it is."""
     return URIRef(ontology_iri(o)) if p == OM.appliesToOntology else o
@@ -178,7 +182,7 @@ def unstated(q: SearchQuery) -> tuple[URIRef, ...]:
     return tuple(p for p, v in zip(APPLICABILITY, (q.ontology, q.task_type, q.failure_mode), strict=True) if v is None)
 
 
-def words(text: str | None) -> tuple:
+def words(text: str | None) -> tuple[str, ...]:
     """The distinct lower-case word tokens of a text (at most MAX_TOKENS)."""
     return tuple(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:MAX_TOKENS]
 
@@ -241,14 +245,24 @@ def _by_level_in_python(index: Index, q: IndexQuery) -> list[Ranked]:
     BM25 is a sum over the query's words, so the per-word scores add up to the score of the whole query; the number
     of words an item matched gives its coordination level.
     """
-    hits: dict[int, list] = {}
+    hits: dict[int, _Words] = {}
     for w in q.words:
         for m in index.matches(q, w):
-            h = hits.setdefault(m.key, [0, 0.0, m.id, m.priority, m.confidence])
-            h[0], h[1] = h[0] + 1, h[1] + m.score
+            h = hits.get(m.key) or _Words(0, 0.0, m)
+            hits[m.key] = _Words(h.matched + 1, h.score + m.score, m)
     n = len(q.words)
-    best = sorted(hits.items(), key=lambda x: (-level(x[1][0], n), -round(x[1][1], 6), -x[1][3], -x[1][4], x[1][2]))
-    return [Ranked(s, h[2], round(h[1], 6)) for s, h in best[: q.k]]
+    best = sorted(hits.items(), key=lambda x: (-level(x[1].matched, n), -round(x[1].score, 6), -x[1].match.priority,
+                                               -x[1].match.confidence, x[1].match.id))
+    return [Ranked(s, h.match.id, round(h.score, 6)) for s, h in best[: q.k]]
+
+
+class _Words(NamedTuple):
+    """An item's words so far in a per-word ranking: how many of the query's it holds, their summed score, one match
+    (its id, priority and confidence)."""
+
+    matched: int
+    score: float
+    match: Match
 
 
 def second_level(n: int) -> bool:
@@ -269,17 +283,18 @@ def levels(n: int) -> list[int]:
 Row = TypeVar("Row", bound=tuple)
 
 
-def place_exceptions(rows: list[Row], exceptions: list[tuple[Row, Hashable]], below: set) -> list[Row]:
+def place_exceptions(rows: Sequence[Row], exceptions: Sequence[tuple[Row, Hashable]],
+                     below: Set[Hashable]) -> list[Row]:
     """Text results with exceptions next to their rules: each (exception row, rule key) goes just above the rule's
     row, or just below it when its key is in `below` (it narrows the rule on an unstated property); rows are
     tuples keyed by their first value (Ranked by key, Scored by id), exceptions keep their ranked order on each side
     (one logic, every backend)."""
     moved = {row[0] for row, _ in exceptions}
-    sides: dict[tuple, list] = {}
+    sides: dict[tuple[Hashable, bool], list[Row]] = {}
     for row, rule in exceptions:
         sides.setdefault((rule, row[0] in below), []).append(row)
 
-    def around(row: Row, seen: frozenset) -> list[Row]:
+    def around(row: Row, seen: frozenset[Hashable]) -> list[Row]:
         """`row` with its exceptions (and theirs) around it; `seen` guards against om:hasException cycles."""
         if row[0] in seen:
             return []
@@ -297,7 +312,7 @@ _FILTERS = (("taskType", "om:appliesToTaskType"), ("failureMode", "om:preventsFa
 TRAILING = '"[#/]+$"'  # what vocab.ontology_iri strips, as a SPARQL REPLACE pattern
 
 
-def bindings(q: SearchQuery) -> dict:
+def bindings(q: SearchQuery) -> dict[str, URIRef]:
     """The values the defining query binds: {ontology, taskType, failureMode, aboutClass, aboutProperty} for the
     filters given."""
     values = {"ontology": q.ontology, "taskType": q.task_type, "failureMode": q.failure_mode,
@@ -344,7 +359,7 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "
             "DESC(?priority) DESC(?confidence) STR(?item)" + ("" if q.words else f"\nLIMIT {int(q.k)}"))
 
 
-def _wins(open_properties: tuple) -> str:
+def _wins(open_properties: tuple[URIRef, ...]) -> str:
     """The SPARQL condition "the exception ?item narrows ?rule on none of these (unstated) properties"."""
     if not open_properties:
         return "true"
@@ -353,7 +368,7 @@ def _wins(open_properties: tuple) -> str:
             f"FILTER(?narrowedBy IN ({props})) FILTER NOT EXISTS {{ ?rule ?narrowedBy ?narrowValue }} }}")
 
 
-def run_defining(graph, q: SearchQuery) -> list[str]:
+def run_defining(graph: Graph, q: SearchQuery) -> list[str]:
     """Item ids the defining SELECT returns on an rdflib graph (any store rdflib can query)."""
     rows = graph.query(defining_sparql(q), initBindings=bindings(q))
-    return [str(r[0])[len(str(ITEM)):] for r in rows]
+    return [str(r[0])[len(str(ITEM)):] for r in rows if isinstance(r, ResultRow)]  # a SELECT: every row is one

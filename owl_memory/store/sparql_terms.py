@@ -1,21 +1,24 @@
-"""What crosses `Memory.sparql`: the caller's bindings as rdflib terms, and answer cells as JSON-ready Python."""
+"""What crosses `Memory.sparql`: the caller's bindings as rdflib terms, and answer cells as JSON-ready Python (and the
+numbers stored literals hold)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 
 from rdflib import Literal, Variable
-from rdflib.term import Identifier
+from rdflib.term import Identifier, Node
 
 from ..errors import QueryRefused
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def bound_terms(bindings: dict) -> dict:
-    """Variable bindings as rdflib terms; QueryRefused for a name that is no SPARQL variable."""
-    out = {}
+def bound_terms(bindings: Mapping[str, object]) -> dict[str, Identifier]:
+    """Variable bindings (rdflib terms, or any value an rdflib Literal takes) as rdflib terms; QueryRefused for a name
+    that is no SPARQL variable."""
+    out: dict[str, Identifier] = {}  # keyed by Variable (a str)
     for name, value in bindings.items():
         name = str(name).lstrip("?$")
         if not _VARIABLE.match(name):
@@ -24,7 +27,7 @@ def bound_terms(bindings: dict) -> dict:
     return out
 
 
-def answer_cell(term):
+def answer_cell(term: Identifier | bool | None) -> str | int | float | bool | None:
     """One answer cell as JSON-ready Python: None, a bool (ASK), a number or boolean for a literal of that type, else
     the term's text (IRIs and other literals)."""
     if term is None or isinstance(term, bool):
@@ -33,3 +36,8 @@ def answer_cell(term):
     if isinstance(value, bool | int | float):
         return value
     return float(value) if isinstance(value, Decimal) else str(term)
+
+
+def integer(term: Node | bool | None) -> int:
+    """The integer a stored integer literal (or an ASK's bool) holds; 0 for None (no value, or unbound)."""
+    return 0 if term is None else int(term) if isinstance(term, bool) else int(str(term))

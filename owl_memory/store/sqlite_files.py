@@ -7,13 +7,17 @@ import sqlite3
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal, TypeVar
 from urllib.parse import quote
 
 from ..errors import LoadError, MemoryCorrupt, MemoryLocked, MemoryReadOnly
 from .locking import lock_wait
 
+Isolation = Literal["DEFERRED", "EXCLUSIVE", "IMMEDIATE"] | None  # sqlite3's isolation levels (None: autocommit)
+Files = TypeVar("Files")  # a class whose methods read an SQLite file (typed_reads)
 
-def connect(path: Path, read_only: bool, isolation_level: str | None = "DEFERRED") -> sqlite3.Connection:
+
+def connect(path: Path, read_only: bool, isolation_level: Isolation = "DEFERRED") -> sqlite3.Connection:
     """An SQLite connection that has read the schema (so a non-SQLite file fails here); read-only when asked.
 
     A read-only WAL file whose folder cannot be written has no shared-memory file to use: it is opened immutable.
@@ -29,6 +33,7 @@ def connect(path: Path, read_only: bool, isolation_level: str | None = "DEFERRED
         except sqlite3.DatabaseError as e:
             db.close()
             last = e
+    assert last is not None  # the loop ran at least once, and every pass that did not return set it
     raise typed_error(last, path) from last
 
 
@@ -49,14 +54,14 @@ def typed_error(e: sqlite3.DatabaseError, path: Path) -> Exception:
 _BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)  # our mistakes, not the file's
 
 
-def typed_reads(path_of: Callable[[object], Path]) -> Callable[[type], type]:
+def typed_reads(path_of: Callable[[Files], Path]) -> Callable[[type[Files]], type[Files]]:
     """Class decorator: an SQLite failure inside any public method (a page damaged mid-read, a lock) leaves it as
     the typed error of the file `path_of(self)` (see typed_error), never as a raw sqlite3 exception."""
 
-    def wrap(method):
+    def wrap(method: Callable[..., object]) -> Callable[..., object]:
         """The method, translating SQLite failures."""
         @functools.wraps(method)
-        def guarded(self, *args, **kwargs):
+        def guarded(self: Files, *args: object, **kwargs: object) -> object:
             try:
                 return method(self, *args, **kwargs)
             except _BUGS:
@@ -65,7 +70,7 @@ def typed_reads(path_of: Callable[[object], Path]) -> Callable[[type], type]:
                 raise typed_error(e, path_of(self)) from e
         return guarded
 
-    def decorate(cls: type) -> type:
+    def decorate(cls: type[Files]) -> type[Files]:
         """cls with every public method wrapped."""
         for name, value in list(vars(cls).items()):
             if isinstance(value, types.FunctionType) and not name.startswith("_"):

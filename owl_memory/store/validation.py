@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SH
+from rdflib.term import Node
 
 from ..adapters import pyshacl as shacl
 from ..errors import InvalidItem
@@ -26,12 +28,12 @@ def _class_tree() -> Graph:
 
 
 @cache
-def _shapes():
+def _shapes() -> shacl.Prepared:
     """The memory shapes, prepared once per process for pySHACL (shacl.prepare)."""
     return shacl.prepare(memory_shapes())
 
 
-def check(*graphs: Graph, focus: list | None = None) -> ValidationReport:
+def check(*graphs: Graph, focus: list[URIRef] | None = None) -> ValidationReport:
     """Validate the union of `graphs` (only the `focus` nodes when given) against the memory shapes."""
     data = Graph(bind_namespaces="none")
     for g in (*graphs, _class_tree()):
@@ -42,21 +44,21 @@ def check(*graphs: Graph, focus: list | None = None) -> ValidationReport:
     return ValidationReport(bool(conforms), len(msgs), tuple(msgs))
 
 
-def require_valid(*graphs: Graph, what: str, focus: list | None = None) -> None:
+def require_valid(*graphs: Graph, what: str, focus: list[URIRef] | None = None) -> None:
     """Raise InvalidItem with every SHACL message when the union of `graphs` (or its `focus` nodes) fails."""
     result = check(*graphs, focus=focus)
     if not result.conforms:
         raise InvalidItem(f"{what} fails the memory shapes: " + "; ".join(result.messages))
 
 
-def _message(report: Graph, result) -> str:
+def _message(report: Graph, result: Node) -> str:
     """One readable line for a validation result: its message and the offending value."""
     msg = str(report.value(result, SH.resultMessage) or report.value(result, SH.sourceConstraintComponent))
     value = report.value(result, SH.value)
     return f"{msg} (got {str(value)[:80]!r})" if value is not None else msg
 
 
-def check_batch(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> set:
+def check_batch(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> set[tuple[Node, Node, Node]]:
     """Validate a batch of new items in one pyshacl run; InvalidItem names the first failing item; returns the stored
     context it was validated against (a write under the lock validates again if that changed meanwhile)."""
     union, stored = batch_context(backend, items)
@@ -83,14 +85,14 @@ def batch_context(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> tupl
     return union, _around(backend, {ITEM[i] for s, _ in items for i in linked_ids(s)} - batch, batch)
 
 
-def context(backend: Backend, g: Graph, items: list) -> Graph:
+def context(backend: Backend, g: Graph, items: Sequence[URIRef]) -> Graph:
     """What sh:class checks need beside `g`: the stored triples of the other items it touches, the types of its other
     nodes, and the types of the nodes those stored items point to."""
     nodes = {n for n in set(g.objects()) | set(g.subjects()) if isinstance(n, URIRef)} - set(items)
     return _around(backend, nodes, set(items))
 
 
-def _around(backend: Backend, nodes: set, skip: set) -> Graph:
+def _around(backend: Backend, nodes: set[URIRef], skip: set[URIRef]) -> Graph:
     """The stored triples of `nodes` (all of an item's, the types of any other node), and those of the nodes they
     point to (but `nodes` and `skip`)."""
     ctx = backend.describe(nodes)

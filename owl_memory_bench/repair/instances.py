@@ -16,7 +16,7 @@ from owl_memory.repair.context import Context
 from owl_memory.repair.guards import THIS, sparql_targets
 from owl_memory.repair.paths import fresh
 from owl_memory.repair.synth import synthesize
-from owl_memory.repair.verify import verify
+from owl_memory.repair.verification import verify
 from owl_memory.vocab import OWL, RDF, RDFS, SH, XSD, local_name
 
 NAMESPACE = "urn:owl-memory:instance:"

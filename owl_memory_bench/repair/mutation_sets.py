@@ -9,7 +9,7 @@ from rdflib import Graph
 from owl_memory.errors import InstanceError, LoadError
 from owl_memory.rdfio import load_graph
 from owl_memory.repair.cost import change_cost
-from owl_memory.repair.verify import broken_sparql_targets, verify
+from owl_memory.repair.verification import broken_sparql_targets, verify
 from owl_memory.vocab import RDF, SH
 
 from .cases import Case, closure, without

@@ -12,7 +12,7 @@ from owl_memory.repair import target_nodes
 from owl_memory.repair.context import Context
 from owl_memory.repair.patch import Patch, applied
 from owl_memory.repair.paths import fresh
-from owl_memory.repair.verify import re_flags
+from owl_memory.repair.verification import re_flags
 from owl_memory.vocab import RDF, SH, XSD
 
 KINDS = ("remove_required", "retype_literal", "break_pattern", "add_surplus", "wrong_class", "wrong_node_kind",

@@ -20,7 +20,7 @@ from rdflib.collection import Collection
 
 from owl_memory.repair import shape_triples, target_nodes
 from owl_memory.repair.cost import change_cost
-from owl_memory.repair.verify import verify
+from owl_memory.repair.verification import verify
 from owl_memory.vocab import RDF, RDFS, SH, XSD
 
 FRESH = URIRef("urn:owl-memory:oracle:new")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from owl_memory import Memory
 from owl_memory.compiled import repair_decisions
-from owl_memory.repair.verify import abstract_signature, abstract_signatures, verify
+from owl_memory.repair.verification import abstract_signature, abstract_signatures, verify
 
 from .cases import Case
 from .scoring import run_all

@@ -26,8 +26,7 @@ from owl_memory.store.server.ranking import (
     scored,
     text_ranking,
 )
-from owl_memory.vocab import ITEM, OM
-from owl_memory.vocab import KINDS as ALL_KINDS
+from owl_memory.vocab import ITEM, KINDS as ALL_KINDS, OM
 
 BASELINES = ("rdflib", "owlready2")
 _PREFIX = "PREFIX om: <http://w3id.org/owl-memory#>\n"

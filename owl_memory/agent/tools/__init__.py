@@ -6,7 +6,7 @@ arguments; every payload read goes through the run's ReadBudget; a recoverable f
 toolbox.py the run's state and the guard every call goes through.
 """
 
-from . import construction, endpoint, files, memory, ontology, prompt, results  # noqa: F401  (each registers a family)
+from . import endpoint, files, memory, ontology, prompt, results  # noqa: F401  (each registers a family)
 from .caps import LARGE_RETURN, MAX_ARG, MAX_CALLS, MAX_LIST, MAX_RETURN, clip, dumps
 from .toolbox import OwlTool, Toolbox, ToolFamily, family, tools
 

@@ -4,7 +4,7 @@ query the memory graph (a results handle). Offered when the run's condition gran
 from __future__ import annotations
 
 from ...model import Item
-from ...store.alignment import ontology_context
+from ...store import ontology_context
 from .caps import as_int, as_text, clip
 from .results import run_query
 from .toolbox import ToolFamily, family

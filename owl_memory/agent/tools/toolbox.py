@@ -18,7 +18,7 @@ from ...adapters.dspy import dspy, validate_tool_args, with_callbacks
 from ...errors import OwlMemoryError, ToolError
 from ...model import MemoryAccess, Ref
 from ...rdfio import load_graph
-from ...store.blobs import BlobStore, ReadBudget
+from ...store import BlobStore, ReadBudget
 from ..query_worker import QueryLimits, QueryWorker
 from .caps import (
     LARGE_RETURN,

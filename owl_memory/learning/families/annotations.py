@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...vocab import local_name
-from ..judge import normalize
+from ..judging import normalize
 from .registry import ENGLISH, family
 
 MAX_TEXT = 300  # longer comments and definitions make no fair quoting task

@@ -14,7 +14,7 @@ from rdflib.namespace import DC, DCTERMS, OWL, RDF, RDFS
 from ...errors import LoadError
 from ...rdfio import guess_format, load_graph
 from ...vocab import local_name
-from ..judge import BUILTIN
+from ..judging import BUILTIN
 
 _SUFFIXES = {"rdf/xml": ".owl or .rdf", "json-ld": ".jsonld", "turtle": ".ttl"}
 _OWL_XML = re.compile(r"<Ontology\b[^>]*xmlns=\"http://www\.w3\.org/2002/07/owl#\"")

@@ -11,7 +11,7 @@ from ..patch import Patch, dropping
 from ..paths import link_triples, path_of, shortcuts, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("minCount.add_values", SH.MinCountConstraintComponent,

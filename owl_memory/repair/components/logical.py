@@ -9,7 +9,7 @@ from ..context import Context
 from ..patch import Patch, applied, drop_value, merge, replace_value
 from ..plans import descend_all, planned, replay_descend, replay_member, run_steps, shape_key, swap_term
 from ..registry import strategy
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("and.descend", SH.AndConstraintComponent,

@@ -10,7 +10,7 @@ from ..patch import Patch, replace_value
 from ..paths import link_triples, path_of
 from ..registry import strategy
 from ..synth import listed_fit
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("closed.drop_property", SH.ClosedConstraintComponent,

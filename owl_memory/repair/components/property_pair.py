@@ -10,7 +10,7 @@ from ..patch import Patch, drop_value, replace_value
 from ..paths import link_triples, path_of, values
 from ..registry import strategy
 from ..synth import nudge
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("equals.align", SH.EqualsConstraintComponent,

@@ -11,7 +11,7 @@ from ..patch import Patch, applied, dropping
 from ..paths import fresh, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("node.descend", SH.NodeConstraintComponent,

@@ -16,7 +16,7 @@ from ..derive import derivations, meets
 from ..patch import Patch, drop_value, replace_value
 from ..paths import path_of, values
 from ..registry import strategy
-from ..verify import Violation
+from ..verification import Violation
 
 DROPPABLE = tuple(SH[f"{c}ConstraintComponent"] for c in (
     "Class", "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "LanguageIn", "MinInclusive",

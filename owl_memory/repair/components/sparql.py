@@ -14,7 +14,7 @@ from ..context import Context
 from ..patch import Patch, applied
 from ..paths import fresh
 from ..registry import SPARQL_BASED, strategy
-from ..verify import Violation
+from ..verification import Violation
 
 MAX_CANDIDATES = 40  # change sets tried (each one nested check) per violation
 _VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)

@@ -12,7 +12,7 @@ from ..patch import Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("minLength.pad", SH.MinLengthConstraintComponent,

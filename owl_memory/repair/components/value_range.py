@@ -7,7 +7,7 @@ from ..context import Context
 from ..patch import Patch, replace_value
 from ..registry import strategy
 from ..synth import clamp
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("range.clamp", SH.MinInclusiveConstraintComponent, SH.MinExclusiveConstraintComponent,

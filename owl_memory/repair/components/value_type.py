@@ -14,7 +14,7 @@ from ..patch import Patch, replace_value
 from ..paths import fresh
 from ..registry import strategy
 from ..synth import convert, default_literal, typed
-from ..verify import Violation
+from ..verification import Violation
 
 
 @strategy("class.add_type", SH.ClassConstraintComponent,

@@ -9,16 +9,18 @@ adapters/owlready2.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from rdflib import Graph, URIRef
+from rdflib.query import ResultRow
+from rdflib.term import Identifier
 
 from ...errors import MemoryNotFound
 from ...model import Card, ItemSpec, UseCounts
 from .. import retrieval
-from ..backend import Backend, TermRows
+from ..backend import Backend, Cell, TermRows
 from ..blobs import MAX_READ, BlobStore
 from ..locking import WriteLock
 from ..sqlite_files import integrity_check, typed_reads
@@ -27,7 +29,12 @@ from .index import EmbeddedIndex
 from .items import Items
 
 
-@typed_reads(lambda backend: backend.path / "memory.sqlite3")
+def _graph_file(backend: QuadstoreBackend) -> Path:
+    """The graph file of an embedded memory (what its typed errors name)."""
+    return backend.path / "memory.sqlite3"
+
+
+@typed_reads(_graph_file)
 class QuadstoreBackend(Backend):
     """One memory directory: `memory.sqlite3` (owlready2 World with the FTS5 index) and `blobs.sqlite3`.
 
@@ -42,6 +49,7 @@ class QuadstoreBackend(Backend):
     """
 
     engine = "fts5"
+    payloads: BlobStore  # the blob file (its integrity is checked with the graph file's)
 
     def __init__(self, path: str | Path, max_read: int = MAX_READ, create: bool = True):
         path = Path(path)
@@ -62,7 +70,7 @@ class QuadstoreBackend(Backend):
         self.world = world.World(graph_file, self.read_only, self.lock)
         self.quadstore, self.db = self.world.quadstore, self.world.db
         self.items, self.index = Items(self.world), EmbeddedIndex(self.world)
-        self._rdflib = None
+        self._rdflib: Graph | None = None  # the live rdflib view sparql() queries, made on first use
         self.closed = False
 
     # ---- Backend: items ----
@@ -111,7 +119,7 @@ class QuadstoreBackend(Backend):
         """Insert the triples of `g`."""
         self.items.insert(g)
 
-    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj: Identifier | None = None) -> None:
         """Delete (subject, predicate, obj), or every value of (subject, predicate)."""
         self.items.remove(subject, predicate, obj)
 
@@ -146,16 +154,17 @@ class QuadstoreBackend(Backend):
                 + [f"blobs.sqlite3: {m}" for m in self.payloads.integrity()])
 
     # ---- Backend: whole memory ----
-    def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
+    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
         """Run a checked query with rdflib's engine over a live view of the quadstore (no copy)."""
         if self._rdflib is None:
             self._rdflib = self.quadstore.rdflib_graph()
         result = self._rdflib.query(query, initBindings=bindings)
         if result.type == "ASK":
             return TermRows(("ask",), ((bool(result.askAnswer),),), False)
-        columns = tuple(str(v) for v in result.vars)
-        rows = []
+        columns = tuple(str(v) for v in result.vars or ())
+        rows: list[tuple[Cell, ...]] = []
         for row in result:
+            assert isinstance(row, ResultRow)  # a SELECT (an ASK returned above) iterates its rows
             if len(rows) == limit:
                 return TermRows(columns, tuple(rows), True)
             rows.append(tuple(row))

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDF
+from rdflib.term import Node
 
 from ...adapters.owlready2 import live_condition
 from ...model import ItemSpec
@@ -51,7 +52,7 @@ class EmbeddedIndex:
     # ---- queries ----
     def query(self, query: SearchQuery) -> IndexQuery | None:
         """The quadstore-id form of a search; None when a filter names something never stored."""
-        filters = []
+        filters: list[tuple[int, int]] = []
         for p, o in ((OM.appliesToOntology, query.ontology), (OM.appliesToTaskType, query.task_type),
                      (OM.preventsFailureMode, query.failure_mode), (OM.aboutClass, query.about_class),
                      (OM.aboutProperty, query.about_property)):
@@ -64,13 +65,13 @@ class EmbeddedIndex:
         open_properties = tuple(self.terms[p] for p in unstated(query))
         return IndexQuery(tuple(filters), kinds, query.words, query.k, unstated=open_properties)
 
-    def _key_object(self, p, o) -> int | None:
+    def _key_object(self, p: URIRef, o: URIRef) -> int | None:
         """The quadstore id a filter's key token names: an ontology's normalized IRI (retrieval.normalized_key); in a
         read-only memory whose keys predate that, the first spelling an index key names (bare, as given, # or /)."""
         bare = normalized_key(p, o)
         if p != OM.appliesToOntology or self.normalized:
             return self.store.storid(bare)
-        spellings = map(self.store.storid, dict.fromkeys((bare, o, URIRef(bare + "#"), URIRef(bare + "/"))))
+        spellings = map(self.store.storid, dict.fromkeys((bare, o, URIRef(f"{bare}#"), URIRef(f"{bare}/"))))
         keyed = "SELECT 1 FROM om_fts WHERE om_fts MATCH ? LIMIT 1"
         return next((i for i in spellings if i is not None and self.db.execute(
             keyed, (f'keys : "{key_token(self.terms[p], i)}"',)).fetchone()), None)
@@ -124,7 +125,7 @@ class EmbeddedIndex:
         return self.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- writes (inside the memory's write transaction) ----
-    def row(self, spec: ItemSpec, g: Graph, ids: dict) -> postings.IndexRow:
+    def row(self, spec: ItemSpec, g: Graph, ids: dict[Node, int]) -> postings.IndexRow:
         """(Re)write the index and order rows of an item (its rowid is the item's quadstore id), drop its old
         postings; returns the row `add` takes (`ids`: the write's memo of term ids)."""
         term_id = self.store.term_id
@@ -173,9 +174,10 @@ class EmbeddedIndex:
 
     # ---- SQL ----
     def _fts(self, expr: str | None, score: str, columns: str, limit: int, only: Sequence[int] | None = None,
-             offset: int = 0) -> list[tuple]:
+             offset: int = 0) -> list[tuple[int, str, float]]:
         """(storid, id, score, *columns) rows of live index rows matching `expr` (and among `only`), best first."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | int] = []
         if expr:
             where.append("om_fts MATCH ?")
             params.append(expr)

@@ -4,14 +4,18 @@ counters and the lookup by violation signature."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
+from rdflib.term import Identifier, Node
 
 from ...model import Card, UseCounts
 from ...vocab import ITEM, KINDS, OM
-from ..items import COUNTERS
+from ..items import COUNTERS, kind_of, unknown_item
 from .world import World
+
+Value = int | float | str  # a data value as the quadstore's datas table holds it (adapters.owlready2: numbers, texts)
 
 
 class Items:
@@ -38,15 +42,15 @@ class Items:
                 out.add(i)
         return out
 
-    def insert(self, triples: Iterable[tuple], ids: dict | None = None) -> None:
+    def insert(self, triples: Iterable[tuple[Node, Node, Node]], ids: dict[Node, int] | None = None) -> None:
         """Insert triples (a triple already present stays as it is); `ids`: a write's memo of term ids (new_ids)."""
         self.store.insert(triples, self.context, self.new_ids() if ids is None else ids)
 
-    def new_ids(self) -> dict:
+    def new_ids(self) -> dict[Node, int]:
         """A write's memo of quadstore ids, holding the memory ontology's terms (each other term looked up once)."""
-        return dict(self.terms)
+        return {t: i for t, i in self.terms.items()}
 
-    def remove(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+    def remove(self, subject: URIRef, predicate: URIRef, obj: Identifier | None = None) -> None:
         """Delete (subject, predicate, obj), or every value of (subject, predicate)."""
         self.store.remove(subject, predicate, obj)
 
@@ -67,8 +71,10 @@ class Items:
         prefix = str(ITEM)
         node = self.store.node_ids([prefix + i for i in ids])
         nodes = [node[prefix + i] for i in ids]
-        one: dict[int, dict[int, object]] = {n: {} for n in nodes}
-        for n, p, o in self.store.data_rows(nodes, (title, summary, priority, confidence)):
+        one: dict[int, dict[int, Value]] = {n: {} for n in nodes}
+        data = cast(list[tuple[int, int, Value]],  # the datas table holds numbers and texts (owlready2._stored)
+                    self.store.data_rows(nodes, (title, summary, priority, confidence)))
+        for n, p, o in data:
             one[n].setdefault(p, o)
         links: dict[tuple[int, int], list[str]] = {}
         for n, p, o in self.store.link_rows(nodes, linked):
@@ -76,8 +82,8 @@ class Items:
         kind, ontology, conflicts, about_class, about_property = linked
         out = []
         for i, n in zip(ids, nodes, strict=True):
-            values, kinds = one[n], [o.rsplit("#", 1)[-1] for o in links.get((n, kind), ())]
-            out.append(Card(i, next((k for k in sorted(kinds) if k in KINDS), None), values[title], values[summary],
+            values = one[n]
+            out.append(Card(i, kind_of(i, links.get((n, kind), ())), str(values[title]), str(values[summary]),
                             tuple(sorted(links.get((n, ontology), ()))), int(values.get(priority, 0)),
                             float(values[confidence]), tuple(sorted(_item_ids(links.get((n, conflicts), ())))),
                             tuple(sorted(links.get((n, about_class), ()))),
@@ -93,8 +99,10 @@ class Items:
     def count_use(self, id: str, success: bool | None) -> UseCounts:
         """Increment the counters in place (typed xsd:nonNegativeInteger values stay typed)."""
         s = self.store.storid(ITEM[id])
+        if s is None:
+            raise unknown_item(id)
         bumps = {"use_count": 1, "success_count": int(success is True), "failure_count": int(success is False)}
-        out = {}
+        out: dict[str, int] = {}
         for key, prop in COUNTERS.items():
             p = self.terms[prop]
             value = self.store.value(s, p)
@@ -115,6 +123,6 @@ class Items:
         return g
 
 
-def _item_ids(iris: Iterable) -> list[str]:
+def _item_ids(iris: Iterable[str]) -> list[str]:
     """Item ids of item IRIs (other IRIs dropped)."""
     return [str(i)[len(str(ITEM)):] for i in iris if str(i).startswith(str(ITEM))]

@@ -7,12 +7,19 @@ import functools
 import operator
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import NamedTuple, TypeVar, cast
+
+from rdflib import URIRef
 
 from ...adapters.owlready2 import live_condition
 from ...vocab import OM
 from . import postings
+
+Kept = int | Sequence["Kept"]  # what Decoded keeps: item sets and counts (ints), and sequences of them
+State = tuple[int, int]  # a graph file's state as one connection sees it (EmbeddedIndex.state)
+Key = TypeVar("Key", bound=Hashable)
+Value = TypeVar("Value", bound=Kept)
 
 
 class TermSet(NamedTuple):
@@ -50,7 +57,7 @@ class ItemSets:
         terms: the quadstore ids of the memory ontology's terms (world.World.terms).
     """
 
-    def __init__(self, db: sqlite3.Connection, terms: dict):
+    def __init__(self, db: sqlite3.Connection, terms: dict[URIRef, int]):
         self.db, self.terms = db, terms
         self.decoded = Decoded()  # item sets a text search decoded, kept while the memory is unchanged
 
@@ -61,7 +68,7 @@ class ItemSets:
         sets = self.decoded.get([("om_df", t) for t in terms], self._term_sets)
         return TextStatistics(rows, size / rows if rows else 0.0, {t: sets["om_df", t] for t in terms})
 
-    def _averages(self, _: list) -> dict[str, tuple[int, int]]:
+    def _averages(self, _: list[str]) -> dict[str, tuple[int, int]]:
         """{"averages": (rows, summed document length of every column)} from FTS5's averages record."""
         (block,) = self.db.execute("SELECT block FROM om_fts_data WHERE id = 1").fetchone() or (b"",)
         rows, *sizes = varints(block) or [0]
@@ -69,7 +76,7 @@ class ItemSets:
 
     def _term_sets(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[TermSet]]:
         """The decoded sets of the om_df keys ("om_df", term)."""
-        out: dict[tuple[str, str], list] = {key: [] for key in keys}
+        out: dict[tuple[str, str], list[TermSet]] = {key: [] for key in keys}
         terms = [t for _, t in keys]
         for t, tf, n, items in postings.item_sets(self.db, "om_df", f"term IN ({', '.join('?' * len(terms))})",
                                                   terms):
@@ -79,7 +86,7 @@ class ItemSets:
     def holders(self, terms: Sequence[str]) -> int:
         """The items holding one of `terms` (the union of their item sets) as an int whose bit s is set for storid s;
         each term's union kept with its sets."""
-        def load(keys: list) -> dict:
+        def load(keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
             """The unions of the terms in `keys` ("any", term)."""
             sets = self.decoded.get([("om_df", t) for _, t in keys], self._term_sets)
             return {("any", t): functools.reduce(operator.or_, (s.items for s in sets["om_df", t]), 0)
@@ -93,7 +100,7 @@ class ItemSets:
 
     def length_items(self, dl: int) -> int:
         """The items of document length `dl` as an int whose bit s is set for storid s."""
-        def load(_: list) -> dict:
+        def load(_: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
             """The decoded set of length dl."""
             rows = postings.item_sets(self.db, "om_dl", "dl = ?", [dl])
             return {("om_dl", dl): postings.bitmap(rows[0][-1]) if rows else 0}
@@ -116,9 +123,10 @@ class ItemSets:
         """Up to `limit` storids of the items, live or not, holding `token`."""
         return [s for (s,) in self.db.execute("SELECT s FROM om_order WHERE token = ? LIMIT ?", (token, limit))]
 
-    def admits(self, item: str, token: str | None, any_of: Sequence[str]) -> tuple[str, list]:
+    def admits(self, item: str, token: str | None, any_of: Sequence[str]) -> tuple[str, list[str | int]]:
         """SQL condition and parameters: the item (an SQL expression) is live, holds `token` and one of `any_of`."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | int] = []
         if token:
             where.append(f"EXISTS (SELECT 1 FROM om_order f WHERE f.s = {item} AND f.token = ?)")
             params.append(token)
@@ -145,17 +153,18 @@ class Decoded:
     CAP = 64 << 20
 
     def __init__(self) -> None:
-        self.state: Hashable | None = None
-        self.active, self.kept, self.size = False, OrderedDict(), 0
+        self.state: State | None = None
+        self.active, self.size = False, 0
+        self.kept: OrderedDict[Hashable, Kept] = OrderedDict()
 
-    def use(self, state: Hashable | None) -> None:
+    def use(self, state: State | None) -> None:
         """Serve reads for this state (None: bypass the kept sets until the next call)."""
         self.active = state is not None
         if self.active and state != self.state:
             self.kept.clear()
             self.state, self.size = state, 0
 
-    def follow(self, before: Hashable, marks: list[tuple], after: Hashable) -> None:
+    def follow(self, before: State, marks: list[tuple], after: State) -> None:
         """This connection's own write committed, moving the state from `before` (read after its BEGIN) to `after`,
         with these item-set changes (recording()): the kept sets get them in place and stay, when they were kept for
         `before` and no other connection committed since (the data_version part is unchanged). Otherwise nothing:
@@ -181,10 +190,11 @@ class Decoded:
         if key in self.kept:
             self.size -= _bytes(self.kept.pop(key))
 
-    def get(self, keys: Sequence[Hashable], load: Callable[[list], dict]) -> dict:
+    def get(self, keys: Sequence[Key], load: Callable[[list[Key]], Mapping[Key, Value]]) -> dict[Key, Value]:
         """{key: value} for `keys`: kept ones as they are, the others from load(missing keys) (a {key: value} of
         ints or lists of tuples holding ints), kept when active."""
-        out = {key: self.kept[key] for key in keys if self.active and key in self.kept}
+        # a key is kept with the value its own loader gave (each key has one loader)
+        out = {key: cast(Value, self.kept[key]) for key in keys if self.active and key in self.kept}
         for key in out:
             self.kept.move_to_end(key)
         missing = [key for key in keys if key not in out]
@@ -200,12 +210,12 @@ class Decoded:
         return out
 
 
-def _changed(value, key: tuple, storids: list[int], joined: bool):
+def _changed(value: Kept, key: tuple, storids: list[int], joined: bool) -> Kept:
     """A kept set (om_dl: an int; om_df: a term's TermSets) with `storids` joining or leaving the set of `key`; an
     om_df set left empty goes, a new one is added."""
     if isinstance(value, int):
         return _flipped(value, storids, joined)[0]
-    rows = {tf: (n, items) for tf, n, items in value}
+    rows = {tf: (n, items) for tf, n, items in cast(list[TermSet], value)}  # om_df: a term is kept as its TermSets
     n, items = rows.get(key[1], (0, 0))
     items, flips = _flipped(items, storids, joined)
     rows[key[1]] = (n + flips if joined else n - flips, items)
@@ -222,7 +232,7 @@ def _flipped(items: int, storids: list[int], joined: bool) -> tuple[int, int]:
     return items, flips
 
 
-def _bytes(value) -> int:
+def _bytes(value: Kept) -> int:
     """About the bytes a kept value takes: its ints (an int, or lists and tuples of them)."""
     if isinstance(value, int):
         return value.bit_length() // 8 + 32

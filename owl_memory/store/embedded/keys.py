@@ -16,7 +16,7 @@ def key_token(p: int, o: int) -> str:
     return f"k{p}x{o}"
 
 
-def filter_token(filters: tuple) -> str | None:
+def filter_token(filters: tuple[tuple[int, int], ...]) -> str | None:
     """The one order-table token of a query's filters ((property, object) storid pairs, all to hold): the key
     token of a single filter, the combination token of several, None without filters."""
     return "+".join(sorted(key_token(p, o) for p, o in filters)) or None

@@ -76,9 +76,12 @@ def build(db: sqlite3.Connection, skipped: tuple[int, ...]) -> None:
     create(db)
     rows = db.execute("SELECT rowid, keys, item, priority, confidence, title, summary, tags FROM om_fts")
     while batch := rows.fetchmany(5000):
+        docs = [IndexRow(s, keys, item, priority, confidence, (title, summary, tags))
+                for s, keys, item, priority, confidence, title, summary, tags in batch]
         db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                       [row for r in batch for row in order_rows(*r[:5], skipped)])
-        add(db, [IndexRow(*r[:5], (r[5], r[6], r[7])) for r in batch])
+                       [row for d in docs for row in order_rows(d.storid, d.keys, d.id, d.priority, d.confidence,
+                                                                skipped)])
+        add(db, docs)
         for table in SETS:
             fold(db, table)
 
@@ -93,7 +96,7 @@ def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int,
 
 
 def order_rows(s: int, keys: str, item: str, priority: int, confidence: float,
-               skipped: tuple[int, ...]) -> list[tuple]:
+               skipped: tuple[int, ...]) -> list[tuple[str, int, float, str, int]]:
     """The om_order rows of an item: one per key token of its index row and per filter combination, plus ALL."""
     tokens = (ALL, *keys.split(), *filter_combinations(keys.split(), skipped))
     return [(t, priority, confidence, item, s) for t in tokens]
@@ -103,7 +106,9 @@ def add(db: sqlite3.Connection, docs: Sequence[IndexRow]) -> None:
     """Postings and item sets of new index rows."""
     if not docs:
         return
-    per_doc, by_tf, by_dl = [], {}, {}
+    per_doc: list[tuple[int, int, int, float, str, str]] = []
+    by_tf: dict[tuple[str, int], list[int]] = {}  # (token, tf): the items holding the token tf times
+    by_dl: dict[tuple[int], list[int]] = {}  # (document length,): the items of that length
     for (s, keys, item, priority, confidence, _), words in zip(docs, lexical.term_counts(d.texts for d in docs),
                                                                 strict=True):
         dl = sum(words.values()) + len(keys.split())
@@ -195,7 +200,7 @@ def fold(db: sqlite3.Connection, table: str, keys: list[list] | None = None) -> 
     db.execute(f"DELETE FROM {table}_delta" + (f" WHERE {chosen}" if keys is not None else ""), params)
 
 
-def item_sets(db: sqlite3.Connection, table: str, where: str, params: Sequence) -> list[tuple]:
+def item_sets(db: sqlite3.Connection, table: str, where: str, params: Sequence[object]) -> list[tuple]:
     """The (key values..., n, items blob) rows of item-set table `table` whose key satisfies `where` (an SQL
     condition on its key columns, with `params`), its delta applied; empty sets left out."""
     return [row for row in _merged(db, table, where, params) if row[-2] > 0]
@@ -210,7 +215,7 @@ def sizes(db: sqlite3.Connection, table: str) -> dict[tuple, int]:
     return {key: n for key, n in out.items() if n > 0}
 
 
-def _merged(db: sqlite3.Connection, table: str, where: str, params: Sequence) -> list[tuple]:
+def _merged(db: sqlite3.Connection, table: str, where: str, params: Sequence[object]) -> list[tuple]:
     """(key values..., n, items blob) of the sets of `table` matching `where` in the table or its delta, with the
     delta's changes applied (n may be 0 or less: an emptied set)."""
     columns, k = ", ".join(SETS[table]), len(SETS[table])

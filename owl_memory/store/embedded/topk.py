@@ -32,6 +32,11 @@ READ_BUDGET = 2500  # rows read before handing the query to FTS5 (same answer, s
 FEW = 1000  # a filter admitting at most this many items confines the cells to them
 SMALL = 256  # a cell of at most this many items is read row by row, a larger one through the order walk
 _PAGE = 256
+# A heap entry: -level, -score (its key), 0 partial / 1 cell, queue order, signature, items, length index (None: a
+# partial), the cell's items of that length.
+_Entry = tuple[int, float, int, int, tuple[int, ...], int, int | None, int]
+_Taken = tuple[int, int, list[int] | None, int, float]  # a taken cell: items, count, storids if few, level, score
+_Order = tuple[int, float, int, float, str]  # a checked item's order key: -level, -score, -priority, -confidence, id
 
 
 def contribution(idf_value: float, tf: float, dl: float, avgdl: float) -> float:
@@ -86,7 +91,8 @@ class _Cells:
         """Decode the query tokens' item sets (only their items in `within`, when given) and read the document
         lengths."""
         self.sets, self.scorer, self.k = sets, scorer, k
-        self.lengths, self.length_sets = sets.doc_lengths(), {}
+        self.lengths = sets.doc_lengths()
+        self.length_sets: dict[int, int] = {}
         shortest = self.lengths[0] if self.lengths else 0
         per_token = [[(s.tf, s.items) for s in scorer.sets[t]] for t in scorer.terms]
         gain = [scorer.part(i, per[0][0], shortest) if per else 0.0 for i, per in enumerate(per_token)]
@@ -97,16 +103,18 @@ class _Cells:
         every = sets.holders(scorer.terms)
         self.every = every if within is None else every & within
         self.token = scorer.token if within is None else None  # the rows still to check for it (none when confined)
-        self.heap: list[tuple] = []
+        self.heap: list[_Entry] = []
         self.order = itertools.count()  # ties in the heap: partials before cells, then first queued first
-        self.read, self.top = 0, []  # rows read; the k best checked (order key, storid), best first
+        self.read = 0  # rows read
+        self.top: list[tuple[_Order, int]] = []  # the k best checked (order key, storid), best first
 
     def run(self) -> list[Ranked] | None:
         """The k best (storid, id, score) rows, or None past READ_BUDGET."""
         if self.lengths and self.every:
             self._push_partial((), self.every)
         # taken: cells not read yet (items, count, members if few, level, score); waiting: the members they can give
-        taken, waiting = [], 0
+        taken: list[_Taken] = []
+        waiting = 0
         while self.heap and not self._settled():
             key, tied = self.heap[0][:2], 0
             while self.heap and self.heap[0][:2] == key:  # every cell of this key (partials of it split first)
@@ -182,10 +190,12 @@ class _Cells:
             self.length_sets[dl] = self.sets.length_items(dl)
         return self.length_sets[dl]
 
-    def _take(self, cells: list[tuple[int, int, list[int] | None, int, float]]) -> bool:
+    def _take(self, cells: list[_Taken]) -> bool:
         """Rank the checked items of taken cells (items, how many, their storids if few, level, score) into the top
         k, the rows of every small cell read in one query; False past READ_BUDGET."""
-        scorer, keyed, rows = self.scorer, {}, []
+        scorer = self.scorer
+        keyed: dict[int, tuple[int, float]] = {}  # storid: (level, score) of the small cells' items
+        rows: list[tuple[int, float, Doc]] = []
         for cell, count, few, lvl, score in cells:
             if count <= SMALL:
                 keyed.update(dict.fromkeys(_members(cell) if few is None else few, (lvl, score)))
@@ -207,7 +217,8 @@ class _Cells:
         id) order, through the order walk; None past READ_BUDGET."""
         scorer = self.scorer
         member = cell.to_bytes((cell.bit_length() + 7) // 8, "little")
-        rows, walk = [], self.sets.order_walk(scorer.token)
+        rows: list[Doc] = []
+        walk = self.sets.order_walk(scorer.token)
         page = min(_PAGE, 2 * self.k * scorer.rows // count + 1)
         try:  # a page is about twice what k members take, given the cell's share of all items
             while len(rows) < self.k and (seen := walk.fetchmany(page)):
@@ -226,7 +237,7 @@ class _Cells:
 def _few(items: int, limit: int = 32) -> list[int] | None:
     """The storids whose bits are set, highest first, when at most `limit` are; else None (the highest bit taken off
     one at a time: a few int operations each, far cheaper than the bytes of a large int for a few members)."""
-    out = []
+    out: list[int] = []
     while items:
         if len(out) == limit:
             return None
@@ -241,7 +252,8 @@ _NONZERO = bytes([0] + [1] * 255)
 def _members(items: int) -> list[int]:
     """The storids whose bits are set, ascending (the zero bytes are skipped by bytes.find, in C)."""
     data = items.to_bytes((items.bit_length() + 7) // 8, "little")
-    flags, out, at = data.translate(_NONZERO), [], 0
+    flags, at = data.translate(_NONZERO), 0
+    out: list[int] = []
     while (at := flags.find(1, at)) >= 0:
         byte, base = data[at], at << 3
         while byte:

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rdflib import URIRef
 from rdflib.namespace import OWL, PROV, RDF
+from rdflib.term import Node
 
 from ...adapters import owlready2 as quadstore
 from ...errors import MemoryCorrupt, VersionMismatch
@@ -40,7 +42,8 @@ _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, ta
 # start, its file kept up to 128 MB (~3,000 pages and a commit): cut back to 64 MB, as before, the commit that cut it
 # and the one that grew it past 64 MB again took 10-60 ms each (two more slow adds per checkpoint).
 _WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=134217728")
-TERMS = [RDF.type] + [OM[n] for n in (
+NO_TERM = 0  # the id of a term a read-only memory made by an older owl-memory lacks: no storid is 0, so no row holds it
+TERMS: list[URIRef] = [RDF.type] + [OM[n] for n in (
     "title", "summary", "scope", "confidence", "priority", "createdAt", "useCount", "successCount", "failureCount",
     "contentRef", "contentHash", "tag", "violationSignature", "actionSchema", "verificationHook",
     "appliesToOntology", "appliesToTaskType", "preventsFailureMode", "refines", "hasException", "supersedes",
@@ -66,7 +69,7 @@ class World:
         for pragma in _WRITER_PRAGMAS * (not read_only):
             self.db.execute(pragma)
         self.context = self.quadstore.ontology_id(str(ITEM))  # the quadstore graph items are written into
-        self.terms = {t: self.quadstore.storid(t) for t in TERMS}
+        self.terms = self._term_ids()
         self.ordered = user_version(self.db) >= ORDERED
         self.normalized = user_version(self.db) >= FORMAT
         if not read_only:
@@ -90,12 +93,18 @@ class World:
         """Close the quadstore and its connection."""
         self.quadstore.close()
 
-    def _upgrade(self) -> None:
-        """Bring a memory made by an older owl-memory up to date: the ontology terms it lacks, then the order and
-        postings tables (built once, the format recorded)."""
-        if None in self.terms.values():
+    def _term_ids(self) -> dict[URIRef, int]:
+        """The quadstore ids of the memory ontology's terms; those a memory made by an older owl-memory lacks are
+        added on a writable open, and are NO_TERM (matching nothing) on a read-only one."""
+        ids = {t: self.quadstore.storid(t) for t in TERMS}
+        if None in ids.values() and not self.read_only:
             with self.writing():
-                self.terms = {t: self.quadstore.storid(t, True) for t in self.terms}
+                return {t: made_id(self.quadstore, t) for t in TERMS}
+        return {t: NO_TERM if i is None else i for t, i in ids.items()}
+
+    def _upgrade(self) -> None:
+        """Bring a memory made by an older owl-memory up to date: the order and postings tables (built once, the
+        format recorded)."""
         if not self.normalized:
             with self.writing():
                 version = user_version(self.db)
@@ -120,8 +129,8 @@ class World:
     def _normalized_token(self, token: str) -> str:
         """An ontology key token naming the ontology's normalized IRI."""
         p, o = token[1:].split("x", 1)
-        return key_token(int(p), self.quadstore.storid(normalized_key(OM.appliesToOntology,
-                                                                      self.quadstore.iri(int(o))), True))
+        return key_token(int(p), made_id(self.quadstore, normalized_key(OM.appliesToOntology,
+                                                                         self.quadstore.iri(int(o)))))
 
 
 def create(path: Path) -> None:
@@ -149,7 +158,14 @@ def create(path: Path) -> None:
     _fsync_dir(path.parent)
 
 
-def combination_skipped(terms: dict) -> tuple[int, ...]:
+def made_id(store: quadstore.Quadstore, iri: Node) -> int:
+    """The quadstore id of an IRI, made when new."""
+    found = store.storid(iri, True)
+    assert found is not None  # storid(..., create=True) makes the id it does not find
+    return found
+
+
+def combination_skipped(terms: dict[URIRef, int]) -> tuple[int, ...]:
     """The quadstore ids of the properties whose key tokens take no part in filter combinations (keys.py)."""
     return terms[RDF.type], terms[OM.aboutClass], terms[OM.aboutProperty]
 

@@ -8,12 +8,13 @@ Reads inside `transaction()` see its pending writes.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, XSD
+from rdflib.term import Identifier, Node
 
 from ...adapters import sparql as sparql_text
 from ...errors import MemoryNotFound
@@ -23,14 +24,16 @@ from ...vocab import ITEM, KINDS, OM
 from ..backend import Backend, TermRows
 from ..blobs import MAX_READ
 from ..export import TBOX_IRI
-from ..items import COUNTERS, ID
+from ..items import COUNTERS, ID, kind_of
 from ..retrieval import Scored, SearchQuery
+from ..sparql_terms import integer
 from .client import SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
 from .payloads import ServerPayloads
 from .ranking import ServerSearch, index_triples, new_index_version
 
 _KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+Pattern = tuple[URIRef, URIRef, Identifier | None]  # (s, p, o) to delete; o None: every value of (s, p)
 
 
 class SparqlServerBackend(Backend):
@@ -50,7 +53,7 @@ class SparqlServerBackend(Backend):
         self.url = self.location = url
         self.client = client or SparqlClient(url)
         self.payloads = ServerPayloads(self.client, max_read)
-        self._pending: list[tuple[str, object]] | None = None
+        self._pending: list[Graph | Pattern] | None = None  # an open transaction's writes: graphs to add, patterns
         self.searcher = ServerSearch(self.client)
         if not self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{TBOX_IRI}> a {iri(OWL.Ontology)} }} }}"):
             if not create:
@@ -108,7 +111,7 @@ class SparqlServerBackend(Backend):
         _, rows = self.client.select(
             f"SELECT ?s ?p ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {values_block('s', [ITEM[i] for i in ids])} "
             f"{values_block('p', fields)} ?s ?p ?o }} }}")
-        by: dict[str, dict] = {}
+        by: dict[str, dict[Node, list[Node]]] = {}
         for r in rows:
             by.setdefault(str(r["s"])[len(ITEM):], {}).setdefault(r["p"], []).append(r["o"])
         return [_card(i, by.get(i, {})) for i in ids]
@@ -136,7 +139,7 @@ class SparqlServerBackend(Backend):
     def count_use(self, id: str, success: bool | None) -> UseCounts:
         """Record one use as its own event node (never lost under concurrent writers); returns the counters."""
         event = URIRef(f"urn:uuid:{uuid.uuid4()}")
-        g = [(event, SRV.usesItem, ITEM[id])]
+        g: list[tuple[URIRef, URIRef, Identifier]] = [(event, SRV.usesItem, ITEM[id])]
         if success is not None:
             g.append((event, SRV.succeeded, Literal(bool(success))))
         self.client.update(f"INSERT DATA {{ GRAPH {iri(GRAPH_USES)} {{ {_triples(g)} }} }}")
@@ -145,16 +148,16 @@ class SparqlServerBackend(Backend):
     def counters(self, id: str) -> UseCounts:
         """The counters of an item: stored literal plus recorded events."""
         g = self.describe([ITEM[id]])
-        return UseCounts(**{k: int(g.value(ITEM[id], p) or 0) for k, p in COUNTERS.items()})
+        return UseCounts(**{k: integer(g.value(ITEM[id], p)) for k, p in COUNTERS.items()})
 
     def add_triples(self, g: Graph) -> None:
         """Insert the triples of `g`; present ones are left as they are (buffered inside a transaction)."""
         if len(g):
-            self._send("add", g)
+            self._send(g)
 
-    def remove_triples(self, subject: URIRef, predicate: URIRef, obj=None) -> None:
+    def remove_triples(self, subject: URIRef, predicate: URIRef, obj: Identifier | None = None) -> None:
         """Delete (subject, predicate, obj), or every value of (subject, predicate) when obj is None."""
-        self._send("remove", (subject, predicate, obj))
+        self._send((subject, predicate, obj))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -168,12 +171,12 @@ class SparqlServerBackend(Backend):
             yield
             ops, self._pending = self._pending, None
             if ops:
-                self.client.update(" ;\n".join(_operation(kind, arg) for kind, arg in ops))
+                self.client.update(" ;\n".join(map(_operation, ops)))
         finally:
             self._pending = None
 
     # ---- whole memory ----
-    def sparql(self, query: str, bindings: dict, limit: int) -> TermRows:
+    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
         """Run a checked, read-only query on the server over the items graph only (payloads are out of reach).
         Bindings travel as a trailing VALUES block of escaped terms."""
         text = query
@@ -185,7 +188,8 @@ class SparqlServerBackend(Backend):
         if sparql_text.form(sparql_text.parse(query)) == "ASK":
             return TermRows(("ask",), ((self.client.ask(text, graphs),),), False)
         columns, rows = self.client.select(text, graphs)
-        return TermRows(tuple(columns), tuple(tuple(r[c] for c in columns) for r in rows[:limit]), len(rows) > limit)
+        cells = tuple(tuple(r.get(c) for c in columns) for r in rows[:limit])
+        return TermRows(tuple(columns), cells, len(rows) > limit)
 
     def all_triples(self) -> Graph:
         """The whole memory (ontology, items, links, provenance) with counters that include recorded uses."""
@@ -203,24 +207,24 @@ class SparqlServerBackend(Backend):
         INSERT DATA, and the ontology has some)."""
         self.client.update(f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{}}")
 
-    def _send(self, kind: str, arg) -> None:
-        """Send one write now, or buffer it when a transaction is open."""
+    def _send(self, op: Graph | Pattern) -> None:
+        """Send one write (a graph to add, a pattern to delete) now, or buffer it when a transaction is open."""
         if self._pending is None:
-            self.client.update(_operation(kind, arg))
+            self.client.update(_operation(op))
         else:
-            self._pending.append((kind, arg))
+            self._pending.append(op)
 
-    def _overlay(self, g: Graph, items: set, others: set) -> None:
+    def _overlay(self, g: Graph, items: set[URIRef], others: set[URIRef]) -> None:
         """Apply an open transaction's pending writes to a described graph."""
-        for kind, arg in self._pending or ():
-            if kind == "add":
-                for s, p, o in arg:
+        for op in self._pending or ():
+            if isinstance(op, Graph):
+                for s, p, o in op:
                     if s in items or (s in others and p == RDF.type):
                         g.add((s, p, o))
             else:
-                g.remove(arg)
+                g.remove(op)
 
-    def _with_uses(self, g: Graph, items) -> Graph:
+    def _with_uses(self, g: Graph, items: Iterable[Node]) -> Graph:
         """Add each item's recorded use events to its counter literals in `g` (items: the item nodes)."""
         items = [i for i in items if (i, RDF.type, None) in g]
         if not items:
@@ -231,25 +235,25 @@ class SparqlServerBackend(Backend):
             f"OPTIONAL {{ ?e {iri(SRV.succeeded)} ?ok }} }} BIND(IF(BOUND(?ok) && ?ok, 1, 0) AS ?win) "
             f"BIND(IF(BOUND(?ok) && !?ok, 1, 0) AS ?loss) }} GROUP BY ?i")
         for r in rows:
-            added = {OM.useCount: int(r["uses"]), OM.successCount: int(r["wins"] or 0),
-                     OM.failureCount: int(r["losses"] or 0)}
+            added = {OM.useCount: int(r["uses"]), OM.successCount: int(r.get("wins") or 0),
+                     OM.failureCount: int(r.get("losses") or 0)}
             for p, extra in added.items():
-                base = int(g.value(r["i"], p) or 0)
+                base = integer(g.value(r["i"], p))
                 g.set((r["i"], p, Literal(base + extra, datatype=XSD.nonNegativeInteger)))
         return g
 
 
-def _triples(g: Iterable) -> str:
+def _triples(g: Iterable[tuple[Node, Node, Node]]) -> str:
     """Triples as SPARQL text, every term escaped."""
     return " ".join(f"{term(s)} {term(p)} {term(o)} ." for s, p, o in g)
 
 
 @cache
-def _integer_ranges() -> dict:
+def _integer_ranges() -> dict[Node, URIRef]:
     """{property: datatype} for memory-ontology properties whose range is a derived integer type."""
     derived = {XSD.nonNegativeInteger, XSD.positiveInteger, XSD.nonPositiveInteger, XSD.negativeInteger, XSD.long,
                XSD.int, XSD.short, XSD.byte, XSD.unsignedLong, XSD.unsignedInt, XSD.unsignedShort, XSD.unsignedByte}
-    return {p: r for p, r in memory_ontology().subject_objects(RDFS.range) if r in derived}
+    return {p: r for p, r in memory_ontology().subject_objects(RDFS.range) if isinstance(r, URIRef) and r in derived}
 
 
 def _declared_types(g: Graph) -> Graph:
@@ -263,12 +267,13 @@ def _declared_types(g: Graph) -> Graph:
     return g
 
 
-def _insert_new(items: Sequence[tuple[ItemSpec, Graph]], index: list[list[tuple]]) -> str:
+def _insert_new(items: Sequence[tuple[ItemSpec, Graph]],
+                index: list[list[tuple[URIRef, URIRef, Identifier]]]) -> str:
     """The update operation inserting each item's triples (items graph) and index entries (index graph) unless an
     item with its id is stored; each item's IRI and each IRI term is escaped once per batch."""
     known: dict[URIRef, str] = {}
 
-    def text(t) -> str:
+    def text(t: Node) -> str:
         """A term as SPARQL text, IRIs looked up in this batch's cache."""
         if type(t) is URIRef:
             return known[t] if t in known else known.setdefault(t, iri(t))
@@ -278,26 +283,26 @@ def _insert_new(items: Sequence[tuple[ItemSpec, Graph]], index: list[list[tuple]
     rows = []
     for (spec, g), extra in zip(items, index, strict=True):
         item = text(ITEM[spec.id])
-        for graph, triples in zip(graphs, (g, extra), strict=True):
+        parts: tuple[Iterable[tuple[Node, Node, Node]], ...] = (g, extra)
+        for graph, triples in zip(graphs, parts, strict=True):
             rows += [f"({item} {graph} {text(a)} {text(p)} {text(o)})" for a, p, o in triples]
     return (f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?item ?g ?s ?p ?o) {{ {' '.join(rows)} }} "
             f"OPTIONAL {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?item a ?stored }} }} FILTER(!BOUND(?stored)) }}")
 
 
-def _operation(kind: str, arg) -> str:
+def _operation(op: Graph | Pattern) -> str:
     """One update operation on the items graph: insert a graph's triples, or delete a (s, p[, o]) pattern."""
-    if kind == "add":
-        return f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(arg)} }} }}"
-    s, p, o = arg
+    if isinstance(op, Graph):
+        return f"INSERT DATA {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(op)} }} }}"
+    s, p, o = op
     obj = "?o" if o is None else term(o)
     return f"DELETE WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ {term(s)} {term(p)} {obj} }} }}"
 
 
-def _card(i: str, v: dict) -> Card:
+def _card(i: str, v: dict[Node, list[Node]]) -> Card:
     """The search card of one item from its values by predicate."""
-    kinds = [str(t).rsplit("#", 1)[-1] for t in v.get(RDF.type, [])]
-    return Card(i, next((k for k in kinds if k in KINDS), None), str(v[OM.title][0]), str(v[OM.summary][0]),
+    return Card(i, kind_of(i, map(str, v.get(RDF.type, []))), str(v[OM.title][0]), str(v[OM.summary][0]),
                 tuple(sorted(str(o) for o in v.get(OM.appliesToOntology, []))),
-                int(v[OM.priority][0]) if OM.priority in v else 0, float(v[OM.confidence][0]),
+                int(str(v[OM.priority][0])) if OM.priority in v else 0, float(str(v[OM.confidence][0])),
                 tuple(sorted(str(o)[len(ITEM):] for o in v.get(OM.conflictsWith, []))),
                 *(tuple(sorted(str(o) for o in v.get(p, []))) for p in (OM.aboutClass, OM.aboutProperty)))

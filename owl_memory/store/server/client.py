@@ -14,10 +14,11 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import SplitResult, unquote, urlencode, urlsplit
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import XSD
+from rdflib.term import Identifier, Node
 
 from ...errors import ConfigError, InvalidItem, ServerError
 
@@ -64,7 +65,7 @@ def endpoints(url: str) -> Endpoints:
     return Endpoints(base + path, base + path, auth)
 
 
-def iri(value) -> str:
+def iri(value: str) -> str:
     """An IRI as SPARQL text; InvalidItem when it holds a character no IRI may hold."""
     text = str(value)
     if not text or _BAD_IRI.search(text) or ":" not in text:
@@ -80,7 +81,7 @@ def string(value: str) -> str:
     return '"' + text.translate(_ESCAPE_TABLE) + '"'
 
 
-def term(t) -> str:
+def term(t: Node) -> str:
     """An rdflib term (URIRef, Literal, BNode) as SPARQL text."""
     if isinstance(t, URIRef):
         return iri(t)
@@ -96,15 +97,23 @@ def term(t) -> str:
     raise InvalidItem(f"cannot send a {type(t).__name__} to a SPARQL server")
 
 
-def values_block(var: str, terms: Iterable) -> str:
+def values_block(var: str, terms: Iterable[Node]) -> str:
     """A VALUES block binding ?var to escaped terms."""
     return f"VALUES ?{var} {{ {' '.join(term(t) for t in terms)} }}"
 
 
-def from_json(cell: dict | None):
-    """An rdflib term from one SPARQL results JSON cell (None for an unbound variable)."""
-    if cell is None:
-        return None
+class Row(dict[str, Identifier]):
+    """One row of a SELECT's answer: the variables it binds, by name, to rdflib terms (an unbound one is absent, so
+    `get` gives None)."""
+
+    def __missing__(self, name: str) -> Identifier:
+        """ServerError: a variable the query always binds is unbound in the server's answer."""
+        raise ServerError(f"the SPARQL server's answer leaves ?{name} unbound where the query always binds it; "
+                          "is it a SPARQL 1.1 server?")
+
+
+def from_json(cell: dict[str, str]) -> URIRef | BNode | Literal:
+    """An rdflib term from one SPARQL results JSON cell."""
     kind, value = cell["type"], cell["value"]
     if kind == "uri":
         return URIRef(value)
@@ -126,19 +135,19 @@ class SparqlClient:
         self.url, self.ends, self.timeout = url, endpoints(url), timeout
         self._local = threading.local()
 
-    def select(self, query: str, graphs: dict | None = None) -> tuple[list[str], list[dict]]:
+    def select(self, query: str, graphs: dict[str, str] | None = None) -> tuple[list[str], list[Row]]:
         """Run a SELECT (`graphs`: protocol dataset parameters): (variable names, rows as {name: rdflib term})."""
         doc = json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))
-        names = doc["head"].get("vars", [])
-        return names, [{n: from_json(row.get(n)) for n in names} for row in doc["results"]["bindings"]]
+        names: list[str] = doc["head"].get("vars", [])
+        return names, [Row((n, from_json(row[n])) for n in names if n in row) for row in doc["results"]["bindings"]]
 
-    def ask(self, query: str, graphs: dict | None = None) -> bool:
+    def ask(self, query: str, graphs: dict[str, str] | None = None) -> bool:
         """Run an ASK (`graphs`: protocol dataset parameters); its boolean (Virtuoso 7 answers with a one-column
         result set, __ASK_RETVAL, instead of the standard boolean)."""
         doc = json.loads(self._post(self.ends.query, "query", query, _RESULTS_JSON, graphs))
         if "boolean" in doc:
             return bool(doc["boolean"])
-        rows = doc.get("results", {}).get("bindings", [])
+        rows: list[dict[str, dict[str, object]]] = doc.get("results", {}).get("bindings", [])
         return bool(rows) and str(next(iter(rows[0].values()), {}).get("value", "0")) not in ("0", "false")
 
     def construct(self, query: str) -> Graph:
@@ -159,7 +168,7 @@ class SparqlClient:
             conn.close()
             self._local.conn = None
 
-    def _post(self, url: str, field: str, text: str, accept: str, graphs: dict | None = None) -> bytes:
+    def _post(self, url: str, field: str, text: str, accept: str, graphs: dict[str, str] | None = None) -> bytes:
         """POST a form-encoded query, or an update directly (the protocol's two POST forms; percent-encoding a
         bulk load of many MB took a quarter of its time); the answer body, or ServerError with the server's message."""
         parts = urlsplit(url)
@@ -184,7 +193,7 @@ class SparqlClient:
                               f"{data.decode('utf-8', 'replace')[:300]}")
         return data
 
-    def _send(self, parts, body: bytes, headers: dict) -> tuple[http.client.HTTPResponse, bytes]:
+    def _send(self, parts: SplitResult, body: bytes, headers: dict[str, str]) -> tuple[http.client.HTTPResponse, bytes]:
         """Send one request; a kept-alive connection the server closed before reading it is reopened once."""
         reused = getattr(self._local, "conn", None) is not None
         try:
@@ -200,10 +209,11 @@ class SparqlClient:
             resp = conn.getresponse()
         return resp, resp.read()
 
-    def _connection(self, parts) -> http.client.HTTPConnection:
+    def _connection(self, parts: SplitResult) -> http.client.HTTPConnection:
         """This thread's open connection to the server, made on first use."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            assert parts.hostname is not None  # endpoints() refused a URL without a host when the client was made
             cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
             conn = self._local.conn = cls(parts.hostname, parts.port, timeout=self.timeout)
         return conn

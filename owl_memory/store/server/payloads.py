@@ -7,7 +7,7 @@ import re
 from ...errors import UnknownItem
 from ...model import Ref, Window, sha256
 from ...vocab import BLOB
-from ..blobs import MAX_READ, REF_KINDS, ReadBudget, find_offsets
+from ..blobs import MAX_READ, REF_KINDS, PayloadStore, ReadBudget, find_offsets
 from .client import SparqlClient, iri, string
 from .layout import GRAPH_PAYLOADS, SRV
 
@@ -16,7 +16,7 @@ _PLAIN = re.compile(r"[^\x00\ud800-\udfff]*")  # same rule as blobs.py: NUL or a
 _WIDE = "utf-32-le"
 
 
-class ServerPayloads:
+class ServerPayloads(PayloadStore):
     """Payloads in the server's payload graph: content-addressed, windows cut on the server.
 
     Args:
@@ -71,7 +71,8 @@ class ServerPayloads:
     def find(self, key: str | Ref, pattern: str, limit: int = 20) -> list[int]:
         """Offsets (never text) where `pattern` occurs literally in the payload, at most `limit` of them; each
         offset is found on the server (STRBEFORE), one request per hit."""
-        ref, hits, at = self.ref(key), [], 0
+        ref, at = self.ref(key), 0
+        hits: list[int] = []
         node = iri(BLOB[ref.sha])
         while len(hits) < limit and pattern and at < ref.size:
             _, rows = self.client.select(
@@ -108,6 +109,6 @@ class ServerPayloads:
             raise UnknownItem(f"no payload under handle {k[:80]!r}; use a handle a tool returned")
         row = rows[0]
         size = int(row["size"])
-        text = str(row["w"]) if row.get("w") is not None else bytes.fromhex(str(row["wh"] or "")).decode(
+        text = str(row["w"]) if row.get("w") is not None else bytes.fromhex(str(row.get("wh") or "")).decode(
             _WIDE, "surrogatepass")
         return Ref(k, str(row["kind"]), size, k[7:]), min(start, size), text

@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from rdflib import Graph, Literal
+from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import XSD
+from rdflib.term import Identifier
 
 from ...model import ItemSpec
 from ...vocab import ITEM, KINDS, OM, ontology_iri
 from .. import lexical, retrieval
 from ..retrieval import KEYED, Scored, SearchQuery, normalized_key
-from .client import SparqlClient, iri, string, term, values_block
+from .client import Row, SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, IDX
 
 INDEX_ENTRY = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"  # a hit ?i ?tf ?tok: its length, its tf
@@ -52,7 +53,7 @@ class ServerSearch:
 
     def __init__(self, client: SparqlClient):
         self.client = client
-        self._stats: tuple[frozenset, int, int, dict[str, int]] | None = None  # see _index_stats
+        self._stats: tuple[frozenset[str], int, int, dict[str, int]] | None = None  # see _index_stats
 
     def search(self, query: SearchQuery) -> list[Scored]:
         """Up to query.k (id, score) rows, best first, ranked on the server (see retrieval.py's definition):
@@ -66,21 +67,21 @@ class ServerSearch:
             _, rows = self.client.select(retrieval.defining_sparql(query, GRAPH_ITEMS, _values_row(bound)))
             return [Scored(str(r["item"])[len(ITEM):], 0.0) for r in rows]
         stats = self._text_stats(query.words)
-        rows = self._ranked_text(query, stats)
-        rules = self._exceptions_of([r.id for r in rows])
+        ranked = self._ranked_text(query, stats)
+        rules = self._exceptions_of([r.id for r in ranked])
         if rules:
             found = self.ranked(query, len(rules), stats, only=sorted(rules))
             below = self._narrowing(rules, retrieval.unstated(query))
-            rows = retrieval.place_exceptions(rows, [(r, rules[r.id]) for r in found], below)
-        return rows[: query.k]
+            ranked = retrieval.place_exceptions(ranked, [(r, rules[r.id]) for r in found], below)
+        return ranked[: query.k]
 
-    def _spellings(self, ontology) -> list:
+    def _spellings(self, ontology: URIRef) -> list[URIRef]:
         """The spellings of an ontology the memory stores (its TargetOntology nodes equal to it normalized)."""
         bare = ontology_iri(ontology)
         _, rows = self.client.select(
             f"SELECT DISTINCT ?o WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?o a {iri(OM.TargetOntology)} "
             f"FILTER(STRSTARTS(STR(?o), {string(bare)})) }} }}")
-        return sorted(r["o"] for r in rows if ontology_iri(r["o"]) == bare)
+        return sorted(o for r in rows if isinstance(o := r["o"], URIRef) and ontology_iri(o) == bare)
 
     def _ranked_text(self, query: SearchQuery, stats: TextStats) -> list[Scored]:
         """The query.k best text-ranked rows. Without applicability filters, ranking every item that matches a
@@ -123,7 +124,7 @@ class ServerSearch:
             _, rows = self.client.select(
                 f"SELECT (COUNT(?i) AS ?n) (SUM(?len) AS ?total) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
                 f"?i {iri(IDX.length)} ?len }} }}")
-            self._stats = (version, int(rows[0]["n"]), int(rows[0]["total"] or 0), {})
+            self._stats = (version, int(rows[0]["n"]), int(rows[0].get("total") or 0), {})
         _, n, total, known = self._stats
         missing = [t for t in toks if t not in known]
         if missing:
@@ -142,7 +143,7 @@ class ServerSearch:
             f"?rule {iri(OM.hasException)} ?e }} }}")
         return {str(r["e"])[len(ITEM):]: str(r["rule"])[len(ITEM):] for r in rows}
 
-    def _narrowing(self, rules: dict[str, str], properties: tuple) -> set[str]:
+    def _narrowing(self, rules: dict[str, str], properties: tuple[URIRef, ...]) -> set[str]:
         """Those exceptions (of {exception id: rule id}) with a value of one of `properties` their rule lacks."""
         if not rules or not properties:
             return set()
@@ -153,7 +154,7 @@ class ServerSearch:
         return {str(r["e"])[len(ITEM):] for r in rows}
 
 
-def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
+def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple[URIRef, URIRef, Identifier]]]:
     """The index-graph triples of each item: its length, and each distinct token as the object of the predicate
     idx:tfN (N its frequency), whose idx:frequency is declared beside it; one triple per token."""
     counted = lexical.term_counts((spec.title, spec.summary, " ".join(spec.tags)) for spec, _ in items)
@@ -161,7 +162,8 @@ def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple]]:
     for (spec, g), counts in zip(items, counted, strict=True):
         node = ITEM[spec.id]
         keys = {(p, normalized_key(p, o)) for s, p, o in g if s == node and p in KEYED}
-        triples = [(node, IDX.length, Literal(sum(counts.values()) + len(keys)))]
+        length = Literal(sum(counts.values()) + len(keys))
+        triples: list[tuple[URIRef, URIRef, Identifier]] = [(node, IDX.length, length)]
         for f in sorted(set(counts.values())):
             triples.append((IDX[f"tf{f}"], IDX.frequency, Literal(f)))
         triples += [(node, IDX[f"tf{f}"], Literal(tok)) for tok, f in sorted(counts.items())]
@@ -177,12 +179,12 @@ def new_index_version() -> str:
             f"INSERT DATA {{ GRAPH {iri(GRAPH_INDEX)} {{ {node} {string(str(uuid.uuid4()))} }} }}")
 
 
-def _applicable(query, only: list[str] | None) -> str:
+def _applicable(query: SearchQuery, only: list[str] | None) -> str:
     """The items graph's patterns for applicable, live items (see applicable_patterns)."""
     return f"GRAPH {iri(GRAPH_ITEMS)} {{ {applicable_patterns(query, only)} }}"
 
 
-def applicable_patterns(query, only: list[str] | None) -> str:
+def applicable_patterns(query: SearchQuery, only: list[str] | None) -> str:
     """Patterns that hold for applicable, live items (kind, ontology compared normalized, task type, failure mode,
     what it is about; not superseded, not archived), binding ?i, ?priority and ?confidence; every value escaped."""
     where = [values_block("i", [ITEM[i] for i in only])] if only else []
@@ -208,7 +210,7 @@ def _by_text(query: SearchQuery, limit: int, only: list[str] | None, stats: Text
     return text_ranking(_matches(query, only, stats.weights), stats.weights, limit, stats.avgdl)
 
 
-def text_ranking(matches: str, weights: list, limit: int, avgdl: float) -> str:
+def text_ranking(matches: str, weights: Sequence[Weight], limit: int, avgdl: float) -> str:
     """The text-ranking SELECT over `matches` (a pattern binding ?i ?priority ?confidence, and ?word ?idf ?f ?len
     per hit of a query token): by coordination level, then BM25 (summed over matched words, in millionths: an exact
     integer on the wire, as Virtuoso prints doubles to 6 digits; rounded as a decimal, as Oxigraph casts some whole
@@ -226,7 +228,7 @@ def text_ranking(matches: str, weights: list, limit: int, avgdl: float) -> str:
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
 
 
-def _matches(query, only: list[str] | None, weights: list) -> str:
+def _matches(query: SearchQuery, only: list[str] | None, weights: Sequence[Weight]) -> str:
     """Applicable live items joined with their index entries for the query tokens (?word ?tok ?idf ?f ?len).
     Two spellings of one pattern, to steer the server's planner: with an ontology, task type, failure mode or
     ids, the few applicable items come first and their tokens are filtered, each token's word and IDF bound by
@@ -242,7 +244,7 @@ def _matches(query, only: list[str] | None, weights: list) -> str:
         _applicable(query, only)
 
 
-def _filtered(query, only: list[str] | None, weights: list) -> bool:
+def _filtered(query: SearchQuery, only: list[str] | None, weights: Sequence[Weight]) -> bool:
     """Whether a text search starts from its applicable items (ids, ontology, task type or failure mode given, and
     no token in two words) rather than from the query tokens."""
     return len({t for _, t, _ in weights}) == len(weights) and bool(
@@ -250,7 +252,7 @@ def _filtered(query, only: list[str] | None, weights: list) -> bool:
                                             query.about_property)))
 
 
-def _top_levels(weights: list) -> list[str]:
+def _top_levels(weights: Sequence[Weight]) -> list[str]:
     """SELECTs of the items in the top coordination levels of a search of two words or more: those matching every
     word, then (when scored) those missing at most one; each word's postings read rarest word first."""
     words: dict[int, list[tuple[str, float]]] = {}
@@ -266,7 +268,7 @@ def _top_levels(weights: list) -> list[str]:
             for groups in levels]
 
 
-def _every_word(words: dict, group: list[int]) -> str:
+def _every_word(words: dict[int, list[tuple[str, float]]], group: list[int]) -> str:
     """Patterns binding ?i to the items having a token of every word in `group`."""
     parts = []
     for w in group:
@@ -276,7 +278,7 @@ def _every_word(words: dict, group: list[int]) -> str:
     return " ".join(parts)
 
 
-def _lookup(by_token: dict, field: int) -> str:
+def _lookup(by_token: dict[str, tuple[int, float]], field: int) -> str:
     """An expression giving ?tok's word number (field 0) or IDF (field 1): nested IFs over the query tokens."""
     expr = "0"
     for tok, values in reversed(by_token.items()):
@@ -290,14 +292,14 @@ def double(x: float) -> str:
     return format(float(x), ".17e")
 
 
-def _values_row(bound: dict) -> str:
+def _values_row(bound: dict[str, URIRef]) -> str:
     """A one-row VALUES block binding the given variables to escaped terms ("" when there are none)."""
     if not bound:
         return ""
     return f" VALUES ({' '.join('?' + n for n in bound)}) {{ ({' '.join(term(v) for v in bound.values())}) }}"
 
 
-def scored(rows: list[dict]) -> list[Scored]:
+def scored(rows: list[Row]) -> list[Scored]:
     """The (id, score) rows of a text-ranking SELECT's answer (scores in millionths)."""
     return [Scored(str(r["i"])[len(ITEM):], int(r["rank"]) / 1_000_000) for r in rows]
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from ..store.blobs import ReadBudget
-from .tools import OwlTool, Toolbox, dumps
+from .agent import OwlTool, Toolbox, dumps
+from .store import Memory, ReadBudget
 
 PROMPT_TOOLS = {"prompt_stats", "prompt_window", "prompt_find"}
 SESSION_READ_BUDGET = 200_000  # characters all reads of one MCP session may return together
@@ -26,8 +27,8 @@ INSTRUCTIONS = ("owl-memory: procedural memory items and an ontology behind capp
                 "says what to do instead.")
 
 
-def build_server(memory=None, ontology: str | Path | None = None, *, read_budget: int = SESSION_READ_BUDGET,
-                 max_calls: int = SESSION_CALLS) -> MCPServer:
+def build_server(memory: Memory | None = None, ontology: str | Path | None = None, *,
+                 read_budget: int = SESSION_READ_BUDGET, max_calls: int = SESSION_CALLS) -> MCPServer:
     """An MCP server whose tools are the capped owl-memory tools over `memory` (a Memory) and `ontology`."""
     box = Toolbox(memory, None, ontology, ReadBudget(total_chars=read_budget), max_calls=max_calls)
     server = MCPServer("owl-memory", instructions=INSTRUCTIONS)
@@ -37,16 +38,16 @@ def build_server(memory=None, ontology: str | Path | None = None, *, read_budget
     return server
 
 
-def _text_tool(tool: OwlTool):
+def _text_tool(tool: OwlTool) -> Callable[..., str]:
     """A plain function with the tool's parameters that returns its capped result as JSON text (or the [Error])."""
-    def call(**kwargs) -> str:
+    def call(**kwargs: object) -> str:
         value = tool(**kwargs)
         return value if isinstance(value, str) else dumps(value)
 
     hints = typing.get_type_hints(tool.func)
     params = [p.replace(annotation=hints.get(p.name, p.annotation))
               for p in inspect.signature(tool.func).parameters.values()]
-    call.__signature__ = inspect.Signature(params, return_annotation=str)
+    call.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]  # inspect.signature reads it
     call.__annotations__ = {**{p.name: p.annotation for p in params}, "return": str}
     call.__name__, call.__doc__ = tool.name, tool.desc
     return call
@@ -57,7 +58,5 @@ def serve(memory_location: str | None, ontology: str | None) -> None:
     if memory_location is None:
         build_server(None, ontology).run("stdio")
         return
-    from ..store.memory import Memory
-
     with Memory(memory_location, create=False) as memory:  # a typo is MemoryNotFound, not a new empty memory
         build_server(memory, ontology).run("stdio")

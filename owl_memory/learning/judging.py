@@ -22,7 +22,7 @@ from rdflib import BNode, Graph, Literal, URIRef, Variable
 
 from ..adapters import sparql as sparql_text
 from ..errors import ConfigError, LoadError
-from ..llm.judge import judge_llm
+from ..llm import judge_llm
 from ..model.judgments import EXPECT_KINDS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name

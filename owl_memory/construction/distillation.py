@@ -13,10 +13,10 @@ from rdflib import Literal
 from rdflib.namespace import OWL, RDF
 
 from ..compiled import SPRINT_TASK
-from ..learning.provenance import RunInfo, provenance_graph
 from ..model import ItemSpec
 from ..model.judgments import Judgment
-from ..repair.compiling import compile_decisions
+from ..provenance import RunInfo, provenance_graph
+from ..repair import compile_decisions
 from .compiled_answers import store_answers
 
 

@@ -29,9 +29,9 @@ from datetime import datetime
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from ..model.judgments import Judgment
-from ..store.items import run_iri, source_iri
-from ..vocab import ITEM, OM, PROV
+from .model.judgments import Judgment
+from .store import run_iri, source_iri
+from .vocab import ITEM, OM, PROV
 
 TASK_CHARS = 400
 FAILED_RUN_ITEMS = """PREFIX prov: <http://www.w3.org/ns/prov#>

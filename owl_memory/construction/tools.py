@@ -19,13 +19,22 @@ from contextvars import ContextVar
 from rdflib import URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from ...adapters import sparql as sparql_text
-from ...construction.compiled_answers import cq_signature
-from ...construction.session import ConstructionSession
-from ...model import MemoryAccess
-from .caps import as_text, clip
-from .ontology import CLASS_TYPES, PROPERTY_TYPES, OntologyTools
-from .toolbox import DEFAULT_ACCESS, OwlTool, Toolbox, ToolFamily, family
+from ..adapters import sparql as sparql_text
+from ..agent import (
+    CLASS_TYPES,
+    DEFAULT_ACCESS,
+    PROPERTY_TYPES,
+    OntologyTools,
+    OwlTool,
+    Toolbox,
+    ToolFamily,
+    as_text,
+    clip,
+    family,
+)
+from ..model import MemoryAccess
+from .compiled_answers import cq_signature
+from .session import ConstructionSession
 
 SESSION: ContextVar[ConstructionSession | None] = ContextVar("owl_memory_construction_session", default=None)
 MAX_CQS = 40  # competency questions one status lists

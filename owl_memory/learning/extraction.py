@@ -21,12 +21,12 @@ from rdflib.namespace import OWL, RDF
 
 from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem
-from ..llm.drafts import Draft, llm_drafts, parse_draft
+from ..llm import Draft, llm_drafts, parse_draft
 from ..model import CompiledOperator, ItemSpec, Parameter, QueryRecipe, ToolSequence
 from ..model.judgments import Judgment
 from ..vocab import local_name
-from .consolidate import action_key
-from .judge import answer_terms, canonical_names
+from .consolidation import action_key
+from .judging import answer_terms, canonical_names
 
 MAX_ITEMS = 3
 MAX_ABOUT = 8  # classes, and properties, an extracted item is about at most

@@ -11,12 +11,11 @@ from rdflib.collection import Collection
 from rdflib.term import Node
 from rdflib.util import from_n3
 
-from ..adapters import pyshacl as shacl
-from ..adapters import sparql as sparql_text
+from ..adapters import pyshacl as shacl, sparql as sparql_text
 from ..errors import ConfigError, LoadError
 from ..model import Ref
 from ..rdfio import load_graph
-from ..store.blobs import BlobStore
+from ..store import BlobStore
 from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")

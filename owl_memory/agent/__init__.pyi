@@ -1,0 +1,31 @@
+"""The public names of owl_memory.agent (the front door): owl_memory/lazy.py imports each on first use."""
+
+from .conditions import CONDITIONS as CONDITIONS, HELP as HELP
+from .endpoint_client import EndpointClient as EndpointClient
+from .metrics import (
+    calls_before as calls_before,
+    calls_since as calls_since,
+    run_metrics as run_metrics,
+    spent as spent,
+    summed as summed,
+)
+from .query_worker import QueryLimits as QueryLimits, QueryWorker as QueryWorker
+from .runner import (
+    LM_ENV as LM_ENV,
+    RLM as RLM,
+    interpreter_factory as interpreter_factory,
+    lm_name as lm_name,
+    resolve_lm as resolve_lm,
+    run as run,
+)
+from .scripted import SCRIPTED as SCRIPTED
+from .tools.caps import as_text as as_text, clip as clip, dumps as dumps
+from .tools.ontology import CLASS_TYPES as CLASS_TYPES, PROPERTY_TYPES as PROPERTY_TYPES, OntologyTools as OntologyTools
+from .tools.toolbox import (
+    DEFAULT_ACCESS as DEFAULT_ACCESS,
+    OwlTool as OwlTool,
+    Toolbox as Toolbox,
+    ToolFamily as ToolFamily,
+    family as family,
+)
+from .trajectory import read_trajectory as read_trajectory, trajectory_folder as trajectory_folder
