@@ -1,17 +1,22 @@
 """README.md and docs/ work as written, and the CLI is documented.
 
-Every command line of a ```bash block that starts with `owl-memory` or `python` is run by a test:
+Every command line of a ```bash block that starts with `owl-memory` or `python` is run or checked by a test:
 - README's Quick start blocks by tests/test_readme.py (and CI's .ci/run), README's "Check the loop from a fresh
   clone" block by tests/test_learning_cli.py;
+- docs/tutorial.md's blocks run in order in one folder, as a reader follows the tutorial;
 - the block that starts an Oxigraph server (`oxigraph serve`) by test_server_commands_run_as_written, which starts
   the server itself on a free port;
-- `python benchmarks/...` lines take minutes and the benchmark scripts have no smoke flag yet, so for those the test
-  runs the script's `--help` and checks that every option the documented line uses appears in it;
-- every other block runs whole (`bash -e`) in a temp folder holding copies of a clone's experiments/, ontology/ and
-  shapes/, with no API key: commands that need an LM use `--lm scripted`, the stand-in the project ships.
+- docs/measurements.md's blocks are the runs behind its figures, minutes to hours each, so they are checked, not
+  run: a `python benchmarks/...` line names only options the script's `--help` lists, an `owl-memory` line passes
+  the command's own option parser (every option, value and file argument), and the same command runs as written,
+  at the size the how-to guides give, in a block that a test runs;
+- every other block runs whole (`bash -euo pipefail`) in a temp folder holding copies of a clone's experiments/,
+  ontology/ and shapes/, with no API key: commands that need an LM use `--lm scripted`, the stand-in the project
+  ships. The guides write these commands at the size a reader should try first, and say in prose how to scale up.
 Every ```python block compiles and runs as a script in such a folder (none needs a model: they use `scripted`).
+The runs are started together, as many at a time as the machine has cores, and each test waits for its own.
 Every CLI command, subgroups' commands included, has help with an "Example:", a row in README's CLI table and a
-mention in docs/.
+mention in docs/ besides the generated reference (docs/cli.md), which must be what `cog -r docs/cli.md` writes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,11 +37,16 @@ import pytest
 from click.testing import CliRunner
 
 from owl_memory.cli import main
+from owl_memory.datadir import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, *DOCS]
+TUTORIAL = ROOT / "docs" / "tutorial.md"
+MEASUREMENTS = ROOT / "docs" / "measurements.md"
+CLI_REFERENCE = ROOT / "docs" / "cli.md"
+REGENERATE = "cog -r docs/cli.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 HEADING = re.compile(r"^(#{1,6}) (.+)$", re.M)
 RUN_ELSEWHERE = {"## Quick start": "tests/test_readme.py",
@@ -94,14 +105,16 @@ def runnable(block: Block) -> bool:
 
 
 def kind(block: Block) -> str:
-    """Which test runs a runnable bash block: elsewhere, server, benchmark or here."""
+    """Which test runs a runnable bash block: elsewhere, server, measurement, tutorial or here."""
     lines = command_lines(block.text)
     if block.page == README and block.heading in RUN_ELSEWHERE:
         return "elsewhere"
     if any(ln.startswith("oxigraph serve") for ln in lines):
         return "server"
-    if any(ln.startswith("python benchmarks/") for ln in lines):
-        return "benchmark"
+    if block.page == MEASUREMENTS:
+        return "measurement"
+    if block.page == TUTORIAL:
+        return "tutorial"
     return "here"
 
 
@@ -113,6 +126,12 @@ def bash_blocks(of_kind: str) -> list[Block]:
 def python_blocks() -> list[Block]:
     """Every ```python block of docs/ (README's own example is run by tests/test_readme.py)."""
     return [b for b in all_blocks() if b.lang == "python" and b.page != README]
+
+
+def tutorial() -> Block:
+    """The tutorial's bash blocks as one script, in page order: a reader runs them in one folder, one after another."""
+    blocks = bash_blocks("tutorial")
+    return Block(TUTORIAL, "bash", "".join(b.text for b in blocks), "every block in order", len(blocks))
 
 
 def clone_folder(tmp_path: Path) -> Path:
@@ -137,59 +156,145 @@ def needs_data(block: Block) -> bool:
     return "sprint-fabric" in block.text or "OWL_MEMORY_DATA" in block.text
 
 
+def run_block(block: Block, folder: Path, data: Path | None) -> subprocess.CompletedProcess:
+    """Run a bash block (`bash -euo pipefail`) or a python block (a script) in `folder`, a copy of a clone's files."""
+    clone_folder(folder)
+    if block.lang == "python":
+        (folder / "example.py").write_text(block.text, encoding="utf-8")
+        argv = [sys.executable, str(folder / "example.py")]
+    else:
+        argv = ["bash", "-euo", "pipefail", "-c", block.text]
+    return subprocess.run(argv, cwd=folder, env=environment(data), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=900)
+
+
+def run_help(script: str) -> subprocess.CompletedProcess:
+    """Run a benchmark script with `--help`."""
+    return subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=environment())
+
+
+def script_of(line: str) -> str:
+    """The script a `python benchmarks/...` line runs."""
+    return shlex.split(line, comments=True)[1]
+
+
+@pytest.fixture(scope="session")
+def started(request, tmp_path_factory):
+    """The run of each selected test's block (or benchmark `--help`), all started at the first test that asks, as
+    many at a time as there are cores; `started(block_or_script)` waits for one.
+
+    Under pytest-xdist, whose workers each collect every test but run only some, a run starts when its test asks.
+    """
+    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
+    data = data_dir(required=False)
+    runs: dict[Block | str, Future] = {}
+
+    def start(key: Block | str) -> Future:
+        """The run of a block or a script's help, started now unless it already is."""
+        if key not in runs and isinstance(key, str):
+            runs[key] = pool.submit(run_help, key)
+        elif key not in runs:
+            folder = tmp_path_factory.mktemp(re.sub(r"\W+", "-", key.name)[:60])
+            runs[key] = pool.submit(run_block, key, folder, data if needs_data(key) else None)
+        return runs[key]
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        for item in request.session.items:
+            params = getattr(item, "callspec", None) and item.callspec.params or {}
+            if isinstance(params.get("block"), Block) and (data or not needs_data(params["block"])):
+                start(params["block"])
+            elif str(params.get("line", "")).startswith("python benchmarks/"):
+                start(script_of(params["line"]))
+    yield lambda key: start(key).result()
+    pool.shutdown(cancel_futures=True)
+
+
+def assert_ran(block: Block, done: subprocess.CompletedProcess) -> str:
+    """The run's stdout, after asserting it exited 0."""
+    assert done.returncode == 0, (block.text, done.stdout[-2000:], done.stderr[-3000:])
+    return done.stdout
+
+
 # ---- every bash block is run by some test ----
 
 def test_every_runnable_bash_block_has_one_test_that_runs_it():
     blocks = [b for b in all_blocks() if runnable(b)]
     assert len(blocks) >= 10
-    for b in blocks:
-        lines = [ln for ln in command_lines(b.text) if ln.startswith(("owl-memory", "python"))]
-        if kind(b) == "benchmark":  # a benchmark block holds benchmark lines only: the rest would go untested
-            assert all(ln.startswith("python benchmarks/") for ln in lines), b.name
+    for b in bash_blocks("measurement"):  # only measurement lines there: anything else would go unchecked
+        lines = command_lines(b.text)
+        assert all(ln.startswith(("python benchmarks/", "owl-memory ")) for ln in lines), b.name
     assert [b.page.name for b in bash_blocks("server")] == ["server.md"]
     assert sorted(b.heading for b in bash_blocks("elsewhere")) == sorted(RUN_ELSEWHERE)
+    assert len(bash_blocks("tutorial")) >= 4
 
 
 @pytest.mark.parametrize("block", bash_blocks("here"), ids=lambda b: b.name)
-def test_bash_block_runs_as_written(block, tmp_path, request):
-    data = request.getfixturevalue("shared_data") if needs_data(block) else None
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.text], cwd=clone_folder(tmp_path),
-                          env=environment(data), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, (block.text, done.stdout[-2000:], done.stderr[-3000:])
+def test_bash_block_runs_as_written(block, started, request):
+    if needs_data(block):
+        request.getfixturevalue("shared_data")  # skips, or fails in CI, when the data folder is absent
+    assert_ran(block, started(block))
 
 
-@cache
-def script_help(script: str) -> str:
-    """The `--help` text of a benchmark script."""
-    done = subprocess.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env=environment())
-    assert done.returncode == 0, (script, done.stderr[-2000:])
-    return done.stdout
+@pytest.mark.parametrize("block", [tutorial()], ids=lambda b: b.name)
+def test_the_tutorial_runs_in_order_in_one_folder(block, started):
+    out = assert_ran(block, started(block))
+    assert "6d37b341a44f6386" in out and "AntiPattern" in out and "A2: holdout success" in out
 
 
-def benchmark_lines() -> list[str]:
-    """Every documented `python benchmarks/...` command line."""
-    return [ln for b in bash_blocks("benchmark") for ln in command_lines(b.text) if ln.startswith("python benchmarks/")]
+def measurement_lines(program: str) -> list[str]:
+    """Every command line of docs/measurements.md that starts with `program`."""
+    return [ln for b in bash_blocks("measurement") for ln in command_lines(b.text) if ln.startswith(program)]
 
 
-@pytest.mark.parametrize("line", benchmark_lines())
-def test_benchmark_command_lines_name_only_options_the_script_has(line):
-    """A benchmark run takes minutes, and the scripts have no smoke flag yet: check the line against `--help`."""
-    argv = shlex.split(line, comments=True)
-    script = argv[1]
+@pytest.mark.parametrize("line", measurement_lines("python benchmarks/"))
+def test_benchmark_command_lines_name_only_options_the_script_has(line, started):
+    """A benchmark run takes minutes to hours: check the line against the script's `--help`."""
+    script = script_of(line)
     assert (ROOT / script).is_file(), script
-    options = [a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")]
+    done = started(script)
+    assert done.returncode == 0, (script, done.stderr[-2000:])
+    options = [a.split("=", 1)[0] for a in shlex.split(line, comments=True)[2:] if a.startswith("--")]
     for option in options:
-        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", script_help(script)), (line, option)
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", done.stdout), (line, option)
+
+
+def command_of(argv: list[str]) -> tuple[click.Command, list[str], list[str]]:
+    """The CLI command an `owl-memory` argv names, the words that name it, and the arguments left for it."""
+    command, path, args = main, [], argv[1:]
+    while isinstance(command, click.Group) and args and args[0] in command.commands:
+        command, path, args = command.commands[args[0]], [*path, args[0]], args[1:]
+    return command, path, args
+
+
+def ran_commands() -> set[tuple[str, ...]]:
+    """The CLI commands that some bash block a test runs as written uses."""
+    lines = [ln for b in [*bash_blocks("here"), *bash_blocks("tutorial"), *bash_blocks("server")]
+             for ln in command_lines(b.text) if ln.startswith("owl-memory ")]
+    return {tuple(command_of(shlex.split(ln, comments=True))[1]) for ln in lines}
+
+
+@pytest.mark.parametrize("line", measurement_lines("owl-memory "))
+def test_owl_memory_measurement_lines_parse_and_their_command_runs_elsewhere(line, monkeypatch):
+    """A measuring run takes minutes: its line must pass the command's own parser (options, values, files), in a
+    clone's root, and the same command must run as written, at a smaller size, in a how-to guide's block."""
+    monkeypatch.chdir(ROOT)
+    command, path, args = command_of(shlex.split(line, comments=True))
+    assert path and not isinstance(command, click.Group), line
+    program = click.Context(main, info_name="owl-memory", **main.context_settings)  # its settings, as a run has them
+    ctx = command.make_context(" ".join(path), args, parent=program)  # raises click's UsageError / BadParameter
+    for param in command.params:  # the files the run reads (its arguments) are in a clone
+        if isinstance(param, click.Argument) and isinstance(param.type, click.Path):
+            assert Path(ctx.params[param.name]).exists(), (line, ctx.params[param.name])
+    assert tuple(path) in ran_commands(), f"no block a test runs uses owl-memory {' '.join(path)}"
 
 
 def test_every_measurement_has_the_command_that_measures_it():
-    """Each section of docs/measurements.md that holds a table holds a command block that a test runs or checks."""
-    text = without_fences(text_of(ROOT / "docs" / "measurements.md"))
+    """Each section of docs/measurements.md that holds a table holds a command block that a test checks."""
+    text = without_fences(text_of(MEASUREMENTS))
     titles = [s.splitlines()[0] for s in re.split(r"^## ", text, flags=re.M)[1:] if "|---" in s]
     assert len(titles) >= 6
-    headings = {b.heading for b in all_blocks() if b.page.name == "measurements.md" and runnable(b)}
+    headings = {b.heading for b in bash_blocks("measurement")}
     for title in titles:
         assert f"## {title}" in headings, title
 
@@ -197,10 +302,9 @@ def test_every_measurement_has_the_command_that_measures_it():
 # ---- the server block ----
 
 def server_block() -> list[str]:
-    """The command lines of the bash block under '# Memory on a SPARQL server' (docs/server.md)."""
-    text = text_of(ROOT / "docs" / "server.md")
-    section = text.split("# Memory on a SPARQL server", 1)[1].split("\n## ", 1)[0]
-    return [ln.strip() for ln in re.search(r"```bash\n(.*?)```", section, re.S).group(1).splitlines() if ln.strip()]
+    """The command lines of docs/server.md's bash block that starts an Oxigraph server."""
+    block = next(b for b in bash_blocks("server"))
+    return [ln.strip() for ln in block.text.splitlines() if ln.strip()]
 
 
 def test_server_commands_run_as_written(tmp_path):
@@ -234,16 +338,6 @@ def test_server_commands_run_as_written(tmp_path):
 CHECKED_APART = "mutations("  # the repair example: test_repair_example_repairs_every_mutation checks its output
 
 
-def run_python(block: Block, folder: Path) -> str:
-    """Run a Python block as a script in `folder`; its stdout."""
-    script = folder / "example.py"
-    script.write_text(block.text, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], cwd=folder, env=environment(), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (block.text, done.stdout[-2000:], done.stderr[-3000:])
-    return done.stdout
-
-
 def test_every_python_block_compiles():
     blocks = python_blocks()
     assert len(blocks) >= 5
@@ -252,13 +346,13 @@ def test_every_python_block_compiles():
 
 
 @pytest.mark.parametrize("block", [b for b in python_blocks() if CHECKED_APART not in b.text], ids=lambda b: b.name)
-def test_python_block_runs_as_written(block, tmp_path):
-    run_python(block, clone_folder(tmp_path))
+def test_python_block_runs_as_written(block, started):
+    assert_ran(block, started(block))
 
 
-def test_repair_example_repairs_every_mutation(tmp_path):
-    block = next(b for b in python_blocks() if CHECKED_APART in b.text)
-    lines = run_python(block, clone_folder(tmp_path)).splitlines()
+@pytest.mark.parametrize("block", [b for b in python_blocks() if CHECKED_APART in b.text], ids=lambda b: b.name)
+def test_repair_example_repairs_every_mutation(block, started):
+    lines = assert_ran(block, started(block)).splitlines()
     assert len(lines) >= 5 and all(line.endswith(" True") for line in lines)  # every mutation repaired
 
 
@@ -309,7 +403,19 @@ def test_every_command_has_help_with_an_example_a_table_row_and_docs(path):
     assert result.exit_code == 0 and "Example:" in result.output, result.output
     name = "owl-memory " + " ".join(path)
     assert f"| `{name}` |" in cli_table(), f"README's CLI table has no row for {name}"
-    assert any(mentions(text_of(page), name) for page in DOCS), f"docs/ never mention {name}"
+    guides = [page for page in DOCS if page != CLI_REFERENCE]
+    assert any(mentions(text_of(page), name) for page in guides), f"no page of docs/ but cli.md mentions {name}"
+
+
+def test_the_cli_reference_is_what_cog_generates():
+    from cogapp import Cog
+
+    text = text_of(CLI_REFERENCE)
+    assert REGENERATE in text, "docs/cli.md's header must say how to regenerate it"
+    generated = Cog().process_string(text, fname=str(CLI_REFERENCE))
+    assert generated == text, f"docs/cli.md is not what the commands' --help generate: run `{REGENERATE}`"
+    for path in cli_commands():
+        assert f"\n## owl-memory {' '.join(path)}\n" in text, path
 
 
 def test_the_cli_table_names_only_real_commands():
@@ -330,7 +436,7 @@ def test_inline_commands_are_bare_names_or_run_by_a_test():
 
 def test_readme_is_short_and_keeps_no_lab_notes():
     text = text_of(README)
-    assert len(text.encode("utf-8")) <= 15_000
+    assert len(text.encode("utf-8")) <= 8_500
     assert not re.search(r"\d{1,2}:\d{2}(-\d{1,2}:\d{2})? UTC|load (average )?\d|\bon [0-9a-f]{7}\b", text)
 
 

@@ -1,5 +1,5 @@
 """The README works as written: its Quick start main-job commands run, its test block is what CI runs, its example
-runs. Every other command of README.md and docs/ is run by tests/test_docs.py."""
+runs. Every other command of README.md and docs/ is run or checked by tests/test_docs.py."""
 
 import re
 import shlex
