@@ -169,6 +169,18 @@ def test_training_learns_rules_and_reports_their_agreement(memory, tmp_path):
     assert len(memory.sparql(RULES_TRACED).rows) == 1
 
 
+def test_a_task_whose_lm_fails_is_an_error_row_and_training_goes_on(memory, tmp_path):
+    from owl_memory.learning.train import train_curriculum
+    from owl_memory.model import ConsolidationFigures, RunConfig
+
+    lm = DummyLM([{"reasoning": "a", "code": "```python\nSUBMIT(answer='lib:Economy, lib:Passages')\n```"}])
+    summary = train_curriculum(small_course(tmp_path), memory, RunConfig(lm=lm, trajectory_dir=tmp_path))
+    assert (summary.ran, summary.succeeded, summary.errors) == (2, 1, 1)  # the second task found the LM out of answers
+    failed = summary.to_dict()["tasks"][1]
+    assert set(failed) == {"id", "success", "error"} and failed["id"] == "t2" and failed["success"] is None
+    assert summary.consolidation == summary.tasks[0].figures != ConsolidationFigures()  # the error adds nothing
+
+
 def test_a_deliberately_wrong_rule_lowers_agreement(memory, tmp_path):
     from owl_memory import ItemSpec
     from owl_memory.learning.agreement import rule_agreement
