@@ -70,7 +70,7 @@ def test_contradiction_is_flagged_both_ways_and_search_shows_it(course, memory):
     bad = extract(record(course, memory, "Book", "r1"), judged(course, "Book")).items
     good = extract(record(course, memory, "Book, Article, Thesis", "r2"), judged(course, "Book, Article, Thesis")).items
     first, second = consolidate(memory, bad), consolidate(memory, good)
-    assert first.counts()["added"] == 1 and second.conflicts == [[good[0].id, bad[0].id]]
+    assert first.counts().added == 1 and second.conflicts == [[good[0].id, bad[0].id]]
     assert memory.get(bad[0].id).conflicts_with == (good[0].id,)
     assert memory.get(good[0].id).conflicts_with == (bad[0].id,)
     hits = {h.id: h for h in memory.search(task_type="hierarchy")}

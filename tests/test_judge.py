@@ -6,7 +6,7 @@ from rdflib import Graph
 
 from owl_memory.errors import ConfigError, LoadError
 from owl_memory.learning import judge, judge_structural, load_curriculum, shipped_curriculum
-from owl_memory.model.judgments import Judgment
+from owl_memory.model.judgments import Expect, Judgment
 
 PROV_SUBCLASSES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX prov: <http://www.w3.org/ns/prov#> "
                    "SELECT ?c WHERE { ?c rdfs:subClassOf prov:Entity }")
@@ -112,6 +112,21 @@ def test_bad_curricula_fail_at_load_with_the_task_named(tmp_path):
     bad.write_text("id: x\ntasks: [\n", encoding="utf-8")
     with pytest.raises(LoadError, match="not valid YAML"):
         load_curriculum(bad)
+
+
+def test_a_gold_of_the_wrong_query_form_is_refused_not_crashed_on(tmp_path):
+    bad = tmp_path / "c.yaml"
+    bad.write_text("id: x\ntasks:\n  - {id: a, query: q, expect: {sparql: 'ASK { ?s ?p ?o }'}}\n", encoding="utf-8")
+    with pytest.raises(LoadError, match="task a: expect.sparql must be a query of form SELECT, got ASK"):
+        load_curriculum(bad)
+    bad.write_text("id: x\ntasks:\n  - {id: a, query: q, expect: {ask: 'SELECT ?s { ?s ?p ?o }'}}\n", encoding="utf-8")
+    with pytest.raises(LoadError, match="expect.ask must be a query of form ASK, got SELECT"):
+        load_curriculum(bad)
+    ontology = shipped_curriculum().parent / "library.ttl"
+    with pytest.raises(LoadError, match="form is ASK, not SELECT"):  # an Expect built in code, not loaded
+        judge(Expect("sparql", "ASK { ?s ?p ?o }"), "yes", ontology=ontology)
+    with pytest.raises(ConfigError, match="must be a SPARQL query string, got tuple"):
+        judge(Expect("sparql", ("a", "b")), "a, b", ontology=ontology)
 
 
 def test_llm_judge_through_a_scripted_lm():

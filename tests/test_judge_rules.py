@@ -152,21 +152,33 @@ def small_course(tmp_path):
 
 def test_training_learns_rules_and_reports_their_agreement(memory, tmp_path):
     from owl_memory.learning.train import train_curriculum
-    from owl_memory.model import RunConfig
+    from owl_memory.model import RuleCounts, RunConfig
 
     def submit(answer):
         return {"reasoning": "a", "code": f"```python\nSUBMIT(answer={answer!r})\n```"}
 
     lm = DummyLM({"lib:Charles": submit("lib:Economy, lib:Passages"), "lib:Grace": submit("lib:Compiler, lib:Manual")})
     summary = train_curriculum(small_course(tmp_path), memory, RunConfig(lm=lm, trajectory_dir=tmp_path))
-    assert summary["succeeded"] == 2 and len(summary["judge_rules"]["learned"]) == 1
-    assert summary["judge_rules"]["in_training"] == {"judged": 1, "agreed": 1}
-    agreement = summary["judge_rules"]["agreement"]
-    assert (agreement["tasks"], agreement["covered"], agreement["probes"]) == (1, 1, 3)
-    assert agreement["agreement"] == agreement["precision"] == agreement["recall"] == agreement["coverage"] == 1.0
-    rule = memory.get(summary["judge_rules"]["learned"][0])
+    assert summary.succeeded == 2 and len(summary.judge_rules.learned) == 1
+    assert summary.judge_rules.in_training == RuleCounts(judged=1, agreed=1)
+    agreement = summary.judge_rules.agreement
+    assert (agreement.tasks, agreement.covered, agreement.probes) == (1, 1, 3)
+    assert agreement.agreement == agreement.precision == agreement.recall == agreement.coverage == 1.0
+    rule = memory.get(summary.judge_rules.learned[0])
     assert rule.counts.success_count == 1 and rule.counts.failure_count == 0  # the second run agreed with gold
     assert len(memory.sparql(RULES_TRACED).rows) == 1
+
+
+def test_a_task_whose_lm_fails_is_an_error_row_and_training_goes_on(memory, tmp_path):
+    from owl_memory.learning.train import train_curriculum
+    from owl_memory.model import ConsolidationFigures, RunConfig
+
+    lm = DummyLM([{"reasoning": "a", "code": "```python\nSUBMIT(answer='lib:Economy, lib:Passages')\n```"}])
+    summary = train_curriculum(small_course(tmp_path), memory, RunConfig(lm=lm, trajectory_dir=tmp_path))
+    assert (summary.ran, summary.succeeded, summary.errors) == (2, 1, 1)  # the second task found the LM out of answers
+    failed = summary.to_dict()["tasks"][1]
+    assert set(failed) == {"id", "success", "error"} and failed["id"] == "t2" and failed["success"] is None
+    assert summary.consolidation == summary.tasks[0].figures != ConsolidationFigures()  # the error adds nothing
 
 
 def test_a_deliberately_wrong_rule_lowers_agreement(memory, tmp_path):

@@ -147,6 +147,14 @@ def test_learning_needs_a_memory(course, tmp_path):
         run("q", lm=DummyLM([]), learn=True, expect={"answer": "x"})
 
 
+def test_an_empty_expect_is_no_gold_and_the_llm_judges(course, memory, tmp_path):
+    verdict = {"reasoning": "r", "success": "True", "reason": "the answer names the domain", "confidence": "low"}
+    t, lm = task(course, "lib-schema-01"), DummyLM([*steps("SUBMIT(answer='Work')"), verdict])
+    r = run(t.query, memory=memory, ontology=course.ontology_path, lm=lm, learn=True, expect={}, judge_rules=True,
+            task_type=t.task_type, trajectory_dir=tmp_path)
+    assert r.judgment.judge == "llm" and r.judgment.success and r.judge_rules == ()
+
+
 def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path):
     with Memory(tmp_path / "m", max_items=1) as m:
         learn(course, m, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")), tmp_path)

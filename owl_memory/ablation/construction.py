@@ -13,16 +13,17 @@ Paths are relative to the YAML file; `${OWL_MEMORY_DATA}` is expanded (benchmark
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from ..errors import LoadError
+from ..errors import ConfigError, LoadError
 from .records import TaskOutcome
 
-COSTS = ("lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history", "large_returns",
-         "sub_lm_calls", "sub_prompt_tokens", "sub_completion_tokens", "max_window", "stdout_chars", "prompt_chars")
+if TYPE_CHECKING:
+    from ..store import Memory
 
 SPLITS = ("train", "holdout")
 
@@ -119,7 +120,7 @@ def load_construction(path: str | Path) -> ConstructionCurriculum:
     return ConstructionCurriculum(str(data["id"]), tasks)
 
 
-def run_construction(task: ConstructionTask, memory, options: dict | None = None) -> TaskOutcome:
+def run_construction(task: ConstructionTask, memory: Memory, options: dict | None = None) -> TaskOutcome:
     """Run one task over `memory` (a Memory; A0 passes an empty throwaway one): by the symbolic agent, or by a model
     through the construction tools when `options` (RunConfig fields by name) name an LM."""
     if options and options.get("lm") is not None:
@@ -127,30 +128,36 @@ def run_construction(task: ConstructionTask, memory, options: dict | None = None
     if task.sprint is not None:
         from ..construction import run_sprint
 
-        r = run_sprint(task.sprint, memory, run_id=f"ablation-{task.id}")
-        return TaskOutcome(r.succeeded, "cq+shacl", iterations=r.verify_iterations, validations=r.validations,
-                           compiled_reused=r.compiled_reused, lm_calls=r.lm_calls)
+        built = run_sprint(task.sprint, memory, run_id=f"ablation-{task.id}")
+        return TaskOutcome(built.succeeded, "cq+shacl", iterations=built.verify_iterations,
+                           validations=built.validations, compiled_reused=built.compiled_reused,
+                           lm_calls=built.lm_calls)
     from ..repair import repair
 
     # value-keeping repairs, as these tasks were built and measured (a converted literal then needs a type: the
     # learned follow-up the ablation measures); the default would drop an optional bad value instead
-    r = repair(task.data, task.shapes, memory=memory, run_id=f"ablation-{task.id}", keep_values=True)
-    return TaskOutcome(r.conforms, "shacl", iterations=r.verify_iterations, validations=r.validations,
-                       compiled_reused=r.compiled_reused + r.prevented, extracted=tuple(r.compiled_new))
+    fixed = repair(*_case(task), memory=memory, run_id=f"ablation-{task.id}", keep_values=True)
+    return TaskOutcome(fixed.conforms, "shacl", iterations=fixed.verify_iterations, validations=fixed.validations,
+                       compiled_reused=fixed.compiled_reused + fixed.prevented, extracted=tuple(fixed.compiled_new))
 
 
-def _agentic(task: ConstructionTask, memory, options: dict) -> TaskOutcome:
+def _case(task: ConstructionTask) -> tuple[Path, Path]:
+    """A repair task's data and shapes files; ConfigError for a task that is neither a sprint nor a repair case."""
+    if task.data is None or task.shapes is None:
+        raise ConfigError(f"construction task {task.id} needs a sprint, or data and shapes (a repair case)")
+    return task.data, task.shapes
+
+
+def _agentic(task: ConstructionTask, memory: Memory, options: dict) -> TaskOutcome:
     """One task with a model driving the construction tools (a repair case keeps values, as the symbolic run does,
     and may change its data's triples); its cost, leakage, verify runs, deltas and undos recorded."""
     from ..construction import load_sprint, repair_sprint
     from ..llm import run_agentic_sprint
 
     case = task.sprint is None
-    spec = repair_sprint(task.id, task.data, task.shapes) if case else load_sprint(task.sprint)
+    spec = repair_sprint(task.id, *_case(task)) if task.sprint is None else load_sprint(task.sprint)
     r = run_agentic_sprint(spec, memory, keep_seed=not case, keep_values=case, **options)
-    m, c = r.metrics, r.counts
-    return TaskOutcome(r.succeeded, "shacl" if case else "cq+shacl", iterations=m.iterations,
-                       **{k: int(getattr(m, k)) for k in COSTS}, converged=m.converged, cost_usd=m.cost_usd,
-                       memory_ids_used=r.memory_used,
-                       validations=r.validations, compiled_reused=c.compiled_verified, error=r.error,
-                       verify_runs=c.verify_runs, deltas=c.deltas_applied, undos=c.deltas_undone)
+    c = r.counts
+    return replace(TaskOutcome.of_run(r.metrics, r.succeeded, "shacl" if case else "cq+shacl"),
+                   memory_ids_used=r.memory_used, validations=r.validations, compiled_reused=c.compiled_verified,
+                   error=r.error, verify_runs=c.verify_runs, deltas=c.deltas_applied, undos=c.deltas_undone)

@@ -36,7 +36,7 @@ def criteria(conditions: dict) -> tuple[Criterion, ...]:
     return (_layer_cake(conditions), _large_returns(conditions), _auto_inject(conditions))
 
 
-def _missing(conditions: dict, names) -> list[str]:
+def _missing(conditions: dict, names: tuple[str, ...]) -> list[str]:
     """The arms among `names` the ablation did not run."""
     return [n for n in names if n not in conditions]
 
@@ -52,8 +52,8 @@ def _layer_cake(conditions: dict) -> Criterion:
     missing = _missing(conditions, ("E6", *SINGLE_LAYERS))
     if missing:
         return Criterion(name, UNMEASURABLE, f"needs arms {', '.join(missing)}")
-    finals = {n: _final(conditions[n]) for n in ("E6", *SINGLE_LAYERS)}
-    if None in finals.values():
+    finals = {n: f for n in ("E6", *SINGLE_LAYERS) if (f := _final(conditions[n])) is not None}
+    if len(finals) < 1 + len(SINGLE_LAYERS):
         return Criterion(name, UNMEASURABLE, "an arm has no holdout checkpoint")
     best = max(SINGLE_LAYERS, key=lambda n: finals[n])
     return Criterion(name, MET if finals["E6"] >= finals[best] else NOT_MET,

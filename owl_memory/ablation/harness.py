@@ -25,20 +25,30 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..agent import CONDITIONS
 from ..errors import ConfigError
 from ..model.endpoints import parse_grants
 from ..rdfio import output_folder, write_text
 from .progress import Progress
-from .records import Placement, Record, append_record, read_records, trim_torn
+from .records import Placement, Record, TaskOutcome, append_record, read_records, trim_torn
 from .report import RESULTS, SUMMARY, build_report
 from .spawn_guard import check_spawn_safe
 from .summary import Summary, summarize
 from .workers import run_all
+
+if TYPE_CHECKING:
+    from ..learning import Curriculum, Task
+    from ..store import Memory
+    from .construction import ConstructionCurriculum, ConstructionTask
+
+    AnyCurriculum: TypeAlias = Curriculum | ConstructionCurriculum
+    # runner(task, memory, learn): the task is a curriculum Task or a ConstructionTask, by the curriculum's kind
+    Runner: TypeAlias = Callable[..., TaskOutcome]
 
 CONSTRUCTION_CONDITIONS = ("A0", "A2")
 MEMORY_FREE = ("A0",)
@@ -87,7 +97,8 @@ class Job:
 
 def schedule(train: int, every: int) -> list[tuple[str, int, int, int | None]]:
     """(phase, checkpoint, train_seen, train index) steps: holdout at 0, then after every `every` train tasks."""
-    steps, cp = [("holdout", 0, 0, None)], 0
+    steps: list[tuple[str, int, int, int | None]] = [("holdout", 0, 0, None)]
+    cp = 0
     for i in range(train):
         steps.append(("train", cp + 1, i, i))
         if (i + 1) % every == 0 or i + 1 == train:
@@ -102,7 +113,7 @@ def _stem(job: Job) -> str:
 
 
 @contextlib.contextmanager
-def _memory(job: Job, frozen: bool):
+def _memory(job: Job, frozen: bool) -> Iterator[Memory]:
     """The arm's memory (train), or a throwaway copy of it (holdout, and every A0 task: A0's memory stays empty)."""
     from ..store import Memory
 
@@ -128,7 +139,7 @@ def _backup(job: Job, index: int) -> Path:
 
 
 @contextlib.contextmanager
-def _restorable(job: Job, index: int):
+def _restorable(job: Job, index: int) -> Iterator[None]:
     """Keep a copy of the arm's memory while train task `index` runs and its record is written."""
     if job.condition in MEMORY_FREE:
         yield
@@ -177,7 +188,7 @@ def _prepare(job: Job) -> None:
     os.replace(tmp, live)
 
 
-def _load(job: Job) -> tuple[object, Callable]:
+def _load(job: Job) -> tuple[AnyCurriculum, Runner]:
     """The job's curriculum and its task runner `runner(task, memory, learn) -> TaskOutcome`."""
     if job.kind == "construction":
         from .construction import load_construction, run_construction
@@ -194,7 +205,7 @@ def _load(job: Job) -> tuple[object, Callable]:
     return course, runner
 
 
-def run_job(job: Job, runner: Callable | None = None) -> int:
+def run_job(job: Job, runner: Runner | None = None) -> int:
     """Stream one arm's tasks, appending a record per finished task; returns how many were run now."""
     cur, default = _load(job)
     runner = runner or default
@@ -204,21 +215,21 @@ def run_job(job: Job, runner: Callable | None = None) -> int:
     done, ran = {r.key for r in read_records(part)}, 0
     steps = schedule(len(cur.train), job.holdout_every)
     for phase, cp, _, index in steps:
-        if phase == "train":
+        if index is not None:  # a train step
             _restore(job, index, (job.arm, job.repeat, phase, cp, cur.train[index].id) in done)
     _prepare(job)
     for phase, cp, seen, index in steps:
-        tasks = [cur.train[index]] if phase == "train" else cur.holdout
+        tasks = cur.holdout if index is None else [cur.train[index]]
         for task in tasks:
             if (job.arm, job.repeat, phase, cp, task.id) in done:
                 continue
-            with _restorable(job, index) if phase == "train" else contextlib.nullcontext():
+            with contextlib.nullcontext() if index is None else _restorable(job, index):
                 append_record(part, _run_one(job, runner, task, phase, cp, seen))
             ran += 1
     return ran
 
 
-def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -> Record:
+def _run_one(job: Job, runner: Runner, task: Task | ConstructionTask, phase: str, cp: int, seen: int) -> Record:
     """Run one task in its phase and turn what it reports into a record (extracted ids only when it learned)."""
     t0, learn = time.monotonic(), phase == "train" and job.condition not in MEMORY_FREE
     free = job.condition in MEMORY_FREE
@@ -232,7 +243,7 @@ def _run_one(job: Job, runner: Callable, task, phase: str, cp: int, seen: int) -
                      seconds=round(time.monotonic() - t0, 3))
 
 
-def active_items(memory) -> int:
+def active_items(memory: Memory) -> int:
     """Items retrieval can return: neither archived (forgotten, merged away) nor superseded."""
     return int(memory.sparql(ACTIVE).rows[0][0])
 
@@ -264,11 +275,15 @@ def _check(counts: dict[str, int], kind: str, lm) -> None:
 
 def _curriculum_meta(curriculum: Path, kind: str) -> dict:
     """Curriculum id and task counts (LoadError when it does not load)."""
+    cur: AnyCurriculum
     if kind == "construction":
-        from .construction import load_construction as load
+        from .construction import load_construction
+
+        cur = load_construction(curriculum)
     else:
-        from ..learning import load_curriculum as load
-    cur = load(curriculum)
+        from ..learning import load_curriculum
+
+        cur = load_curriculum(curriculum)
     if not cur.holdout or not cur.train:
         raise ConfigError(f"curriculum {cur.id} needs train and holdout tasks (split: train | holdout)")
     return {"curriculum": cur.id, "kind": kind, "train_tasks": len(cur.train), "holdout_tasks": len(cur.holdout)}

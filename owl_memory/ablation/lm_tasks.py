@@ -12,20 +12,23 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from rdflib import Graph
 
 from ..agent import read_trajectory, resolve_lm, run as run_agent, spent
 from ..errors import OwlMemoryError
 from ..learning import Curriculum, Learning, Task, judge, map_endpoints, map_task, outline, run_learning
-from ..model import RunConfig, RunMetrics
+from ..model import RunConfig, RunMetrics, RunResult
 from ..rdfio import load_graph
 from .records import TaskOutcome
 
-COSTS = ("iterations", "lm_calls", "prompt_tokens", "completion_tokens", "tool_calls", "payload_chars_in_history",
-         "large_returns", "sub_lm_calls", "sub_prompt_tokens", "sub_completion_tokens", "max_window", "stdout_chars",
-         "prompt_chars")
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
-def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> Callable:
+def make_runner(course: Curriculum, options: dict,
+                consolidate: bool = True) -> Callable[[Task, Memory, bool], TaskOutcome]:
     """A harness task runner `runner(task, memory, learn) -> TaskOutcome` over an LM curriculum.
 
     options: RunConfig fields by name (lm, api_base, condition, layers, guide, trajectory_dir, ...); `consolidate`:
@@ -36,7 +39,7 @@ def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> 
     config = RunConfig.of(config, endpoints=map_endpoints(course, config.endpoints)[1])  # with example counts
     graphs = functools.cache(load_graph)  # each ontology of the curriculum loaded once, when a task first needs it
 
-    def graph_of(task: Task):
+    def graph_of(task: Task) -> Graph | None:
         """The graph `task` runs over: its own ontology's, else the curriculum's (None without either)."""
         path = course.ontology_for(task)
         return graphs(path) if path is not None else None
@@ -44,42 +47,37 @@ def make_runner(course: Curriculum, options: dict, consolidate: bool = True) -> 
                              curriculum_id=course.id)
 
 
-def run_task(task: Task, memory, learn: bool, *, graph_of: Callable, config: RunConfig, consolidate: bool = True,
-             curriculum_id: str | None = None) -> TaskOutcome:
+def run_task(task: Task, memory: Memory, learn: bool, *, graph_of: Callable[[Task], Graph | None], config: RunConfig,
+             consolidate: bool = True, curriculum_id: str | None = None) -> TaskOutcome:
     """Run one task (learning on or off) over its own ontology and report it; a failing LM run is an error outcome
     with what it spent."""
     config, graph = replace(config, task_id=task.id, task_type=task.task_type), graph_of(task)
     task = map_task(task, config.endpoints)  # a corpus task whose target the user mapped: asked and judged there
+    r: RunResult
     try:
         if learn:
-            learning = Learning(task.expect or None, task.task_type, task.id, consolidate=consolidate,
+            learning = Learning(task.expect, task.task_type, task.id, consolidate=consolidate,
                                 curriculum_id=curriculum_id)
-            r = run_learning(task.query, memory, config, learning, ontology=graph)
-            verdict, extracted, conflicts = r.judgment, r.extracted, len(r.consolidation.conflicts)
+            r = learned = run_learning(task.query, memory, config, learning, ontology=graph)
+            verdict, extracted, conflicts = learned.judgment, learned.extracted, len(learned.consolidation.conflicts)
         else:
             r = run_agent(task.query, memory, None, graph, config)
-            verdict = judge(task.expect or None, r.answer, ontology=graph, task=task.query, lm=config.lm,
+            verdict = judge(task.expect, r.answer, ontology=graph, task=task.query, lm=config.lm,
                             evidence=outline(tuple(read_trajectory(r.trajectory_path))))
             extracted, conflicts = (), 0
     except OwlMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - the LM or interpreter failed on this task; the ablation goes on
         got = spent(e)
-        return replace(outcome(got[0] if got else RunMetrics(), False, "error"),
+        return replace(TaskOutcome.of_run(got[0] if got else RunMetrics(), False, "error"),
                        error=f"{type(e).__name__}: {str(e)[:300]}")
     used = tuple(r.memory_ids_used)
-    return replace(outcome(r.metrics, bool(verdict.success), verdict.judge), memory_ids_used=used,
+    return replace(TaskOutcome.of_run(r.metrics, bool(verdict.success), verdict.judge), memory_ids_used=used,
                    extracted=tuple(extracted), conflicts=conflicts, memory_ids_filtered=r.memory_ids_filtered,
                    exceptions_used=sum(_is_exception(memory, i) for i in used), answer_hash=r.answer_hash)
 
 
-def outcome(metrics: RunMetrics, success: bool, judge_name: str) -> TaskOutcome:
-    """A TaskOutcome carrying a run's costs, convergence and money spent."""
-    return TaskOutcome(success, judge_name, **{k: int(getattr(metrics, k)) for k in COSTS},
-                       converged=metrics.converged, cost_usd=metrics.cost_usd)
-
-
-def _is_exception(memory, id: str) -> bool:
+def _is_exception(memory: Memory, id: str) -> bool:
     """True when item `id` is a scoped exception (False when it is gone from this memory)."""
     try:
         return memory.get(id).scope == "exception"

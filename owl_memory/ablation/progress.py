@@ -68,7 +68,8 @@ class Progress:
     def __init__(self, parts: list[Path], planned: int, enabled: bool | None = None, stream=None):
         self.parts, self.planned, self.stream = parts, planned, stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
-        self._stop, self._thread = threading.Event(), None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.start_count, self.started = 0, 0.0
 
     def __enter__(self):

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..errors import LoadError
+from ..model import RunMetrics
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,16 @@ class TaskOutcome:
     prompt_chars: int = 0
     memory_ids_filtered: tuple[str, ...] = ()
     answer_hash: str | None = None
+
+    @classmethod
+    def of_run(cls, metrics: RunMetrics, success: bool, judge: str) -> TaskOutcome:
+        """The outcome of an RLM run: its judgment, with its costs, leakage, convergence and money spent."""
+        m = metrics
+        return cls(success, judge, m.iterations, m.lm_calls, m.prompt_tokens, m.completion_tokens, m.tool_calls,
+                   m.payload_chars_in_history, m.large_returns, converged=m.converged, sub_lm_calls=m.sub_lm_calls,
+                   sub_prompt_tokens=m.sub_prompt_tokens, sub_completion_tokens=m.sub_completion_tokens,
+                   cost_usd=m.cost_usd, max_window=m.max_window, stdout_chars=m.stdout_chars,
+                   prompt_chars=m.prompt_chars)
 
 
 @dataclass(frozen=True)

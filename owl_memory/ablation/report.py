@@ -95,10 +95,10 @@ def _names(names: list[str]) -> str:
 
 def _validations_line(conds: dict[str, ConditionSummary]) -> str:
     """Construction ablations: who needed the fewest pySHACL validations per holdout task at the last checkpoint."""
-    last = {n: c.holdout[-1].validations for n, c in conds.items() if c.holdout and c.holdout[-1].validations}
+    last = {n: v for n, c in conds.items() if c.holdout and (v := c.holdout[-1].validations)}
     if not last:
         return ""
-    best = min(last, key=last.get)
+    best = min(last, key=lambda n: last[n])
     others = ", ".join(f"{escape(n)} {v:g}" for n, v in last.items() if n != best)
     return (f"<li>Fewest pySHACL validations per holdout task at the last checkpoint: <b>{escape(best)}</b> "
             f"({last[best]:g}; {others}).</li>")

@@ -204,7 +204,7 @@ def _condition(runs: list[Record]) -> ConditionSummary:
     hold = [r for r in runs if r.phase == "holdout"]
     train = [r for r in runs if r.phase == "train"]
     curve = _holdout(hold)
-    costs = [r.cost_usd for r in runs]
+    mean_cost, total_cost = _costs([r.cost_usd for r in runs])
     return ConditionSummary(
         curve, len(runs), sum(r.error is not None for r in runs), _mean(r.success for r in train),
         _mean(r.prompt_tokens + r.completion_tokens for r in runs), _mean(r.prompt_tokens for r in runs),
@@ -218,11 +218,18 @@ def _condition(runs: list[Record]) -> ConditionSummary:
         _mean(r.undos for r in runs), _rate(r.converged for r in runs), _rate(r.converged for r in hold),
         pass_at_k(hold), _mean(r.lm_calls for r in runs), _mean(r.sub_lm_calls for r in runs),
         _mean(r.sub_prompt_tokens + r.sub_completion_tokens for r in runs),
-        None if None in costs else round(sum(costs) / len(costs), 6) if costs else 0.0,
-        None if None in costs else round(sum(costs), 6), max((r.max_window for r in runs), default=0),
+        mean_cost, total_cost, max((r.max_window for r in runs), default=0),
         _mean(r.stdout_chars for r in runs), _mean(r.prompt_chars for r in runs),
         sum(len(r.memory_ids_filtered) for r in runs),
         _mean(r.active_items for r in hold if r.checkpoint == max(h.checkpoint for h in hold)) if hold else 0.0)
+
+
+def _costs(costs: list[float | None]) -> tuple[float | None, float | None]:
+    """Mean and total money the runs cost (0.0 without runs); both None when a run's model is not priced."""
+    priced = [c for c in costs if c is not None]
+    if len(priced) < len(costs):
+        return None, None
+    return (round(sum(priced) / len(priced), 6) if priced else 0.0), round(sum(priced), 6)
 
 
 def _rate(flags) -> float | None:

@@ -67,7 +67,7 @@ def tex(text: str) -> str:
 def percent(mean: float, low: float | None = None, high: float | None = None) -> str:
     """A rate as a percentage, with its 95% interval when given: 50% [24–76%]."""
     text = f"{100 * mean:.0f}%"
-    return text if low is None else f"{text} [{100 * low:.0f}–{100 * high:.0f}%]"
+    return text if low is None or high is None else f"{text} [{100 * low:.0f}–{100 * high:.0f}%]"
 
 
 def tables(summary: Summary) -> list[Table]:

@@ -62,8 +62,8 @@ def train(curriculum, lm, api_base, sub_lm, max_tokens, timeout, split, conditio
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
-    emit(summary, as_json, _train_report)
-    sys.exit(EXIT_OK if not summary["errors"] else EXIT_FAILED)
+    emit(summary, as_json, _train_report)  # the TrainSummary as its to_dict(): JSON, or printed for people
+    sys.exit(EXIT_OK if not summary.errors else EXIT_FAILED)
 
 
 def _train_report(summary: dict) -> None:

@@ -24,37 +24,21 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidItem, UnknownItem
-from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, JudgeRule, QueryRecipe, ToolSequence
+from ..model import Card, CompiledOperator, CustomAction, Item, ItemSpec, JudgeRule, QueryRecipe, Report, ToolSequence
 from ..vocab import serves_ontology
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 SIMILARITY = 0.8
 CANDIDATES = 50
 _WORD = re.compile(r"[^\W_]+")
 _ADVICE_KINDS = ("Procedure", "Principle")
-
-
-@dataclass
-class Report:
-    """What consolidation did with one run's items (ids in each list)."""
-
-    added: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    merged: list[list[str]] = field(default_factory=list)  # [survivor, archived new item]
-    conflicts: list[list[str]] = field(default_factory=list)  # [new, stored]
-    exceptions: list[list[str]] = field(default_factory=list)  # [exception, general rule]
-    rejected: list[str] = field(default_factory=list)
-    archived: list[str] = field(default_factory=list)  # forgotten by the bound
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form."""
-        return {k: list(v) for k, v in self.__dict__.items()}
-
-    def counts(self) -> dict:
-        """Per-field counts (the per-run consolidation figures)."""
-        return {k: len(v) for k, v in self.__dict__.items()}
 
 
 def similarity(a: str, b: str) -> float:
@@ -63,7 +47,8 @@ def similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
 
 
-def consolidate(memory, specs, report: Report | None = None, append_only: bool = False) -> Report:
+def consolidate(memory: Memory, specs: Iterable[ItemSpec], report: Report | None = None,
+                append_only: bool = False) -> Report:
     """Store `specs` into `memory` by the rules above (append-only: added as they are); returns (or extends) the
     report."""
     report = report if report is not None else Report()
@@ -79,10 +64,10 @@ def consolidate(memory, specs, report: Report | None = None, append_only: bool =
 
 
 @contextlib.contextmanager
-def _bound_after(memory):
+def _bound_after(memory: Memory) -> Iterator[None]:
     """A bounded memory's bound applied once, after the run's items are consolidated: an item merged away (stored,
     then archived) must not push out the very item it merged into."""
-    bound = getattr(memory, "max_items", None)
+    bound = memory.max_items
     if bound is None:
         yield
         return
@@ -94,7 +79,7 @@ def _bound_after(memory):
         memory.enforce_bound()
 
 
-def _append(memory, spec: ItemSpec, report: Report) -> None:
+def _append(memory: Memory, spec: ItemSpec, report: Report) -> None:
     """Add one item as it is (a stored id is a duplicate)."""
     if memory.stored([spec.id]):
         report.duplicates.append(spec.id)
@@ -102,7 +87,7 @@ def _append(memory, spec: ItemSpec, report: Report) -> None:
     report.added.append(memory.add(spec))
 
 
-def _one(memory, spec: ItemSpec, report: Report) -> None:
+def _one(memory: Memory, spec: ItemSpec, report: Report) -> None:
     """Consolidate one item."""
     if memory.stored([spec.id]):
         report.duplicates.append(spec.id)
@@ -129,7 +114,7 @@ def _one(memory, spec: ItemSpec, report: Report) -> None:
     report.merged.append([twin.id, new])
 
 
-def merge(memory, keep: str, drop: str) -> None:
+def merge(memory: Memory, keep: str, drop: str) -> None:
     """`keep` supersedes `drop` (archived, its own provenance chain intact) and gains its counters."""
     gone = memory.get(drop)
     memory.supersede(drop, keep)
@@ -142,7 +127,7 @@ def merge(memory, keep: str, drop: str) -> None:
         memory.record_use(keep, None)
 
 
-def _candidates(memory, spec: ItemSpec) -> list[Item]:
+def _candidates(memory: Memory, spec: ItemSpec) -> list[Item]:
     """Active items that could duplicate or contradict `spec`: same task type (when it has one), full records."""
     task_type = spec.task_types[0] if spec.task_types else None
     hits = memory.search(task_type=task_type, k=CANDIDATES)
@@ -163,7 +148,7 @@ def _contradicts(spec: ItemSpec, item: Item) -> bool:
     return spec.action_schema is not None and action_key(spec.action_schema) == action_key(item.action_schema)
 
 
-def action_key(op: CompiledOperator | None):
+def action_key(op: CompiledOperator | None) -> tuple | None:
     """The comparable part of a compiled action: operator, form and patterns (no prose, no parameter names)."""
     if isinstance(op, QueryRecipe):
         return op.operator, op.form, op.where

@@ -225,10 +225,10 @@ def map_endpoints(course: Curriculum, grants) -> tuple[Curriculum, tuple[Endpoin
 
 def map_task(task: Task, grants) -> Task:
     """The task pointed at the grant that names its endpoint (see map_endpoints); the task itself when none does."""
-    grant = _grant_for(task, parse_grants(grants))
-    if grant is None or "=" in str(task.expect.endpoint):
+    grant, gold = _grant_for(task, parse_grants(grants)), task.expect
+    if grant is None or gold is None or "=" in str(gold.endpoint):
         return task
-    expect = Expect("query", task.expect.gold, f"{task.expect.endpoint}={grant.url}")
+    expect = Expect("query", gold.gold, f"{gold.endpoint}={grant.url}")
     return replace(task, query=f"{task.query} (SPARQL endpoint: {grant.url})", expect=expect)
 
 

@@ -28,7 +28,7 @@ from ..resources import DEPENDENCY_ONTOLOGIES, dependency_ontology
 from ..vocab import local_name
 from .families import FAMILIES, Family, OntologyView, groups, is_builtin, ordered, parse, view_of
 from .generated import SPLITS, GeneratedCurriculum, GeneratedTask, MakeOptions, Source
-from .judging import judge_terms, normalize
+from .judging import judge_terms, normalize, select_rows, select_terms
 
 
 def make_curriculum(ontologies: Sequence[str | Path], options: MakeOptions | None = None) -> GeneratedCurriculum:
@@ -109,7 +109,10 @@ def _source(given: str | Path) -> Source:
 
 def candidates(views: dict[str, OntologyView], families: list[Family], max_answers: int) -> tuple[list, int]:
     """Every distinct candidate task over every ontology (sorted, stable ids) and how many repeats were left out."""
-    out, seen, ids, duplicates = [], set(), set(), 0
+    out: list[GeneratedTask] = []
+    seen: set[tuple] = set()
+    ids: set[str] = set()
+    duplicates = 0
     for view in views.values():
         for family in families:
             for task in _offered(view, family, max_answers):
@@ -142,7 +145,7 @@ def _offered(view: OntologyView, family: Family, max_answers: int) -> Iterator[G
 def _listed(view: OntologyView, family: Family) -> dict[tuple, frozenset]:
     """Bound terms (in the family's order) -> their answers over one ontology; blank-node bindings left out."""
     out: dict[tuple, set] = {}
-    for row in view.graph.query(family.candidates_query()):
+    for row in select_rows(evaluate(view.graph, family.candidates_query())):
         *bound, answer = row
         if answer is not None and all(t is not None and not isinstance(t, BNode) for t in bound):
             out.setdefault(tuple(bound), set()).add(answer)
@@ -192,11 +195,12 @@ def _inventory(view: OntologyView) -> str:
 
 # ---- split and sampling -------------------------------------------------------------------------------------------
 
-def split(offered: list, views: dict, options: MakeOptions, rng: random.Random) -> tuple[list, list, list]:
+def split(offered: list[GeneratedTask], views: dict[str, OntologyView], options: MakeOptions,
+          rng: random.Random) -> tuple[list[GeneratedTask], list[GeneratedTask], list[str]]:
     """(train candidates, holdout candidates, what is held out): by entity or by ontology."""
     if options.split == "ontology":
-        held = _held_ontologies(list(views), options, rng)
-        return [t for t in offered if t.ontology not in held], [t for t in offered if t.ontology in held], held
+        names = _held_ontologies(list(views), options, rng)
+        return [t for t in offered if t.ontology not in names], [t for t in offered if t.ontology in names], names
     entities = sorted({e for t in offered for e in t.about})
     if len(entities) < 2:
         raise CurriculumError(f"--split entity needs at least two entities to keep apart; the tasks name "
@@ -290,7 +294,7 @@ class _Checker:
         """True when the task's gold and the judge agree with its listed answers."""
         graph = self.views[task.ontology].graph
         try:
-            got = {t for row in evaluate(graph, task.gold).rows for t in row if t is not None}
+            got = select_terms(evaluate(graph, task.gold))
         except QueryFailed:  # a gold that does not run (an IRI that is not one, say) makes no task
             got = set()
         ok = bool(got) and got == set(task.answers) and \

@@ -49,9 +49,9 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
         return Judgment(False, f"the reference query did not run on {grant.url}: {str(e)[:200]}", "low", "endpoint",
                         ("a reference answer",), "reference-failed")
     mine = _as_query(answer)
-    if gold.kind == "ASK":
+    if gold.ask is not None:  # an ASK reference
         return _ask_verdict(answer, mine, gold.ask, client, grant.url)
-    got = answer
+    got: str | list[str] = answer
     if mine is not None:
         try:
             got = [text for row in client.select(grant.url, mine).rows for kind, text in filter(None, row)]

@@ -111,7 +111,8 @@ def lift(query: str, constants: set[str]) -> QueryRecipe | None:
     triples, filters = sparql_text.patterns(parsed)
     if not triples:
         return None
-    names, params = canonical_names(triples), {}
+    names = canonical_names(triples)
+    params: dict[str, tuple[str, str]] = {}  # constant -> (parameter name, kind)
     where = [[_term(t, names, constants, params) for t in tp] for tp in triples]
     return QueryRecipe("select" if sparql_text.form(parsed) == "SELECT" else "ask",
                        tuple(tuple(tp) for tp in sorted(where)), len(filters),
@@ -204,7 +205,7 @@ def _checked(items: list[ItemSpec], record: RunRecord, max_items: int) -> Extrac
 def compiled_action(record: RunRecord) -> QueryRecipe | ToolSequence | None:
     """The compiled action of the run: its last query's lifted pattern, else the tool sequence it followed."""
     queries = agent_queries(record.events)
-    schema = lift(queries[-1], task_constants(record)) if queries else None
+    schema: QueryRecipe | ToolSequence | None = lift(queries[-1], task_constants(record)) if queries else None
     if schema is None and tools_used(record.events):
         schema = ToolSequence(tuple(tools_used(record.events)[:12]))
     return schema

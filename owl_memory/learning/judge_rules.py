@@ -31,9 +31,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import XSD
+from rdflib.term import Identifier
 
 from ..adapters import sparql as sparql_text
 from ..agent import QueryLimits, QueryWorker
@@ -43,7 +45,10 @@ from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
 from ..vocab import serves_ontology
 from .families import OntologyView, is_builtin, view_of
-from .judging import judge_terms, run_graph
+from .judging import judge_terms, run_graph, select_rows
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 MAX_RULES = 3
 MAX_TASK_CHARS = 2_000
@@ -70,7 +75,7 @@ class Applicable:
 
 def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | None = None) -> JudgeRule | None:
     """The judge rule of a gold-judged task (None when the gold is of another kind or nothing generalizes)."""
-    if expect is None or expect.kind not in ("sparql", "ask") or graph is None:
+    if expect.kind not in ("sparql", "ask") or not isinstance(expect.gold, str):
         return None
     try:
         gold = sparql_text.parse(expect.gold)
@@ -81,7 +86,9 @@ def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | N
     mentions = sorted(m for t in sparql_text.named_terms(gold) if (m := _mention(t, text, view)))
     if not mentions:
         return None
-    params, question, template, originals = [], text, expect.gold, {}
+    params: list[Parameter] = []
+    question, template = text, expect.gold
+    originals: dict[URIRef, Identifier] = {}  # placeholder IRI -> the constant it stands for
     for _, form, term in mentions:
         name = f"p{len(params) + 1}"
         lifted = _lifted(template, term, placeholder(name))
@@ -96,7 +103,7 @@ def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | N
     return rule if _faithful(rule, expect.gold, originals, graph) else None
 
 
-def _mention(term, text: str, view: OntologyView) -> tuple[int, str, object] | None:
+def _mention(term: Identifier, text: str, view: OntologyView) -> tuple[int, str, Identifier] | None:
     """(position, form, term) of the first way the task text names a constant of the gold, or None."""
     if isinstance(term, URIRef):  # RDF, RDFS, OWL and XSD terms only when the text names them exactly
         forms = {view.exact(term), f"<{term}>"} | (set() if is_builtin(term) else {view.named(term)})
@@ -146,8 +153,8 @@ def _faithful(rule: JudgeRule, gold: str, originals: dict, graph: Graph) -> bool
 
 def _results(graph: Graph, query):
     """A query's answer over a graph as a comparable value (ASK's truth, else the set of rows)."""
-    result = graph.query(query)
-    return bool(result.askAnswer) if result.type == "ASK" else {tuple(row) for row in result}
+    result = sparql_text.evaluate(graph, query)
+    return bool(result.ask) if result.kind == "ASK" else set(select_rows(result))
 
 
 def rule_spec(rule: JudgeRule, *, task_type: str, ontology_iri: str | None, graph: Graph, run_id: str,
@@ -211,15 +218,13 @@ def _term(text: str, kind: str, view: OntologyView):
 class RuleJudge:
     """Finds and runs the judge rules of a memory; holds one query worker per graph (close() stops them)."""
 
-    def __init__(self, memory, limits: QueryLimits | None = None):
+    def __init__(self, memory: Memory, limits: QueryLimits | None = None):
         self.memory, self.limits = memory, limits or QueryLimits()
         self._workers: dict[int, tuple[Graph, QueryWorker]] = {}
         self._views: dict[int, tuple[Graph, OntologyView]] = {}
 
     def applicable(self, task: str, graph: Graph, task_type: str | None, ontology_iri: str | None) -> list[Applicable]:
         """The stored rules that apply to the task and bind, in search order, at most MAX_RULES."""
-        if graph is None:
-            return []
         wanted = task_type if task_type and task_type != "general" else None
         hits = self.memory.search(task_type=wanted, kinds=("JudgeRule",), k=SEARCH_K)
         out = []

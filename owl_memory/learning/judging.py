@@ -19,8 +19,10 @@ import unicodedata
 from collections import Counter
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
+from rdflib.term import Identifier
 
 from ..adapters import rdflib as rdf, sparql as sparql_text
+from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
 from ..model.judgments import EXPECT_KINDS, Expect, Judgment
@@ -31,6 +33,7 @@ from .endpoint_judge import judge_on_endpoint
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
 MAX_MISSING = 10
+QUERY_KINDS = {"sparql": "SELECT", "ask": "ASK", "query": None}  # expect kinds whose gold is a query: its form
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
 
@@ -66,14 +69,34 @@ def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
     """
     g = load_graph(ontology)
     try:
-        rows = sparql_text.evaluate(g, gold).rows
+        answer_rows = sparql_text.evaluate(g, gold)
     except QueryFailed as e:
         raise LoadError(f"the gold query does not run over the ontology ({e}); fix expect.sparql in the "
                         "curriculum") from e
-    return judge_terms(answer, {term for row in rows for term in row if term is not None}, g, task)
+    return judge_terms(answer, select_terms(answer_rows), g, task)
 
 
-def judge_terms(answer, gold_terms: set, g: Graph, task: str = "") -> Judgment:
+def select_rows(result: Answer) -> tuple[tuple, ...]:
+    """The rows of a SELECT query's answer; LoadError when the query was of another form."""
+    if result.kind != "SELECT":
+        raise LoadError(f"the gold query's form is {result.kind}, not SELECT; give expect.sparql a SELECT of the "
+                        "answer's terms (an ASK goes in expect.ask)")
+    return result.rows
+
+
+def select_terms(result: Answer) -> set[Identifier]:
+    """Every term of a SELECT query's answer rows (unbound cells left out); LoadError for another form."""
+    return {term for row in select_rows(result) for term in row if term is not None}
+
+
+def gold_query(expect: Expect) -> str:
+    """The query text of an expect whose gold is a query (kind sparql, ask or query); ConfigError otherwise."""
+    if expect.kind not in QUERY_KINDS or not isinstance(expect.gold, str):
+        raise ConfigError(f"expect.{expect.kind} must be a SPARQL query string, got {type(expect.gold).__name__}")
+    return expect.gold
+
+
+def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> Judgment:
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
     run over the graph `g`); terms the task names do not count against precision."""
     gold_keys = {_key(t) for t in gold_terms}
@@ -81,7 +104,7 @@ def judge_terms(answer, gold_terms: set, g: Graph, task: str = "") -> Judgment:
     return _set_verdict(found, gold_keys, "sparql")
 
 
-def answer_terms(answer, g: Graph, gold_terms: set) -> set[str]:
+def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:
     """The set of terms an answer names: IRIs, CURIEs, local names of the ontology's terms, gold literals."""
     items = [str(a) for a in answer] if isinstance(answer, list | tuple) else [str(answer)]
     prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
@@ -187,7 +210,7 @@ def judge_shacl(graph: Graph, shapes) -> Judgment:
 
 # ---- structure of a query -------------------------------------------------------------------------------------
 
-def query_structure(query: str) -> Counter:
+def query_structure(query: str) -> Counter[tuple[str, object]]:
     """A query's triple patterns and filters with variables renamed canonically, as a multiset."""
     try:
         parsed = sparql_text.parse(query)
@@ -195,12 +218,12 @@ def query_structure(query: str) -> Counter:
         raise LoadError(f"not a SPARQL query ({str(e)[:160]})") from e
     triples, filters = sparql_text.patterns(parsed)
     names = canonical_names(triples)
-    out = Counter(("triple", tuple(names.get(t, _show(t)) for t in tp)) for tp in triples)
+    out: Counter[tuple[str, object]] = Counter(("triple", tuple(names.get(t, _show(t)) for t in tp)) for tp in triples)
     out.update(("filter", _rename(str(sparql_text.expression_key(f)), names)) for f in filters)
     return out
 
 
-def canonical_names(triples: list) -> dict:
+def canonical_names(triples: list[tuple]) -> dict[Identifier, str]:
     """Variables (and blank nodes) renamed by where they occur, so two queries differing in names compare equal."""
     occurrences: dict = {}
     for tp in triples:
@@ -248,7 +271,7 @@ def judge_structural(query: str, reference: str, endpoint: str | None = None) ->
 def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = "", lm=None,
           evidence: str = "") -> Judgment:
     """Judge one answer by the task's `expect` (an Expect or its dict form), else with the LLM judge."""
-    expect = Expect.from_dict(expect) if isinstance(expect, dict) and expect else expect or None
+    expect = as_expect(expect)
     if expect is None:
         if lm is None:
             raise ConfigError("no gold (expect) and no LM for the LLM judge: pass expect=... or lm=...")
@@ -256,27 +279,39 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
     if expect.kind == "sparql":
         if ontology is None:
             raise ConfigError("expect.sparql needs the task's ontology: pass ontology=PATH")
-        return judge_sparql(answer, expect.gold, ontology, task)
+        return judge_sparql(answer, gold_query(expect), ontology, task)
     if expect.kind == "answer":
         return judge_answer(answer, expect.gold)
     if expect.kind == "ask":
-        return judge_ask(run_graph(ontology, str(answer)), expect.gold)
+        return judge_ask(run_graph(ontology, str(answer)), gold_query(expect))
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
     return judge_on_endpoint(str(answer), expect, task, judge_terms) or \
-        judge_structural(str(answer), expect.gold, expect.endpoint)
+        judge_structural(str(answer), gold_query(expect), expect.endpoint)
+
+
+def as_expect(expect: Expect | dict | None) -> Expect | None:
+    """An Expect from an Expect or its dict form; None for no gold (an empty dict too); ConfigError when malformed."""
+    if isinstance(expect, dict):
+        return Expect.from_dict(expect) if expect else None
+    return expect
 
 
 def check_expect(expect: dict) -> Expect:
     """The Expect of a curriculum's expect block; ConfigError when it is malformed (so a curriculum fails at load,
-    not mid-run): exactly one kind, and its query valid SPARQL."""
+    not mid-run): exactly one kind, and its query valid SPARQL of the kind's form (sparql: SELECT, ask: ASK)."""
     keys = set(expect) - {"endpoint"}
     if len(keys) != 1 or not keys <= set(EXPECT_KINDS):
         raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KINDS)}, got {sorted(expect)}")
     checked = Expect.from_dict(expect)
-    if checked.kind in ("sparql", "ask", "query"):
+    if checked.kind in QUERY_KINDS:
         try:
-            sparql_text.parse(checked.gold)
+            parsed = sparql_text.parse(gold_query(checked))
         except sparql_text.QuerySyntaxError as e:
             raise ConfigError(f"expect.{checked.kind} is not valid SPARQL ({str(e)[:120]})") from e
+        wanted = QUERY_KINDS[checked.kind]
+        if wanted and sparql_text.form(parsed) != wanted:
+            raise ConfigError(f"expect.{checked.kind} must be a query of form {wanted}, got "
+                              f"{sparql_text.form(parsed)}; a SELECT of the answer's terms goes in expect.sparql, an "
+                              "ASK in expect.ask")
     return checked

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rdflib import Graph
 
 from ..agent import lm_name, read_trajectory, resolve_lm, run as run_agent
 from ..errors import ConfigError
-from ..model import RunConfig, RunResult
+from ..model import ItemSpec, Report, RunConfig, RunResult
 from ..model.judgments import Expect
 from ..provenance import RunInfo, provenance_graph
 from ..rdfio import load_graph
 from ..vocab import declared_ontology
-from .consolidation import Report, consolidate
+from .consolidation import consolidate
 from .extraction import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge_rules import RuleJudge, compile_rule, rule_spec
-from .judging import Judgment, judge
+from .judging import Judgment, as_expect, judge
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 MATTS_MAX_ITEMS = 5
 MATTS_MAX_K = 8
@@ -59,7 +63,8 @@ class Learning:
     """What the loop does around one task's run.
 
     Args:
-        expect: the gold a deterministic judge checks ({"sparql": SELECT}, {"answer": ...}, ...); None: the LM judges.
+        expect: the gold a deterministic judge checks (an Expect, or its dict form {"sparql": SELECT}, {"answer": ...},
+            ...); None (or {}): the stored judge rules that apply judge, else the LM.
         task_type: the task type learned items apply to (default "general").
         task_id: the task's id in its curriculum, for provenance.
         matts: "parallel:K" or "sequential:K" (memory-aware test-time scaling), or None for one run.
@@ -72,7 +77,7 @@ class Learning:
             either way.
     """
 
-    expect: dict | None = None
+    expect: Expect | dict | None = None
     task_type: str | None = None
     task_id: str | None = None
     matts: str | None = None
@@ -99,10 +104,10 @@ class LearnedRun(RunResult):
                 "consolidation": self.consolidation.to_dict(), "judge_rules": list(self.judge_rules)}
 
 
-def run(task: str, memory=None, prompt: str | None = None, ontology=None, config: RunConfig | None = None, *,
-        learn: bool = False, expect: dict | None = None, task_type: str | None = None, task_id: str | None = None,
-        matts: str | None = None, extract_lm=None, max_extract: int | None = None, judge_rules: bool = False,
-        **options) -> RunResult:
+def run(task: str, memory: Memory | None = None, prompt: str | None = None, ontology: str | Path | Graph | None = None,
+        config: RunConfig | None = None, *, learn: bool = False, expect: Expect | dict | None = None,
+        task_type: str | None = None, task_id: str | None = None, matts: str | None = None, extract_lm=None,
+        max_extract: int | None = None, judge_rules: bool = False, **options) -> RunResult:
     """Run one strict-RLM agent on `task` (agent.runner.run; `config` a RunConfig, or its fields as keywords); with
     learn=True (or matts="parallel:K" / "sequential:K") the run goes through the learning loop and the result is a
     LearnedRun: judged (by `expect` gold, else by the stored judge rules that apply, else by the LM), items extracted,
@@ -115,8 +120,8 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     return run_learning(task, memory, config, learning, prompt=prompt, ontology=ontology)
 
 
-def run_learning(task: str, memory, config: RunConfig, learning: Learning | None = None, *,
-                 prompt: str | None = None, ontology=None) -> LearnedRun:
+def run_learning(task: str, memory: Memory | None, config: RunConfig, learning: Learning | None = None, *,
+                 prompt: str | None = None, ontology: str | Path | Graph | None = None) -> LearnedRun:
     """Run, judge, extract, consolidate and store; the best rollout with its judgment and extracted ids.
 
     At most `learning.max_extract` items per run (see extraction_cap)."""
@@ -134,7 +139,8 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
         judged = ctx.rollouts(mode, k)
     finally:
         ctx.rules.close()
-    items, rejected = [], []
+    items: list[ItemSpec] = []
+    rejected: list[str] = []
     wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
         ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
@@ -153,10 +159,11 @@ def run_learning(task: str, memory, config: RunConfig, learning: Learning | None
 class _Context:
     """Everything one learning run shares across its rollouts."""
 
-    def __init__(self, memory, task: str, prompt: str | None, graph: Graph | None, config: RunConfig,
+    def __init__(self, memory: Memory, task: str, prompt: str | None, graph: Graph | None, config: RunConfig,
                  learning: Learning):
         self.memory, self.task, self.prompt, self.graph = memory, task, prompt, graph
         self.config, self.lm, self.learning = config, config.lm, learning
+        self.expect = as_expect(learning.expect)  # checked before any rollout runs
         self.times: dict[str, tuple[datetime, datetime]] = {}
         self.rules = RuleJudge(memory)
 
@@ -185,25 +192,25 @@ class _Context:
     def judge(self, answer: str, events: tuple) -> Judgment:
         """Gold judges when there is gold (the applicable judge rules run beside it and count their agreement);
         without gold the applicable judge rules, else the LLM judge (its reason says no rule applied)."""
-        expect, task_type, iri = self.learning.expect, self.learning.task_type, declared_ontology(self.graph)
-        if expect:
-            gold = judge(expect, answer, ontology=self.graph, task=self.task, lm=self.lm, evidence=outline(events))
-            self.rules.record_agreement(self.task, answer, self.graph, task_type, iri, gold)
+        task_type, iri = self.learning.task_type, declared_ontology(self.graph)
+        if self.expect is not None:
+            gold = judge(self.expect, answer, ontology=self.graph, task=self.task, lm=self.lm,
+                         evidence=outline(events))
+            if self.graph is not None:  # judge rules run over the task's ontology
+                self.rules.record_agreement(self.task, answer, self.graph, task_type, iri, gold)
             return gold
-        ruled = self.rules.judge(self.task, answer, self.graph, task_type, iri)
+        ruled = self.rules.judge(self.task, answer, self.graph, task_type, iri) if self.graph is not None else None
         if ruled is not None:
             return ruled
         fallback = judge(None, answer, ontology=self.graph, task=self.task, lm=self.lm, evidence=outline(events))
         return replace(fallback, reason=f"no judge rule applied; {fallback.reason}")
 
-    def judge_rule_specs(self, judged: list) -> list:
+    def judge_rule_specs(self, judged: list[tuple[RunResult, Judgment, RunRecord]]) -> list[ItemSpec]:
         """The JudgeRule items the gold of the rollouts that succeeded compiles to (none without gold)."""
-        expect = Expect.from_dict(self.learning.expect) if isinstance(self.learning.expect, dict) else \
-            self.learning.expect
         wins = any(j.success for _, j, _ in judged)
-        if not (self.learning.judge_rules and expect and self.graph is not None and wins):
+        if not (self.learning.judge_rules and self.expect is not None and self.graph is not None and wins):
             return []
-        rule = compile_rule(self.task, expect, self.graph, self.rules.view(self.graph))
+        rule = compile_rule(self.task, self.expect, self.graph, self.rules.view(self.graph))
         result = next(r for r, j, _ in judged if j.success)
         return [] if rule is None else [rule_spec(rule, task_type=self.learning.task_type or "general",
                                                   ontology_iri=declared_ontology(self.graph), graph=self.graph,

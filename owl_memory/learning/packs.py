@@ -12,10 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidItem, LoadError
 from ..model import Item, ItemSpec
 from ..rdfio import check_output, write_text
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 PACKS = Path(__file__).parent / "packs"
 SOURCES = ("pack", "extracted", "human")
@@ -83,7 +87,7 @@ def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
     return spec
 
 
-def import_pack(memory, name_or_path: str | Path) -> ImportReport:
+def import_pack(memory: Memory, name_or_path: str | Path) -> ImportReport:
     """Import a pack (path or shipped name): new items are added in one checked batch, stored ones skipped."""
     path = pack_path(name_or_path)
     name = path.stem
@@ -93,7 +97,7 @@ def import_pack(memory, name_or_path: str | Path) -> ImportReport:
     return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)))
 
 
-def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
+def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
                 min_confidence: float = 0.0) -> int:
     """Write the memory's active items (filtered) as a pack; returns how many lines were written. `out` is checked
     before any work (rdfio.check_output) and written atomically."""
@@ -112,7 +116,7 @@ def export_pack(memory, out: str | Path, *, kind: str | None = None, source: str
     return len(lines)
 
 
-def _active_ids(memory) -> list[str]:
+def _active_ids(memory: Memory) -> list[str]:
     """Ids of every active item, paged through SPARQL."""
     ids: list[str] = []
     while True:
@@ -122,7 +126,7 @@ def _active_ids(memory) -> list[str]:
             return ids
 
 
-def _export_line(memory, item: Item) -> dict:
+def _export_line(memory: Memory, item: Item) -> dict:
     """One pack line for a stored item (its whole content read window by window)."""
     content = _content(memory, item)
     tags = [t for t in item.tags if t != "source:pack" and not t.startswith("pack:")]
@@ -142,7 +146,7 @@ def _export_line(memory, item: Item) -> dict:
                            **({"derived_from": item.derived_from[0]} if item.derived_from else {})}}
 
 
-def _content(memory, item: Item) -> str:
+def _content(memory: Memory, item: Item) -> str:
     """An item's whole content, read through capped windows."""
     parts, start = [], 0
     while start < item.size:

@@ -2,6 +2,7 @@
 LM calls."""
 
 from .changes import ChangeSet
+from .consolidation import ConsolidationFigures, Report
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
 from .judge_rules import JudgeRule, QueryConstraint
@@ -20,6 +21,7 @@ from .operators import (
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
 from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult
+from .training import Agreement, LearnedRules, RuleCounts, TrainedTask, TrainSummary
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
@@ -27,4 +29,5 @@ __all__ = [
     "MemoryAccess", "MemoryUse", "OntologyContext", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision",
     "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
+    "Agreement", "ConsolidationFigures", "LearnedRules", "Report", "RuleCounts", "TrainedTask", "TrainSummary",
 ]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DC, DCTERMS, OWL, RDF, RDFS
+from rdflib.term import Identifier
 
 from ...errors import LoadError
 from ...rdfio import guess_format, load_graph
@@ -113,7 +114,7 @@ def _shown(terms: list, labels: dict) -> dict:
 
 def _title(graph: Graph) -> str:
     """The ontology's English label or title (rdfs:label, dcterms:title, dc:title), "" when it has none."""
-    for onto in sorted(graph.subjects(RDF.type, OWL.Ontology)):
+    for onto in sorted(s for s in graph.subjects(RDF.type, OWL.Ontology) if isinstance(s, Identifier)):
         for p in (RDFS.label, DCTERMS.title, DC.title):
             found = sorted(" ".join(str(x).split()) for x in graph.objects(onto, p) if english(x))
             if found:
