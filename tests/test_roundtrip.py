@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.trajectory import Trajectory, read_trajectory
+from owl_memory.model import Iteration
 from owl_memory.store.blobs import BlobStore
 
 # Every code point, surrogates included (Python strs may hold lone ones); NUL and astral characters are drawn often.
@@ -78,8 +79,8 @@ def test_trajectory_lines_round_trip(tmp_path, text):
     A high surrogate followed by a low one is the exception JSON defines: it reads back as the pair's character.
     """
     with Trajectory(tmp_path / "t.jsonl", "run-1") as t:
-        t.write("iteration", iteration=0, reasoning=text, code=text, output=text, output_chars=len(text))
+        t.write(Iteration(0, text, text, text, len(text)))
     (event,) = read_trajectory(tmp_path / "t.jsonl")
     expected = "😀" if text == "\ud83d\ude00" else text
-    assert event["reasoning"] == event["code"] == event["output"] == expected
+    assert isinstance(event, Iteration) and event.reasoning == event.code == event.output == expected
     (tmp_path / "t.jsonl").read_text(encoding="utf-8")  # valid UTF-8 on disk

@@ -19,6 +19,7 @@ from rdflib.collection import Collection
 from rdflib.namespace import DC, DCTERMS, SKOS
 
 from ..errors import ConfigError
+from ..model import LayerBrief
 from ..model.runs import MAX_BUDGET, parse_layers
 from ..vocab import OWL, RDF, RDFS, SH, local_name
 from .endpoint_profiles import find_profile, summary
@@ -52,9 +53,9 @@ class Layer:
     bound: int
     dropped: int = 0
 
-    def to_dict(self) -> dict:
-        """JSON form (for trajectories and records)."""
-        return {"name": self.name, "chars": len(self.text), "bound": self.bound, "dropped": self.dropped}
+    def brief(self) -> LayerBrief:
+        """What a trajectory records of the layer: its name, length, bound and dropped lines (not its text)."""
+        return LayerBrief(self.name, len(self.text), self.bound, self.dropped)
 
 
 def build(layers, graph: Graph | None = None, memory=None, guide: str | Path | None = None,

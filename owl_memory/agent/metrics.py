@@ -83,10 +83,10 @@ def run_metrics(box, calls: list[dict], given: list[str], iterations: int, secon
     stats = box.stats
     return RunMetrics(**counts(every, iterations), **sub_counts(sub),
                       converged=converged, cost_usd=cost(every), prompt_chars=sent_chars(every), **leak,
-                      large_returns=stats["large_returns"], max_window=stats["max_window"],
-                      max_return=stats["max_return"], stdout_chars=stdout_chars, tool_calls=stats["tool_calls"],
-                      tool_errors=stats["tool_errors"], read_chars=box.budget.spent, seconds=round(seconds, 3),
-                      constraint_violations=stats["constraint_violations"])
+                      large_returns=stats.large_returns, max_window=stats.max_window,
+                      max_return=stats.max_return, stdout_chars=stdout_chars, tool_calls=stats.tool_calls,
+                      tool_errors=stats.tool_errors, read_chars=box.budget.spent, seconds=round(seconds, 3),
+                      constraint_violations=stats.constraint_violations)
 
 
 def summed(a: RunMetrics, b: RunMetrics) -> RunMetrics:

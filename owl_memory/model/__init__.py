@@ -1,6 +1,21 @@
 """Typed values every package speaks: items, search hits, payload handles, compiled operators, query results, runs."""
 
 from .changes import ChangeSet
+from .events import (
+    CallArgs,
+    ConstraintViolation,
+    Construction,
+    Event,
+    Iteration,
+    LayerBrief,
+    OntologyBrief,
+    RunComplete,
+    RunSettings,
+    RunStart,
+    ToolCall,
+    ToolResult,
+    event_from_dict,
+)
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
 from .judge_rules import JudgeRule, QueryConstraint
@@ -17,7 +32,7 @@ from .operators import (
     operator_from_json,
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
-from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult
+from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult, ToolStats
 
 __all__ = [
     "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
@@ -25,4 +40,6 @@ __all__ = [
     "MemoryAccess", "MemoryUse", "OntologyContext", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision",
     "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
+    "CallArgs", "ConstraintViolation", "Construction", "Event", "Iteration", "LayerBrief", "OntologyBrief",
+    "RunComplete", "RunSettings", "RunStart", "ToolCall", "ToolResult", "ToolStats", "event_from_dict",
 ]

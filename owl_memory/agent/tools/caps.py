@@ -10,8 +10,10 @@ import inspect
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ...errors import CapExceeded, ToolError, UnknownItem
+from ...model import CallArgs
 from ..leakage import K, covered_segments, kgrams
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take
@@ -134,14 +136,14 @@ def strings(value):
             yield from strings(v)
 
 
-def describe_args(args: tuple, kwargs: dict) -> dict:
+def describe_args(args: tuple, kwargs: dict) -> CallArgs:
     """Arguments for the trajectory: short values as they are, long strings clipped with their length."""
-    def show(v):
+    def show(v: Any) -> Any:
         if isinstance(v, str) and len(v) > 120:
             return {"clipped": clip(v, 120), "chars": len(v)}
         return v if isinstance(v, int | float | bool | type(None)) or isinstance(v, str) else clip(dumps(v), 120)
 
-    return {"positional": [show(a) for a in args], "keyword": {str(k): show(v) for k, v in kwargs.items()}}
+    return CallArgs(tuple(show(a) for a in args), {str(k): show(v) for k, v in kwargs.items()})
 
 
 def scrub(message: str, args: tuple, kwargs: dict, k: int = K) -> str:
