@@ -29,7 +29,7 @@ def history_messages(history: Iterable[dict]) -> list[tuple[str, str]]:
     return out
 
 
-def _content_text(content) -> str:
+def _content_text(content: object) -> str:
     """The text of a message content: a string, or the text parts of a list of parts."""
     if isinstance(content, str):
         return content
@@ -100,7 +100,8 @@ def measure(history: Iterable[dict], payloads: dict[str, str] | Iterable[tuple[s
     excluded = set().union(*(kgrams(t, k) for role, t in messages if role in ("system", "developer")),
                            *(kgrams(t, k) for t in allowed))
     items = payloads.items() if isinstance(payloads, dict) else payloads
-    by_name, sent = {}, 0
+    by_name: dict[str, int] = {}
+    sent = 0
     for name, payload in items:
         distinct, chars = _measure_one(shown, payload, excluded, k)
         by_name[name] = by_name.get(name, 0) + distinct

@@ -13,7 +13,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -276,10 +275,12 @@ def _lm(config: RunConfig, lm: object) -> dspy.BaseLM:
 
 def _budget(config: RunConfig) -> ReadBudget | None:
     """The run's ReadBudget from the config's read limits, or None (the toolbox's default) when it sets none."""
-    limits = {"total_chars": config.read_budget, "reads_per_handle": config.reads_per_handle,
-              "max_read": config.max_read}
-    given = {k: v for k, v in limits.items() if v is not None}
-    return replace(ReadBudget(), **given) if given else None
+    if config.read_budget is None and config.reads_per_handle is None and config.max_read is None:
+        return None
+    default = ReadBudget()
+    return ReadBudget(default.total_chars if config.read_budget is None else config.read_budget,
+                      default.reads_per_handle if config.reads_per_handle is None else config.reads_per_handle,
+                      default.max_read if config.max_read is None else config.max_read)
 
 
 def _ontology_brief(graph: Graph | None) -> OntologyBrief | None:

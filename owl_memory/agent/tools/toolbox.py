@@ -20,7 +20,7 @@ from ...adapters.dspy import dspy, validate_tool_args, with_callbacks
 from ...errors import OwlMemoryError, ToolError
 from ...model import Event, MemoryAccess, QueryConstraint, Ref, ToolCall, ToolResult, ToolStats
 from ...rdfio import load_graph
-from ...store import BlobStore, ReadBudget
+from ...store import BlobStore, PayloadStore, ReadBudget
 from ..query_worker import QueryLimits, QueryWorker
 from .caps import (
     LARGE_RETURN,
@@ -93,7 +93,7 @@ class Toolbox:
                  access: MemoryAccess = DEFAULT_ACCESS, observer: Callable[[Event], object] | None = None,
                  blobs: BlobStore | None = None, max_calls: int = MAX_CALLS, query_limits: QueryLimits | None = None):
         self.memory, self.access = memory, access
-        self.blobs = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
+        self.blobs: PayloadStore = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
         self.scratch = BlobStore(":memory:", max_read=self.blobs.max_read)  # this run's query results
         self.budget = budget or ReadBudget(max_read=self.blobs.max_read)
         self.prompt = self.blobs.put(prompt, "prompt") if isinstance(prompt, str) else prompt
@@ -191,13 +191,19 @@ class Toolbox:
         if all(r.key != key for r in self.payloads):
             self.payloads.append(self.store(key).ref(key))
 
-    def store(self, key: str) -> BlobStore:
+    def store(self, key: str) -> PayloadStore:
         """The blob store holding `key`: this run's scratch store for query results and files, else the main one."""
         return self.scratch if key in self.results or key in self.scratch_keys else self.blobs
 
     def load(self, ref: Ref) -> str:
         """A watched payload in full, for measuring leakage (library use only; never hand it to the model)."""
         return self.store(ref.key).load(ref)
+
+    def require_memory(self) -> Memory:
+        """The run's memory, or a ToolError saying this run has none."""
+        if self.memory is None:
+            raise ToolError("this run has no memory; work from the task and the other tools")
+        return self.memory
 
     def left(self) -> int:
         """Characters left in the read budget."""
@@ -235,18 +241,18 @@ class OwlTool(dspy.Tool):
             object.__setattr__(self, attr, value)  # plain-function metadata for Python callers
 
     @with_callbacks  # dspy's on_tool_start / on_tool_end, as dspy.Tool.__call__ has
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the tool by position or by name; always returns a capped value or an "[Error] …" string."""
         return self._box.call(self, args, kwargs)
 
-    async def acall(self, *args, **kwargs):
+    async def acall(self, *args: Any, **kwargs: Any) -> Any:
         """The async form dspy's ReAct and sub-agents use; the tools themselves are synchronous."""
         return self(*args, **kwargs)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, object]) -> OwlTool:
         """The same tool: a copied program must share its run's toolbox, handles and read budget."""
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """The tool as dspy shows it."""
         return f"OwlTool(name={self.name}, args={list(self.args)})"
