@@ -174,6 +174,15 @@ def test_no_prompt_and_no_ontology_are_error_strings():
     assert "no ontology" in f["ontology_classes"]()
 
 
+def test_memory_tools_called_as_methods_without_a_memory_say_so():
+    """A toolbox without a memory offers no memory tools; calling one by its method is a ToolError, not a crash."""
+    tb = Toolbox(None, "p", None)
+    assert not {"memory_search", "files_list"} & {fn.__name__ for fn in tb.functions()}
+    for call in (lambda: tb.memory_search("x"), lambda: tb.memory_get("0" * 16), lambda: tb.files_list()):
+        with pytest.raises(ToolError, match="this run has no memory"):
+            call()
+
+
 def test_ontology_tools_on_a_small_graph():
     _, f = box()
     stats = f["ontology_stats"]()
