@@ -14,11 +14,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rdflib import URIRef
+from rdflib import Graph, URIRef
 
 from ..model import ItemSpec
 from ..model.endpoints import EndpointProfile, endpoint_key
 from ..vocab import ITEM
+from .endpoint_client import EndpointClient
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -70,6 +71,17 @@ class Notebook:
             if fixed or error != "no rows":  # an empty answer followed by another question teaches nothing
                 how = f"a query using {', '.join(fixed)}" if fixed else "a rewritten query"
                 self.note(url, quirks=(f"error '{error[:100]}' was fixed by {how}",))
+
+
+class EndpointSession:
+    """One run's endpoints: the contained client, what the tools learned (a Notebook), and the memory that holds
+    the endpoints' profiles (None: no profiles shown or kept)."""
+
+    def __init__(self, client: EndpointClient, memory: Memory | None = None, read_memory: bool = True):
+        """A session over `client`; `read_memory`: the run's condition lets it show memory's profiles."""
+        self.client, self.memory, self.read_memory = client, memory, read_memory
+        self.notebook = Notebook()
+        self.descriptions: dict[str, Graph | None] = {}  # url -> its Service Description (None: it sent none)
 
 
 def find_profile(memory: Memory | None, url: str) -> tuple[str, EndpointProfile] | None:

@@ -29,7 +29,7 @@ from ..model import Hit, Item, MemoryAccess, OntologyContext, Quota
 from ..model.runs import MAX_BUDGET, POLARITIES
 from ..store import ontology_context
 from ..vocab import ITEM, serves_ontology
-from .tools import clip
+from .tools.caps import clip
 
 if TYPE_CHECKING:
     from ..store import Memory

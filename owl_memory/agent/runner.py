@@ -228,10 +228,12 @@ class _Session:
         """The run_start event: task, handles, injected and filtered ids and the configuration (no payload)."""
         box, config = self.box, self.config
         settings = RunSettings(config.condition, lm_name(self.lm), config.max_iters, config.max_llm_calls,
-                               self.factory.__name__, lm_name(self.sub_lm) if self.sub_lm is not None else None,
-                               config.max_tokens, config.timeout, box.budget.max_read, box.budget.total_chars,
-                               config.task_id, config.k.to_json() if config.access.text else None, config.budgets,
-                               tuple(f.__name__ for f in box.functions()), tuple(x.brief() for x in self.packed))
+                               self.factory.__name__, sub_lm=lm_name(self.sub_lm) if self.sub_lm is not None else None,
+                               max_tokens=config.max_tokens, timeout=config.timeout, max_read=box.budget.max_read,
+                               read_budget=box.budget.total_chars, task_id=config.task_id,
+                               k=config.k.to_json() if config.access.text else None, budgets=config.budgets,
+                               tools=tuple(f.__name__ for f in box.functions()),
+                               layers=tuple(x.brief() for x in self.packed))
         self.traj.write(RunStart(self.task, box.prompt, self.brief, tuple(i.id for i in self.injected),
                                  self.retrieval.filtered, settings))
 

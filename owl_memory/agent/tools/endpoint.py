@@ -21,7 +21,7 @@ from ...errors import EndpointError, OwlMemoryError
 from ...model import Hit, RunResult
 from ...model.endpoints import EndpointLimits
 from ..endpoint_client import EndpointClient
-from ..endpoint_profiles import Notebook, find_profile, namespaces_and_classes, remember
+from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
 from .results import constraint_notes, store_rows
 from .toolbox import Toolbox, ToolFamily, family
@@ -37,16 +37,6 @@ SAMPLE_ROWS = 10  # triples one endpoint_sample may return
 GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY ?g LIMIT %d"
 GRAPH_COUNT = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 SAMPLE = "SELECT ?g ?s ?p ?o WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } LIMIT %d"
-
-
-class EndpointSession:
-    """One run's endpoints: the contained client, what the tools learned (a Notebook), and the memory that holds
-    the endpoints' profiles (None: no profiles shown or kept)."""
-
-    def __init__(self, client: EndpointClient, memory: Memory | None = None, read_memory: bool = True):
-        self.client, self.memory, self.read_memory = client, memory, read_memory
-        self.notebook = Notebook()
-        self.descriptions: dict[str, Graph | None] = {}
 
 
 def attach_endpoints(box: Toolbox, grants: Iterable[EndpointGrant | str], memory: Memory | None = None,

@@ -39,7 +39,7 @@ from .caps import (
 
 if TYPE_CHECKING:
     from ...store import Memory
-    from .endpoint import EndpointSession
+    from ..endpoint_profiles import EndpointSession
 
 FAMILIES: list[type[ToolFamily]] = []  # filled by @family, kept in `order`
 DEFAULT_ACCESS = MemoryAccess.of("A2")  # memory through capped tools: what a toolbox grants unless told otherwise
@@ -109,8 +109,8 @@ class Toolbox:
         self.memory_usage: dict[str, tuple[int, float]] = {}  # id -> (rank, score) where the agent first met it
         self.vocabulary: set[str] = set()  # IRIs and namespaces the tools show: vocabulary, not payload
         self.stats = ToolStats()
-        self.constraints: tuple[tuple[str, QueryConstraint], ...] = ()  # (item id, constraint) each query is checked
-        # against (agent/constraints.py)
+        # (item id, constraint) of the Constraint items each query is checked against (agent/constraints.py)
+        self.constraints: tuple[tuple[str, QueryConstraint], ...] = ()
         self.endpoints: EndpointSession | None = None  # the run's SPARQL endpoints (tools/endpoint.py), when granted
         self.families = [cls(self) for cls in FAMILIES]
 
