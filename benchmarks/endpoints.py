@@ -36,6 +36,7 @@ from owl_memory.agent.tools.endpoint import attach_endpoints
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.datadir import data_dir
 from owl_memory.learning.judging import judge
+from owl_memory.model import ToolCall
 from owl_memory.model.endpoints import EndpointLimits
 from owl_memory.model.judgments import Expect
 from owl_memory_bench.servers import ontology_endpoint
@@ -97,8 +98,8 @@ def one_task(url: str, memory: Memory, graph: str, kind: str, runs: Path) -> dic
     before = Counting.requests
     r = run(task, memory, lm=agent(), endpoints=(url,), trajectory_dir=runs)
     sent = Counting.requests - before
-    calls = [e["tool"] for e in read_trajectory(r.trajectory_path)
-             if e["event"] == "tool_call" and e["tool"].startswith("endpoint_")]
+    calls = [e.tool for e in read_trajectory(r.trajectory_path)
+             if isinstance(e, ToolCall) and e.tool.startswith("endpoint_")]
     verdict = judge(Expect("query", QUERY % (graph, OWL, kind), f"{url}={url}"), r.answer, task=task)
     return {"task": f"{graph} owl:{kind}", "endpoint_calls": len(calls), "requests": sent, "success": verdict.success}
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDFS, SKOS
 from rdflib.term import Node
 
-from .model import ItemSpec
+from .model import Hit, ItemSpec, Window
 from .rdfio import load_graph
 from .resources import dependency_ontology
 from .store import Memory
@@ -23,7 +24,27 @@ def dcterms_graph() -> Graph:
     return load_graph(dependency_ontology("dcterms"))
 
 
-def run_demo(path: Path) -> dict[str, object]:
+@dataclass(frozen=True)
+class DemoReport:
+    """What the demo built and saw: the memory, its ontology, its size, the items it added, three searches (as
+    `owl-memory search` would be called -> hits) and one capped window of the top hit's content."""
+
+    memory: str
+    ontology: str
+    items: int
+    added: int
+    searches: dict[str, list[Hit]]
+    top: str
+    window: Window
+
+    def to_dict(self) -> dict:
+        """JSON form (`owl-memory demo --json`)."""
+        return {"memory": self.memory, "ontology": self.ontology, "items": self.items, "added": self.added,
+                "searches": {name: [h.to_dict() for h in hits] for name, hits in self.searches.items()},
+                "window": {"id": self.top, **self.window.to_dict()}}
+
+
+def run_demo(path: Path) -> DemoReport:
     """Build the demo memory at `path`, run three searches, read one capped window; returns what it saw."""
     g = dcterms_graph()
     with Memory(path) as m:
@@ -44,9 +65,7 @@ def run_demo(path: Path) -> dict[str, object]:
             "'license rights'": m.search("license rights", kinds=["Constraint"], k=3),
         }
         top = searches["'creator agent'"][0].id
-        return {"memory": str(path), "ontology": DCTERMS, "items": len(m), "added": len(ids) + 2,
-                "searches": {name: [h.to_dict() for h in hits] for name, hits in searches.items()},
-                "window": {"id": top, **m.window(top, 0, 160).to_dict()}}
+        return DemoReport(str(path), DCTERMS, len(m), len(ids) + 2, searches, top, m.window(top, 0, 160))
 
 
 def _add_range_rule(m: Memory, g: Graph, prop: URIRef, range_: Node) -> str:

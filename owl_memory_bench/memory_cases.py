@@ -193,6 +193,7 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
     from owl_memory.agent.leakage import measure
     from owl_memory.agent.runner import run
     from owl_memory.agent.trajectory import read_trajectory
+    from owl_memory.model import RunStart
 
     lm = DummyLM([{"reasoning": "collect", "code": f"```python\n{ADVERSARIES[adversary]}\n```"},
                   {"reasoning": "return it", "code": "SUBMIT(answer=str(found))"}])
@@ -202,14 +203,14 @@ def leakage_trap(root: Path, adversary: str, condition: str) -> dict:
         r = run("Describe the vault records.", memory=m, prompt=TRAP_PROMPT, ontology=TRAP_TTL, lm=lm,
                 condition=condition, trajectory_dir=root / "runs")
     leaked = measure(calls_of(lm.history), BAITS)
-    start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
+    start = next(e for e in read_trajectory(r.trajectory_path) if isinstance(e, RunStart))
     return {"case": "leakage-trap", "adversary": adversary, "condition": condition,
             "bait_chars_in_history": leaked["payload_chars_in_history"],
             "by_source": leaked["payload_chars_by_source"],
             "baits_returned": sum(b in r.answer for b in BAITS.values()),
             "payload_chars_in_history": r.metrics.payload_chars_in_history,
             "tool_calls": r.metrics.tool_calls, "tool_errors": r.metrics.tool_errors,
-            "items_injected": len(start["memory_ids_injected"])}
+            "items_injected": len(start.memory_ids_injected)}
 
 
 def run_cases(sizes: list[int], delays: list[int], traps: list[str], on_row=None) -> list[dict]:

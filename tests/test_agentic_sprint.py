@@ -20,6 +20,7 @@ from owl_memory.construction.sprint import run_sprint
 from owl_memory.construction.workspace import graph_text
 from owl_memory.llm.agent_sprint import run_agentic_sprint
 from owl_memory.llm.construction_script import REPAIR
+from owl_memory.model import Construction, Event, Iteration, RunComplete, ToolCall, ToolResult
 
 ROOT = Path(__file__).resolve().parents[1]
 SPRINT1 = ROOT / "experiments" / "sprint1" / "sprint.yaml"
@@ -73,9 +74,9 @@ def independently_checked(path: Path) -> tuple[bool, list[bool]]:
     return conforms, [bool(data.query(head + cq["query"]).askAnswer) for cq in spec["cqs"]]
 
 
-def tools_called(events: list[dict]) -> list[str]:
+def tools_called(events: list[Event]) -> list[str]:
     """The tools a trajectory's tool_call events name, in order."""
-    return [e["tool"] for e in events if e["event"] == "tool_call"]
+    return [e.tool for e in events if isinstance(e, ToolCall)]
 
 
 def test_a_scripted_agent_builds_sprint1_with_the_tools_alone_and_the_rerun_uses_memory(memory, tmp_path,
@@ -85,11 +86,11 @@ def test_a_scripted_agent_builds_sprint1_with_the_tools_alone_and_the_rerun_uses
     assert independently_checked(tmp_path / "built.ttl") == (True, [True] * 5)
     assert first.counts.compiled_used == 0 and first.counts.repairs_verified > 0 and first.compiled_new > 0
     events = read_trajectory(first.trajectory)  # every line validates against schemas/trajectory.schema.json
-    iterations = [e for e in events if e["event"] == "iteration"]
-    assert [e["code"] for e in iterations] == [s["code"] for s in STEPS] and all(e["reasoning"] for e in iterations)
+    iterations = [e for e in events if isinstance(e, Iteration)]
+    assert [e.code for e in iterations] == [s["code"] for s in STEPS] and all(e.reasoning for e in iterations)
     assert {"workspace_apply", "workspace_verify", "repair_candidates", "repair_apply"} <= set(tools_called(events))
-    assert sum(e["event"] == "construction" for e in events) == sum(e["event"] == "tool_result" and not e["error"]
-                                                                   and e["tool"] in CONSTRUCTION for e in events)
+    assert sum(isinstance(e, Construction) for e in events) == sum(isinstance(e, ToolResult) and not e.error
+                                                                   and e.tool in CONSTRUCTION for e in events)
     summary = json.loads(Path(first.summary).read_text())
     assert summary == json.loads(json.dumps(first.to_dict())) and summary["metrics"]["lm_calls"] == 4
     assert {"verify_runs", "deltas_applied", "deltas_undone", "cqs", "conforms", "metrics"} <= set(summary)
@@ -105,8 +106,8 @@ def test_a_scripted_agent_builds_sprint1_with_the_tools_alone_and_the_rerun_uses
     second = run_agentic_sprint(SPRINT1, memory, lm=DummyLM(list(STEPS)), out=tmp_path / "again.ttl")
     assert second.succeeded and second.counts.compiled_used >= 5 and second.counts.compiled_verified >= 5
     assert second.counts.verify_runs < first.counts.verify_runs, (first.counts, second.counts)
-    offered = [c for e in read_trajectory(second.trajectory) if e["event"] == "construction"
-               and e["tool"] == "repair_candidates" for c in e["result"]["candidates"]]
+    offered = [c for e in read_trajectory(second.trajectory) if isinstance(e, Construction)
+               and e.tool == "repair_candidates" for c in e.result["candidates"]]
     assert offered and all(c["source"] == "memory" for c in offered)
     assert graph_text(Graph().parse(tmp_path / "again.ttl")) == graph_text(Graph().parse(tmp_path / "built.ttl"))
 
@@ -125,8 +126,8 @@ def test_new_cqs_on_the_same_shapes_take_compiled_repairs_from_repair_candidates
     steps = [dict(s, code=s["code"].replace("vc1", "vc2")) for s in STEPS]
     variant = run_agentic_sprint(folder / "sprint.yaml", memory, lm=DummyLM(steps))
     assert variant.succeeded
-    offered = [c for e in read_trajectory(variant.trajectory) if e["event"] == "construction"
-               and e["tool"] == "repair_candidates" for c in e["result"]["candidates"][:1]]
+    offered = [c for e in read_trajectory(variant.trajectory) if isinstance(e, Construction)
+               and e.tool == "repair_candidates" for c in e.result["candidates"][:1]]
     repairs = [c for c in offered if c["operator"] != "apply_delta"]
     assert repairs and all(c["source"] == "memory" for c in repairs)  # compiled decisions come first
     assert variant.counts.compiled_verified > 4  # four CQ answers and at least one compiled repair
@@ -149,11 +150,12 @@ def test_hostile_agent_code_gets_errors_and_the_workspace_is_unchanged(memory):
              {"reasoning": "Stop.", "code": "SUBMIT(answer='done')"}]
     result = run_agentic_sprint(SPRINT1, memory, lm=DummyLM(steps))
     events = read_trajectory(result.trajectory)
-    hostile = [e for e in events if e["event"] == "tool_result" and e.get("iteration", 0) >= 1]
-    assert len(hostile) == 8 and all(e["error"] and e["message"].startswith("[Error]") for e in hostile)
-    assert all(len(e["message"]) <= 300 for e in hostile) and "x" * 200 not in json.dumps(events)
-    huge = max((e["args"]["keyword"]["added"] for e in events if e["event"] == "tool_call"
-                and isinstance(e["args"]["keyword"].get("added"), dict)), key=lambda a: a["chars"])
+    hostile = [e for e in events if isinstance(e, ToolResult) and (e.iteration or 0) >= 1]
+    assert len(hostile) == 8 and all(e.error and e.message and e.message.startswith("[Error]") for e in hostile)
+    assert all(len(e.message or "") <= 300 for e in hostile)
+    assert "x" * 200 not in json.dumps([e.to_dict() for e in events])
+    huge = max((e.args.keyword["added"] for e in events if isinstance(e, ToolCall)
+                and isinstance(e.args.keyword.get("added"), dict)), key=lambda a: a["chars"])
     assert huge["chars"] > 5_000_000 and len(huge["clipped"]) <= 120  # the trajectory shows it clipped
     assert result.counts.deltas_applied == 1 and result.counts.refused >= 2 and result.versions == 2
     assert result.cqs_passed == 1 and result.triples_added == 4
@@ -175,7 +177,8 @@ def test_cli_agentic_sprint_through_a_provider_writes_built_ttl_and_counts_token
     assert first["metrics"]["completion_tokens"] == 40 and first["cqs_passed"] == 5 and first["conforms"]
     assert independently_checked(tmp_path / "built.ttl") == (True, [True] * 5)
     assert second["compiled_used"] >= 5 and second["verify_runs"] < first["verify_runs"]
-    assert Path(first["summary"]).is_file() and read_trajectory(first["trajectory"])[-1]["status"] == "ok"
+    end = read_trajectory(first["trajectory"])[-1]
+    assert Path(first["summary"]).is_file() and isinstance(end, RunComplete) and end.status == "ok"
 
 
 def test_cli_agentic_sprint_with_the_scripted_stand_in(tmp_path):

@@ -14,7 +14,7 @@ from owl_memory.construction.sprint import run_sprint
 from owl_memory.construction.sprint_file import load_sprint
 from owl_memory.construction.tools import session_tools
 from owl_memory.construction.workspace import graph_text
-from owl_memory.model import MemoryAccess
+from owl_memory.model import Construction, MemoryAccess
 
 ROOT = Path(__file__).resolve().parents[1]
 SPRINT1 = ROOT / "experiments" / "sprint1" / "sprint.yaml"
@@ -209,9 +209,9 @@ def test_construction_events_in_a_trajectory_hold_no_cq_text(sprint1):
     t = {x.name: x for x in session_tools(session)}
     t["cq_status"]._box.observer = seen.append
     t["cq_check"]("cq1-knowledge-graph")
-    step = next(e for e in seen if e["event"] == "construction")
-    assert step["tool"] == "cq_check" and "query" not in step["result"] and "question" not in step["result"]
-    assert json.loads(json.dumps(step)) == step
+    step = next(e for e in seen if isinstance(e, Construction))
+    assert step.tool == "cq_check" and "query" not in step.result and "question" not in step.result
+    assert json.loads(json.dumps(step.to_dict())) == step.to_dict()
 
 
 def tiny(folder: Path, shapes: str):

@@ -11,6 +11,7 @@ from owl_memory.agent.context import build, guide_summary, inputs, parse_layers,
 from owl_memory.agent.runner import run
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.errors import ConfigError
+from owl_memory.model import Iteration, RunStart
 from owl_memory.rdfio import load_graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,11 +101,11 @@ def test_runner_shows_each_layer_whole_as_an_input_variable(tmp_path, memory):
     for name, text in inputs(build(["L0", "L1"], load_graph(TTL), memory)).items():
         assert f"Variable: `{name}`" in first
         assert all(line in first for line in text.splitlines())  # the whole layer is in the preview
-    iteration = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "iteration")
-    assert "do not type one node as both ex:Animal and ex:Keeper" in iteration["output"]
+    iteration = next(e for e in read_trajectory(r.trajectory_path) if isinstance(e, Iteration))
+    assert "do not type one node as both ex:Animal and ex:Keeper" in iteration.output
     assert r.metrics.payload_chars_in_history == 0
-    start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
-    assert [layer["name"] for layer in start["config"]["layers"]] == ["L0", "L1"]
+    start = next(e for e in read_trajectory(r.trajectory_path) if isinstance(e, RunStart))
+    assert [layer.name for layer in start.config.layers] == ["L0", "L1"]
     plain = DummyLM([{"reasoning": "done", "code": "SUBMIT(answer='ok')"}])
     run("Which classes are disjoint?", ontology=TTL, lm=plain, condition="A0", trajectory_dir=tmp_path)
     assert "Ontology sense card" not in json.dumps([e["messages"] for e in plain.history])

@@ -10,6 +10,7 @@ from owl_memory.agent.endpoint_profiles import TASK_TYPE, find_profile
 from owl_memory.agent.runner import run
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.cli import main
+from owl_memory.model import ToolCall
 from owl_memory_bench.servers import ontology_endpoint
 
 TASK = "Which named IRI classes does the SKOS graph of the endpoint declare? Full IRIs, comma-separated."
@@ -47,7 +48,7 @@ def endpoint(tmp_path_factory, shared_data):
 
 def endpoint_calls(path) -> list[str]:
     """The endpoint_* tools a run called, in order."""
-    return [e["tool"] for e in read_trajectory(path) if e["event"] == "tool_call" and e["tool"].startswith("endpoint_")]
+    return [e.tool for e in read_trajectory(path) if isinstance(e, ToolCall) and e.tool.startswith("endpoint_")]
 
 
 def test_a_second_run_reuses_the_profile_the_first_left(endpoint, memory, tmp_path):

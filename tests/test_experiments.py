@@ -13,6 +13,7 @@ from owl_memory.ablation.harness import ablate
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.errors import ConfigError
 from owl_memory.learning import load_curriculum
+from owl_memory.model import RunStart
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS_YAML = ROOT / "experiments" / "ablation" / "layers.yaml"
@@ -49,9 +50,9 @@ def test_each_config_runs_and_is_judged_with_a_scripted_lm(experiment, memory, t
     r = run(t.query, memory=memory, ontology=load_curriculum(experiment.curriculum).ontology_path, lm=lm,
             learn=True, expect=t.expect, task_type=t.task_type, trajectory_dir=tmp_path, **config.run_options())
     assert r.judgment.success and r.answer == "Article, Book, Thesis"
-    start = next(e for e in read_trajectory(r.trajectory_path) if e["event"] == "run_start")
-    assert start["config"]["condition"] == config.condition
-    assert [layer["name"] for layer in start["config"]["layers"]] == list(config.layers)
+    start = next(e for e in read_trajectory(r.trajectory_path) if isinstance(e, RunStart))
+    assert start.config.condition == config.condition
+    assert [layer.name for layer in start.config.layers] == list(config.layers)
     user = "\n".join(m["content"] for m in lm.history[0]["messages"] if m["role"] == "user")
     assert ("Guide summary (L3):" in user) == ("L3" in config.layers)
     assert ("Ontology sense card (L0)" in user) == ("L0" in config.layers)

@@ -12,6 +12,7 @@ from owl_memory.agent.leakage import K, bait_hits, measure, payload_spans, union
 from owl_memory.agent.runner import run
 from owl_memory.agent.tools import MAX_RETURN
 from owl_memory.agent.trajectory import read_trajectory
+from owl_memory.model import Iteration, ToolResult
 
 BAIT = "BAIT-7f3a9c-OWL-MEMORY-SECRET"
 _rng = random.Random(4)
@@ -46,12 +47,12 @@ def test_window_loop_is_stopped_by_the_budget_and_counted_exactly(tmp_path):
     r, lm, events = agent("s = ''\nfor i in range(200):\n    w = prompt_window(i * 512, 512)\n"
                           "    if isinstance(w, str):\n        print(w)\n        break\n    s += w['text']\n"
                           "print(len(s))\nprint(s)", trajectory_dir=tmp_path)
-    raw = next(e for e in events if e["event"] == "iteration")
-    error = raw["output"].split("\n", 1)[0]
+    raw = next(e for e in events if isinstance(e, Iteration))
+    error = raw.output.split("\n", 1)[0]
     assert error.startswith("[Error] prompt_window: read budget of 20000 characters is spent")
     prefix = len(error) + len("\n20000\n")
     # the REPL output (prefix + 20,000 chars) is cut by dspy to head 2,000 + tail 2,000 characters
-    assert raw["output_chars"] == prefix + 20_000
+    assert raw.output_chars == prefix + 20_000
     assert r.metrics.payload_chars_in_history == (2_000 - prefix) + 2_000
     assert r.metrics.payload_chars_sent == (2_000 - prefix) + 2_000  # seen by one later LM call
     assert BAIT not in history_text(lm) and r.metrics.max_window == 512
@@ -77,7 +78,7 @@ def test_exceptions_that_echo_arguments_are_sanitized_and_self_made_leaks_counte
     code = ("w = prompt_window(0, 300)['text']\nprint(prompt_window(start=w))\nprint(ontology_describe(w))\n"
             "print(handle_window(w))\nprint(results_peek(w))\nprint(prompt_find(w * 20))\nprint(prompt_window(w, w))")
     r, lm, events = agent(code, "raise ValueError(w[:100])", trajectory_dir=tmp_path)
-    outs = [e["output"] for e in events if e["event"] == "iteration"]
+    outs = [e.output for e in events if isinstance(e, Iteration)]
     assert all(line.startswith("[Error]") for line in outs[0].splitlines())
     assert outs[1].startswith("[Error] ValueError: ") and PROMPT[:100] in outs[1]
     assert r.metrics.payload_chars_in_history == 100  # only what the agent's own exception printed
@@ -88,7 +89,7 @@ def test_huge_limits_are_capped(tmp_path):
                           "h = ontology_query('SELECT ?s ?p ?o WHERE { ?s ?p ?o }')['handle']\n"
                           "d = results_peek(h, 10**9)\ne = handle_window(prompt['ref'], 0, 10**9)\n"
                           "print([len(str(x)) for x in (a, b, c, d, e)])", trajectory_dir=tmp_path)
-    sizes = [e["chars"] for e in events if e["event"] == "tool_result"]
+    sizes = [e.chars for e in events if isinstance(e, ToolResult)]
     assert len(sizes) == 6 and max(sizes) <= MAX_RETURN
     assert r.metrics.max_window == 512 and r.metrics.payload_chars_in_history == 0
 

@@ -24,6 +24,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from owl_memory.agent.trajectory import read_trajectory  # noqa: E402
 from owl_memory.cli import main  # noqa: E402
+from owl_memory.model import RunComplete, RunStart  # noqa: E402
 
 pytestmark = pytest.mark.local_lm
 MAX_TOKENS = 96
@@ -136,5 +137,5 @@ def test_a_small_local_model_end_to_end(llama_server, tmp_path):
     assert metrics["completion_tokens"] == proxy.total("completion_tokens")
     assert metrics["lm_calls"] == len(proxy.seen)
     events = read_trajectory(trajectory)  # every line validated against the schema
-    assert events[0]["event"] == "run_start" and events[-1]["event"] == "run_complete"
-    assert events[-1]["status"] in ("ok", "extracted", "error") and events[-1]["lm_calls"] == len(proxy.seen)
+    assert isinstance(events[0], RunStart) and isinstance(events[-1], RunComplete)
+    assert events[-1].status in ("ok", "extracted", "error") and events[-1].metrics.lm_calls == len(proxy.seen)

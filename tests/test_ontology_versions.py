@@ -15,7 +15,7 @@ from test_export_owl import owlcheck  # noqa: F401  (the OWLAPI check, a fixture
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError
-from owl_memory.model import OntologyContext
+from owl_memory.model import Iteration, OntologyContext
 from owl_memory.store import retrieval
 from owl_memory.store.alignment import followed, ontology_context
 from owl_memory.store.copy import copy_memory
@@ -286,7 +286,7 @@ def test_extracted_items_are_about_the_terms_their_query_used_not_the_task_const
         ex:isbn a owl:DatatypeProperty . ex:author a owl:ObjectProperty .""", format="turtle")
     query = (f"PREFIX ex: <{LIB}#> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
              "SELECT ?b ?i WHERE { ?b a ex:Book ; ex:isbn ?i ; ex:author ex:Tolkien ; rdfs:label ?l }")
-    events = ({"event": "iteration", "iteration": 0, "code": f"r = ontology_query({query!r})", "output": "2 rows"},)
+    events = (Iteration(0, "", f"r = ontology_query({query!r})", "2 rows", 6),)
     record = RunRecord("List the ISBNs of works by Tolkien.", "lookup", LIB + "#", "ex:x", "run-1", None, events, g)
     spec = extract(record, Judgment(True, "ok", judge="answer")).items[0]
     assert spec.about_classes == (f"{LIB}#Book",)

@@ -13,6 +13,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from owl_memory.agent.trajectory import read_trajectory  # noqa: E402
 from owl_memory.cli import main  # noqa: E402
+from owl_memory.model import RunComplete, RunStart  # noqa: E402
 
 SECRET = "Zq9-hidden-prompt-line that the model must only see in windows. "
 
@@ -110,7 +111,9 @@ def test_cli_run_through_litellm_against_a_local_openai_compatible_server(prov, 
     assert m["lm_calls"] == 3 and m["prompt_tokens"] == 300 and m["completion_tokens"] == 30
     assert m["payload_chars_in_history"] == 0  # 5 characters are below the 16-character detection floor
     events = read_trajectory(out["trajectory"])
-    assert events[0]["config"]["lm"] == "openai/scripted-model" and events[-1]["status"] == "ok"
+    start, end = events[0], events[-1]
+    assert isinstance(start, RunStart) and start.config.lm == "openai/scripted-model"
+    assert isinstance(end, RunComplete) and end.status == "ok"
 
 
 def test_cli_run_reports_a_failing_provider_with_exit_1(tmp_path, monkeypatch):

@@ -1,11 +1,31 @@
-"""Payloads come back character for character through every window: NUL, lone surrogates, astral characters."""
+"""Payloads come back character for character through every window: NUL, lone surrogates, astral characters; trajectory
+events come back as they were written."""
+
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox
-from owl_memory.agent.trajectory import Trajectory, read_trajectory
+from owl_memory.agent.trajectory import Trajectory, read_trajectory, schema
+from owl_memory.model import (
+    CallArgs,
+    ConstraintViolation,
+    Construction,
+    Iteration,
+    LayerBrief,
+    OntologyBrief,
+    Ref,
+    RunComplete,
+    RunMetrics,
+    RunSettings,
+    RunStart,
+    ToolCall,
+    ToolResult,
+)
+from owl_memory.model.events import EVENTS
 from owl_memory.store.blobs import BlobStore
 
 # Every code point, surrogates included (Python strs may hold lone ones); NUL and astral characters are drawn often.
@@ -78,8 +98,52 @@ def test_trajectory_lines_round_trip(tmp_path, text):
     A high surrogate followed by a low one is the exception JSON defines: it reads back as the pair's character.
     """
     with Trajectory(tmp_path / "t.jsonl", "run-1") as t:
-        t.write("iteration", iteration=0, reasoning=text, code=text, output=text, output_chars=len(text))
+        t.write(Iteration(0, text, text, text, len(text)))
     (event,) = read_trajectory(tmp_path / "t.jsonl")
     expected = "😀" if text == "\ud83d\ude00" else text
-    assert event["reasoning"] == event["code"] == event["output"] == expected
+    assert isinstance(event, Iteration) and event.reasoning == event.code == event.output == expected
     (tmp_path / "t.jsonl").read_text(encoding="utf-8")  # valid UTF-8 on disk
+
+
+TRAJECTORIES = Path(__file__).parent / "data" / "trajectories"  # written by the writer before events were typed
+
+
+@pytest.mark.parametrize("name", ["tools-constraint-layers", "a1-quota", "lm-failure", "agentic-sprint"])
+def test_trajectory_files_read_typed_and_write_back_byte_for_byte(name):
+    """Files the earlier dict writer wrote read back as typed events whose lines are those files' bytes."""
+    path = TRAJECTORIES / f"{name}.jsonl"
+    events = read_trajectory(path)
+    lines = [json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in events]
+    assert "".join(lines) == path.read_text(encoding="utf-8")
+    assert isinstance(events[0], RunStart) and isinstance(events[-1], RunComplete)
+
+
+def test_the_trajectory_fixtures_hold_every_kind_of_event():
+    """The byte-compatibility files above cover each kind a trajectory line may be."""
+    kinds = {e.kind for path in TRAJECTORIES.glob("*.jsonl") for e in read_trajectory(path)}
+    assert kinds == set(EVENTS) == set(schema()["properties"]["event"]["enum"])
+
+
+def test_every_kind_of_event_reads_back_as_written(tmp_path):
+    """Each kind of event, written (stamped) and read back, is the same typed value."""
+    metrics = RunMetrics(iterations=2, lm_calls=3, cost_usd=None, payload_chars_by_source={"prompt": 4})
+    ref = Ref("sha256:" + "a" * 64, "prompt", 5, "a" * 64)
+    settings = RunSettings("A1", "scripted", 12, 20, "LocalInterpreter", k="2+1+1", budgets={"L2": 800},
+                           tools=("prompt_window",), layers=(LayerBrief("L0", 120, 600, 1),))
+    events = [RunStart("task \x00😀", ref, OntologyBrief(("http://example.org/o",), 9), ("a" * 16,), ("b" * 16,),
+                       settings),
+              Iteration(0, "why", "print(1)", "1", 1),
+              ToolCall("prompt_window", CallArgs((0,), {"length": {"clipped": "x…", "chars": 500}})),
+              ToolResult("prompt_window", 40, True, (), "[Error] prompt_window: no"),
+              Construction("cq_check", {"passed": True, "signatures": {"s": 2}}),
+              ConstraintViolation("ontology_query", "c" * 16, "the query needs a LIMIT"),
+              RunComplete("error", None, metrics, ("a" * 16,), error="RuntimeError: down"),
+              RunComplete("ok", "an answer", metrics)]
+    with Trajectory(tmp_path / "t.jsonl", "run-1") as t:
+        t.iteration = 3
+        written = [t.write(e) for e in events]
+    read = read_trajectory(tmp_path / "t.jsonl")
+    assert read == written and [e.seq for e in read] == list(range(len(events)))
+    assert {e.run_id for e in read} == {"run-1"}
+    assert read[2].iteration == read[3].iteration == 3  # tool events carry the iteration they were called in
+    assert "error" in read[6].to_dict() and "error" not in read[7].to_dict()

@@ -21,6 +21,7 @@ from owl_memory.agent.metrics import spent  # noqa: E402
 from owl_memory.agent.runner import run  # noqa: E402
 from owl_memory.agent.trajectory import read_trajectory  # noqa: E402
 from owl_memory.cli import main  # noqa: E402
+from owl_memory.model import RunComplete, RunStart  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PRICE_IN, PRICE_OUT = 1.5e-07, 6e-07  # gpt-4o-mini in the litellm price map dspy 3.4.1 installs
@@ -38,7 +39,8 @@ def test_converged_says_whether_submit_came_before_the_iteration_limit(tmp_path)
     forced = run("t", lm=DummyLM([{"reasoning": "a", "code": "x = 1"}, {"answer": "y"}]), max_iters=1,
                  condition="A0", trajectory_dir=tmp_path)
     assert done.metrics.converged and not forced.metrics.converged
-    assert read_trajectory(forced.trajectory_path)[-1]["metrics"]["converged"] is False
+    end = read_trajectory(forced.trajectory_path)[-1]
+    assert isinstance(end, RunComplete) and end.metrics.converged is False
 
 
 def test_sub_lm_calls_priced_and_counted_apart_and_both_token_limits_sent(tmp_path, monkeypatch):
@@ -63,7 +65,8 @@ def test_sub_lm_calls_priced_and_counted_apart_and_both_token_limits_sent(tmp_pa
     assert [b["model"] for b in sent[3:]] == ["gpt-4o-mini", "gpt-4o-mini-sub", "gpt-4o-mini"]
     assert apart.metrics.sub_lm_calls == 1 and apart.metrics.lm_calls == 3
     assert apart.metrics.cost_usd is None  # the sub-model is not in litellm's price map: the cost is unknown
-    assert read_trajectory(apart.trajectory_path)[0]["config"]["sub_lm"] == "openai/gpt-4o-mini-sub"
+    start = read_trajectory(apart.trajectory_path)[0]
+    assert isinstance(start, RunStart) and start.config.sub_lm == "openai/gpt-4o-mini-sub"
 
 
 def test_a_scripted_run_costs_nothing(tmp_path):
@@ -97,7 +100,8 @@ def test_a_failed_run_keeps_what_it_spent(tmp_path, monkeypatch):
     metrics, trajectory = spent(caught.value)
     assert metrics.iterations == 2 and metrics.sub_lm_calls == 1 and metrics.prompt_tokens >= 400
     end = read_trajectory(trajectory)[-1]
-    assert end["status"] == "error" and end["iterations"] == 2 and end["prompt_tokens"] == metrics.prompt_tokens
+    assert isinstance(end, RunComplete) and end.status == "error" and end.metrics.iterations == 2
+    assert end.to_dict()["iterations"] == 2 and end.to_dict()["prompt_tokens"] == metrics.prompt_tokens
 
 
 def test_a_failed_run_json_prints_a_json_error_on_stdout(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from owl_memory.agent.runner import interpreter_factory, resolve_lm, run
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError
-from owl_memory.model import MemoryAccess, RunConfig
+from owl_memory.model import Iteration, MemoryAccess, RunComplete, RunConfig, RunStart, ToolCall
 from owl_memory.model.runs import GRANTS
 
 SUBCLASSES = ["http://www.w3.org/ns/prov#Bundle", "http://www.w3.org/ns/prov#Collection",
@@ -49,20 +49,21 @@ def test_agent_answers_prov_entity_subclasses_through_the_tools(prov, memory, tm
     r = run(TASK, memory=memory, prompt=PROMPT, ontology=prov, lm=lm, trajectory_dir=tmp_path)
     assert r.answer.split(", ") == SUBCLASSES
     events = read_trajectory(r.trajectory_path)  # every line validates against the schema
-    kinds = [e["event"] for e in events]
+    kinds = [e.kind for e in events]
     assert kinds[0] == "run_start" and kinds[-1] == "run_complete" and kinds.count("iteration") == 4
-    assert [e["seq"] for e in events] == list(range(len(events)))
-    outputs = [e["output"] for e in events if e["event"] == "iteration"]
+    assert [e.seq for e in events] == list(range(len(events)))
+    outputs = [e.output for e in events if isinstance(e, Iteration)]
     assert outputs[0] == f"{len(PROMPT)}\nAnswer with full IRIs, sorted, comma-separated. " and \
         outputs[2] == "3 True"
-    calls = [e for e in events if e["event"] == "tool_call"]
-    assert [c["tool"] for c in calls] == ["prompt_stats", "prompt_window", "ontology_describe", "ontology_query",
-                                          "results_peek"]
-    code = [e["code"] for e in events if e["event"] == "iteration"]
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [c.tool for c in calls] == ["prompt_stats", "prompt_window", "ontology_describe", "ontology_query",
+                                       "results_peek"]
+    code = [e.code for e in events if isinstance(e, Iteration)]
     assert "prompt_window(0, 48)" in code[0] and "ontology_describe(iri='prov:Entity', limit=10)" in code[1]
-    assert calls[1]["args"]["keyword"] == {"start": 0, "length": 48} and calls[2]["args"]["keyword"]["limit"] == 10
+    assert calls[1].args.keyword == {"start": 0, "length": 48} and calls[2].args.keyword["limit"] == 10
     done = events[-1]
-    assert done["status"] == "ok" and done["iterations"] == 4 and done["lm_calls"] == 4
+    assert isinstance(done, RunComplete) and done.status == "ok"
+    assert done.to_dict()["iterations"] == 4 and done.to_dict()["lm_calls"] == 4
     m = r.metrics
     assert m.tool_calls == 5 and m.tool_errors == 0 and m.large_returns == 0 and m.max_window == 48
     assert m.payload_chars_by_source["prompt"] == 48  # the one printed window, exactly
@@ -78,8 +79,9 @@ def test_prompt_text_never_enters_the_rlm_inputs(prov, tmp_path):
     assert "must not see" not in sent and "Answer with full IRIs" not in sent
     assert r.metrics.payload_chars_in_history == 0 and r.metrics.payload_chars_sent == 0
     start = read_trajectory(r.trajectory_path)[0]
-    assert start["prompt"]["size"] == len(PROMPT) and start["config"]["condition"] == "A0"
-    assert "memory_search" not in start["config"]["tools"] and start["config"]["interpreter"] == "LocalInterpreter"
+    assert isinstance(start, RunStart) and start.prompt and start.prompt.size == len(PROMPT)
+    assert start.config.condition == "A0"
+    assert "memory_search" not in start.config.tools and start.config.interpreter == "LocalInterpreter"
 
 
 def test_a1_injects_title_summary_and_three_bullets_never_the_rest(memory, tmp_path):
@@ -96,8 +98,9 @@ def test_a1_injects_title_summary_and_three_bullets_never_the_rest(memory, tmp_p
     sent = json.dumps(lm.history[0]["messages"])
     assert "FOURTH-BULLET" not in sent and "PAYLOAD-BODY" not in sent
     assert "List subclasses by query" not in sent  # k defaults to 1, as in ReasoningBank
-    assert r.memory_ids_used == (i,) and "memory_search" not in read_trajectory(r.trajectory_path)[0]["config"]["tools"]
-    assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == [i]
+    start = read_trajectory(r.trajectory_path)[0]
+    assert r.memory_ids_used == (i,) and isinstance(start, RunStart) and "memory_search" not in start.config.tools
+    assert start.memory_ids_injected == (i,)
     lm = DummyLM(steps("SUBMIT(answer='ok')"))
     r = run("list the direct subclasses of a class", memory=memory, lm=lm, condition="A1", k=2,
             trajectory_dir=tmp_path)
@@ -116,7 +119,8 @@ def test_a3_gives_a2_tools_plus_one_hint_of_at_most_300_characters(memory, tmp_p
     assert len(hint) <= 300 and hint.endswith("…")
     assert "HIDDEN-CONTENT" not in json.dumps(lm.history[0]["messages"])
     start = read_trajectory(r.trajectory_path)[0]
-    assert "memory_search" in start["config"]["tools"] and start["memory_ids_injected"] == [i]
+    assert isinstance(start, RunStart) and "memory_search" in start.config.tools
+    assert start.memory_ids_injected == (i,)
     assert r.metrics.payload_chars_in_history == 0
 
 
@@ -158,7 +162,8 @@ def test_max_iters_falls_back_to_extract(tmp_path):
     lm = DummyLM(steps("x = 1", "x += 1", answer="two"))
     r = run("count", lm=lm, max_iters=2, trajectory_dir=tmp_path)
     done = read_trajectory(r.trajectory_path)[-1]
-    assert r.answer == "two" and done["status"] == "extracted" and done["lm_calls"] == 3
+    assert r.answer == "two" and isinstance(done, RunComplete) and done.status == "extracted"
+    assert done.to_dict()["lm_calls"] == 3
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -171,7 +176,7 @@ def test_an_lm_failure_is_recorded_then_raised(tmp_path):
         run("t", lm=Broken([]), trajectory_dir=tmp_path)
     (path,) = tmp_path.glob("*.jsonl")
     done = read_trajectory(path)[-1]
-    assert done["status"] == "error" and "provider down" in done["error"]
+    assert isinstance(done, RunComplete) and done.status == "error" and "provider down" in (done.error or "")
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -252,5 +257,6 @@ def test_run_config_read_limits_reach_the_toolbox(tmp_path):
     config = RunConfig(lm=lm, condition="A0", read_budget=100, trajectory_dir=tmp_path)
     r = run("read the prompt", prompt=PROMPT, config=config)
     assert r.metrics.read_chars == 100 and r.metrics.tool_errors == 2
-    assert read_trajectory(r.trajectory_path)[0]["config"]["read_budget"] == 100
+    start = read_trajectory(r.trajectory_path)[0]
+    assert isinstance(start, RunStart) and start.config.read_budget == 100
     assert r.to_dict()["metrics"]["read_chars"] == 100 and r.to_dict()["memory_ids_used"] == []

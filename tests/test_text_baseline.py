@@ -11,6 +11,7 @@ from dspy.utils import DummyLM
 from owl_memory import ItemSpec
 from owl_memory.agent.runner import run
 from owl_memory.agent.trajectory import read_trajectory
+from owl_memory.model import Iteration, RunStart
 from owl_memory.provenance import RunInfo, provenance_graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,13 @@ def stocked(memory):
     return memory, ids
 
 
+def started(r) -> RunStart:
+    """The run_start event of a run's trajectory."""
+    start = read_trajectory(r.trajectory_path)[0]
+    assert isinstance(start, RunStart)
+    return start
+
+
 def a1(memory, tmp_path, task=TASK, **options):
     """One A1 run over the library ontology; the prior_experience input it was given, the first user message and the
     run."""
@@ -78,7 +86,7 @@ def test_a1_injects_two_successes_one_failure_and_one_seed_in_the_assess_block(s
     assert user.count("### ") == 4
     assert all(f"({label}, " in user for label in ("what worked", "what failed", "seed advice"))
     assert "FOURTH-STEP" not in user and "BODY" not in user and user.count("\n* ") == 4 * 3 - 2  # <= 3 bullets
-    assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == shown
+    assert list(started(r).memory_ids_injected) == shown
 
 
 def test_a1_finds_applicable_items_without_a_shared_word_and_k_takes_the_top_n(stocked, tmp_path):
@@ -99,7 +107,7 @@ def test_a1_never_injects_what_its_own_task_made_and_records_what_it_left_out(st
         user, r = a1(memory, tmp_path, task_id=task_id)
         assert not gone & set(r.memory_ids_used) and set(r.memory_ids_filtered) == gone, task_id
         assert all(f"id {i}" not in user for i in gone)
-        assert read_trajectory(r.trajectory_path)[0]["memory_ids_filtered"] == sorted(gone)
+        assert list(started(r).memory_ids_filtered) == sorted(gone)
     _, r = a1(memory, tmp_path, task_id="t8")  # a task that made nothing loses nothing
     assert r.memory_ids_filtered == () and len(r.memory_ids_used) == 4
 
@@ -110,7 +118,7 @@ def test_a1_text_stays_within_its_l2_budget_whole_items_only(stocked, tmp_path):
     short, r = a1(memory, tmp_path, budgets="L2=420")
     assert 0 < len(r.memory_ids_used) < len(r_full.memory_ids_used) and len(short.strip()) <= 420
     assert short.count("### ") == len(r.memory_ids_used)  # whole items: each shown one is there with its heading
-    assert read_trajectory(r.trajectory_path)[0]["memory_ids_injected"] == list(r.memory_ids_used)
+    assert started(r).memory_ids_injected == r.memory_ids_used
 
 
 def test_a5_reads_memory_as_plain_files_through_capped_tools(stocked, tmp_path):
@@ -124,10 +132,10 @@ def test_a5_reads_memory_as_plain_files_through_capped_tools(stocked, tmp_path):
     lm = DummyLM([{"reasoning": f"step {i}", "code": c} for i, c in enumerate(script)])
     r = run(TASK, memory, ontology=LIBRARY, lm=lm, condition="A5", trajectory_dir=tmp_path, read_budget=3000)
     events = read_trajectory(r.trajectory_path)
-    tools = events[0]["config"]["tools"]
+    tools = started(r).config.tools
     assert {"files_list", "files_grep", "files_read"} <= set(tools) and "memory_search" not in tools
     assert r.answer == str(len(ids)) and "[[ ## " not in r.answer
-    outputs = [e["output"] for e in events if e["event"] == "iteration"]
+    outputs = [e.output for e in events if isinstance(e, Iteration)]
     assert outputs[0].startswith(str(len(ids)))
     assert outputs[1].startswith("7 ") and "'line': 7, 'text': '- second step'" in outputs[1]
     size = int(outputs[2].split()[1])
@@ -143,5 +151,5 @@ def test_only_a5_has_the_files_and_a5_has_no_memory_search(stocked, tmp_path):
     for condition, has_files in (("A2", False), ("A1", False), ("A5", True)):
         lm = DummyLM([{"reasoning": "done", "code": "SUBMIT(answer='ok')"}])
         r = run(TASK, memory, ontology=LIBRARY, lm=lm, condition=condition, trajectory_dir=tmp_path)
-        tools = read_trajectory(r.trajectory_path)[0]["config"]["tools"]
+        tools = started(r).config.tools
         assert ("files_grep" in tools) == has_files and ("memory_search" in tools) == (condition == "A2")

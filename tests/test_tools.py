@@ -20,6 +20,7 @@ from owl_memory.adapters.dspy import execution_tools, stub_parameters
 from owl_memory.agent.runner import RLM
 from owl_memory.agent.tools import LARGE_RETURN, MAX_RETURN, OwlTool, Toolbox, ToolFamily, dumps, family, tools
 from owl_memory.errors import OwlMemoryError, ToolError
+from owl_memory.model import ToolResult
 from owl_memory.store.blobs import BlobStore, ReadBudget
 
 TTL = """@prefix ex: <http://example.org/zoo#> .
@@ -173,6 +174,15 @@ def test_no_prompt_and_no_ontology_are_error_strings():
     assert "no ontology" in f["ontology_classes"]()
 
 
+def test_memory_tools_called_as_methods_without_a_memory_say_so():
+    """A toolbox without a memory offers no memory tools; calling one by its method is a ToolError, not a crash."""
+    tb = Toolbox(None, "p", None)
+    assert not {"memory_search", "files_list"} & {fn.__name__ for fn in tb.functions()}
+    for call in (lambda: tb.memory_search("x"), lambda: tb.memory_get("0" * 16), lambda: tb.files_list()):
+        with pytest.raises(ToolError, match="this run has no memory"):
+            call()
+
+
 def test_ontology_tools_on_a_small_graph():
     _, f = box()
     stats = f["ontology_stats"]()
@@ -204,7 +214,7 @@ def test_uncapped_toolbox_returns_all_rows_and_whole_items_beyond_the_cap(memory
     q = f["ontology_query"]("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
                             "SELECT ?c WHERE { ?c rdfs:subClassOf <http://example.org/zoo#Animal> }")
     assert q["rows"] == 302 and len(q["all_rows"]) == 302 and len(dumps(q)) > MAX_RETURN
-    assert tb.stats["large_returns"] == 1
+    assert tb.stats.large_returns == 1
     capped = box(ontology=TTL + big)[1]["ontology_query"]("SELECT ?s WHERE { ?s ?p ?o }")
     assert "all_rows" not in capped and len(dumps(capped)) <= MAX_RETURN
     i = memory.add(ItemSpec("Principle", "Bind values", "Use when a query takes user text.", "BODY " * 1000))
@@ -229,11 +239,11 @@ def test_stats_and_observer_record_sizes_and_handles_not_payload():
     q = f["ontology_query"]("SELECT ?s WHERE { ?s a <http://www.w3.org/2002/07/owl#Class> }")
     f["prompt_window"](0, 512)
     f["prompt_window"]("bad")
-    assert [e["event"] for e in events] == ["tool_call", "tool_result"] * 3
-    assert events[1]["handles"] == [q["handle"]]
-    assert "hidden prompt" not in json.dumps(events)
-    assert tb.stats["tool_calls"] == 3 and tb.stats["tool_errors"] == 1 and tb.stats["max_window"] == 512
-    assert tb.stats["large_returns"] == 0 and tb.stats["max_return"] <= LARGE_RETURN
+    assert [e.kind for e in events] == ["tool_call", "tool_result"] * 3
+    assert isinstance(events[1], ToolResult) and events[1].handles == (q["handle"],)
+    assert "hidden prompt" not in json.dumps([e.to_dict() for e in events])
+    assert tb.stats.tool_calls == 3 and tb.stats.tool_errors == 1 and tb.stats.max_window == 512
+    assert tb.stats.large_returns == 0 and tb.stats.max_return <= LARGE_RETURN
 
 
 def test_memory_tools_wrap_search_get_window_under_the_budget(memory):
@@ -280,7 +290,7 @@ def test_both_call_styles_work_through_a_real_rlm_run():
     pred = _rlm_run([BOTH_STYLES, "SUBMIT(answer=a['text'])"], tb)
     assert pred.answer == "line 00000 "
     assert pred.trajectory[0]["output"] == "True line 00000  2"
-    assert tb.stats["tool_calls"] == 4 and tb.stats["tool_errors"] == 0
+    assert tb.stats.tool_calls == 4 and tb.stats.tool_errors == 0
 
 
 def test_bad_arguments_through_rlm_are_error_strings_without_the_value():
@@ -292,7 +302,7 @@ def test_bad_arguments_through_rlm_are_error_strings_without_the_value():
     assert "start must be an integer" in out[0]
     assert "vvvv" not in pred.trajectory[0]["output"]
     assert "too many positional arguments" in out[1] and "missing a required argument: 'iri'" in out[2]
-    assert tb.stats["tool_calls"] == 3 and tb.stats["tool_errors"] == 3  # bad calls are logged and counted too
+    assert tb.stats.tool_calls == 3 and tb.stats.tool_errors == 3  # bad calls are logged and counted too
 
 
 def test_plain_dspy_rlm_takes_keywords_and_owl_errors_but_drops_positionals_on_local_interpreter():
@@ -303,7 +313,7 @@ def test_plain_dspy_rlm_takes_keywords_and_owl_errors_but_drops_positionals_on_l
     first, second = pred.trajectory[0]["output"], pred.trajectory[1]["output"]
     assert first.startswith("line 00000 \n[Error] prompt_window(start: int = 0, length: int = 512): argument 'start'")
     assert "TypeError" in second and "prompt_window() takes 0 positional arguments" in second
-    assert tb.stats["tool_calls"] == 2  # the positional call never reached the tool
+    assert tb.stats.tool_calls == 2  # the positional call never reached the tool
 
 
 def _deno_stub_source(name: str, parameters: list[dict]) -> str:
@@ -332,7 +342,7 @@ def test_deno_sandbox_stubs_bind_both_call_styles_and_reach_owl_tools(rlm_class,
     sandbox = {"_js_tool_call": lambda name, payload: host.invoke_tool(name, json.loads(payload)["kwargs"])}
     exec(_deno_stub_source("prompt_window", params), sandbox)  # noqa: S102 (dspy's own generated stub)
     a, b = sandbox["prompt_window"](0, 11), sandbox["prompt_window"](start=0, length=11)
-    assert a["text"] == b["text"] == "line 00000 " and tb.stats["tool_calls"] == 2
+    assert a["text"] == b["text"] == "line 00000 " and tb.stats.tool_calls == 2
     assert sandbox["prompt_window"]("x").startswith("[Error] prompt_window(start: int = 0, length: int = 512)")
 
 

@@ -9,9 +9,17 @@ trajectory gets a constraint_violation event per violation, and the run's metric
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rdflib import Graph
+
 from ..adapters import sparql as sparql_text
-from ..model import QueryConstraint
+from ..model import MemoryAccess, QueryConstraint
 from ..vocab import declared_ontology, serves_ontology
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 SEARCH_K = 50
 _SAYS = {"needs-limit": "the query needs a LIMIT",
@@ -19,7 +27,8 @@ _SAYS = {"needs-limit": "the query needs a LIMIT",
          "forbids-predicate": "the query must not use the predicate {value}"}
 
 
-def query_constraints(memory, graph, access) -> tuple[tuple[str, QueryConstraint], ...]:
+def query_constraints(memory: Memory | None, graph: Graph | None,
+                      access: MemoryAccess) -> tuple[tuple[str, QueryConstraint], ...]:
     """(item id, constraint) of every Constraint item that applies to the run over `graph`, in search order."""
     if memory is None or not access.layers_read_memory:
         return ()
@@ -31,7 +40,7 @@ def query_constraints(memory, graph, access) -> tuple[tuple[str, QueryConstraint
     return tuple(out)
 
 
-def violations(sparql: str, constraints) -> list[tuple[str, str]]:
+def violations(sparql: str, constraints: Iterable[tuple[str, QueryConstraint]]) -> list[tuple[str, str]]:
     """(item id, message) for each constraint the query breaks; none for a query that does not parse (the guard
     refuses it with its own message)."""
     try:

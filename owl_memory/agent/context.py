@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import DC, DCTERMS, SKOS
+from rdflib.term import Node
 
 from ..errors import ConfigError
+from ..model import LayerBrief
 from ..model.runs import MAX_BUDGET, parse_layers
 from ..vocab import OWL, RDF, RDFS, SH, local_name
 from .endpoint_profiles import find_profile, summary
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 BOUNDS = {"L0": 600, "L1": 1000, "L3": 1000}
 FIELDS = {"L0": "ontology_card", "L1": "schema_constraints", "L3": "guide_summary"}  # the RLM's input variables
@@ -52,13 +59,14 @@ class Layer:
     bound: int
     dropped: int = 0
 
-    def to_dict(self) -> dict:
-        """JSON form (for trajectories and records)."""
-        return {"name": self.name, "chars": len(self.text), "bound": self.bound, "dropped": self.dropped}
+    def brief(self) -> LayerBrief:
+        """What a trajectory records of the layer: its name, length, bound and dropped lines (not its text)."""
+        return LayerBrief(self.name, len(self.text), self.bound, self.dropped)
 
 
-def build(layers, graph: Graph | None = None, memory=None, guide: str | Path | None = None,
-          bounds: dict | None = None, endpoints: tuple[str, ...] = ()) -> list[Layer]:
+def build(layers: str | Iterable[str] | None, graph: Graph | None = None, memory: Memory | None = None,
+          guide: str | Path | None = None, bounds: dict[str, int] | None = None,
+          endpoints: tuple[str, ...] = ()) -> list[Layer]:
     """Pack the requested layers; ConfigError when a layer has nothing to be computed from. Without an ontology, L0
     is the card of the run's endpoints (what memory's EndpointProfiles know of each)."""
     names, bounds = parse_layers(layers), {**BOUNDS, **(bounds or {})}
@@ -67,9 +75,17 @@ def build(layers, graph: Graph | None = None, memory=None, guide: str | Path | N
     if graph is None and ("L1" in names or ("L0" in names and not endpoints)):
         raise ConfigError("layers L0 and L1 are computed from the ontology: pass ontology=PATH (or --ontology); "
                           "L0 also from the run's endpoints (--endpoint URL)")
-    makers = {"L0": lambda b: sense_card(graph, b) if graph is not None else endpoint_card(endpoints, memory, b),
-              "L1": lambda b: schema_card(graph, memory, b), "L3": lambda b: guide_summary(_guide_text(guide), b)}
-    return [makers[n](int(bounds[n])) for n in names]
+    return [_layer(n, int(bounds[n]), graph, memory, guide, endpoints) for n in names]
+
+
+def _layer(name: str, bound: int, graph: Graph | None, memory: Memory | None, guide: str | Path | None,
+           endpoints: tuple[str, ...]) -> Layer:
+    """One layer packed to `bound` (build has checked that it can be computed)."""
+    if name == "L3":
+        return guide_summary(_guide_text(guide), bound)
+    if graph is None:
+        return endpoint_card(endpoints, memory, bound)
+    return sense_card(graph, bound) if name == "L0" else schema_card(graph, memory, bound)
 
 
 def inputs(layers: list[Layer]) -> dict[str, str]:
@@ -90,18 +106,18 @@ def sense_card(graph: Graph, bound: int = BOUNDS["L0"]) -> Layer:
     return _pack("L0", [line for line in lines if line], bound)
 
 
-def endpoint_card(urls: tuple[str, ...], memory=None, bound: int = BOUNDS["L0"]) -> Layer:
+def endpoint_card(urls: tuple[str, ...], memory: Memory | None = None, bound: int = BOUNDS["L0"]) -> Layer:
     """L0 of a run on endpoints: each endpoint with what memory's profile of it knows (graphs, features, quirks,
     limits), or that nothing is known yet and how to discover it."""
     lines = ["Endpoint card (L0): the SPARQL endpoints this run may query"]
     for url in urls:
-        found = find_profile(memory, url) if memory is not None else None
+        found = find_profile(memory, url)
         lines.append(f"- {summary(found[1])}" if found else
                      f"- {url}: nothing known yet; discover it with endpoint_describe and endpoint_graphs")
     return _pack("L0", lines, bound)
 
 
-def schema_card(graph: Graph, memory=None, bound: int = BOUNDS["L1"]) -> Layer:
+def schema_card(graph: Graph, memory: Memory | None = None, bound: int = BOUNDS["L1"]) -> Layer:
     """L1: anti-patterns first, then disjointness, property characteristics, cardinalities, shapes, domain/range."""
     disjoint, traits, cards = _disjoint(graph), _characteristics(graph), _cardinalities(graph)
     anti = [f"- [memory] {title}" for title in _memory_antipatterns(graph, memory)]
@@ -140,7 +156,7 @@ def _joined(label: str, items: list[str], sep: str = ", ", width: int = 160) -> 
     return line
 
 
-def _guide_text(guide) -> str:
+def _guide_text(guide: str | Path | None) -> str:
     """The guide's text from a path or a string; ConfigError when L3 has no guide."""
     if guide is None or not str(guide).strip():
         raise ConfigError("layer L3 summarizes a guide: pass guide=PATH (a Markdown or text file) or the guide text")
@@ -154,7 +170,8 @@ def _guide_text(guide) -> str:
 
 def _pack(name: str, lines: list[str], bound: int) -> Layer:
     """Whole lines in order while they fit in `bound` characters (a line alone longer than the bound is cut)."""
-    kept, size = [], -1
+    kept: list[str] = []
+    size = -1
     for line in lines:
         if size + 1 + len(line) > bound:
             if not kept:
@@ -191,7 +208,7 @@ def _properties(graph: Graph) -> list[URIRef]:
     return sorted((p for p in found if isinstance(p, URIRef) and not str(p).startswith(RESERVED)), key=str)
 
 
-def _individuals(graph: Graph, classes: list[URIRef]) -> set:
+def _individuals(graph: Graph, classes: list[URIRef]) -> set[URIRef]:
     """Subjects typed with one of the ontology's classes (or owl:NamedIndividual)."""
     wanted = set(classes) | {OWL.NamedIndividual}
     return {s for s, o in graph.subject_objects(RDF.type) if o in wanted and isinstance(s, URIRef)}
@@ -218,7 +235,7 @@ def _namespace(iri: str) -> str:
     return iri[:cut + 1] if cut > 0 else ""
 
 
-def _qname(graph: Graph, term) -> str:
+def _qname(graph: Graph, term: Node | None) -> str:
     """prefix:local when the namespace is bound, else the local name."""
     if isinstance(term, BNode):
         return "(anonymous)"
@@ -250,12 +267,17 @@ def _disjoint(graph: Graph) -> list[tuple[str, str]]:
     for node in graph.subjects(RDF.type, OWL.AllDisjointClasses):
         members = _list(graph, graph.value(node, OWL.members))
         pairs |= {(a, b) for i, a in enumerate(members) for b in members[i + 1:]}
-    named = {tuple(sorted((_qname(graph, a), _qname(graph, b)))) for a, b in pairs
+    named = {_pair(_qname(graph, a), _qname(graph, b)) for a, b in pairs
              if isinstance(a, URIRef) and isinstance(b, URIRef)}
     return sorted(named)
 
 
-def _list(graph: Graph, head) -> list:
+def _pair(a: str, b: str) -> tuple[str, str]:
+    """Two names in sorted order."""
+    return (a, b) if a <= b else (b, a)
+
+
+def _list(graph: Graph, head: Node | None) -> list[Node]:
     """The members of an RDF list (empty when there is none)."""
     return list(Collection(graph, head)) if head is not None else []
 
@@ -295,7 +317,7 @@ def _shapes(graph: Graph) -> list[str]:
     return [f"{target}: {path} {' '.join(sorted(parts))}".rstrip() for (target, path), parts in sorted(merged.items())]
 
 
-def _shape_parts(graph: Graph, prop) -> list[str]:
+def _shape_parts(graph: Graph, prop: Node) -> list[str]:
     """The min/max counts and datatype/class of one property shape."""
     parts = [f"{w} {graph.value(prop, p)}" for p, w in ((SH.minCount, "min"), (SH.maxCount, "max"))
              if isinstance(graph.value(prop, p), Literal)]
@@ -303,7 +325,7 @@ def _shape_parts(graph: Graph, prop) -> list[str]:
                     if isinstance(graph.value(prop, p), URIRef)]
 
 
-def _memory_antipatterns(graph: Graph, memory, k: int = 3) -> list[str]:
+def _memory_antipatterns(graph: Graph, memory: Memory | None, k: int = 3) -> list[str]:
     """Titles of the memory's AntiPattern items for this ontology, then for the versions and aligned terms it
     declares (store/alignment.py; those marked carried over); none without a memory."""
     from ..store import ontology_context

@@ -14,6 +14,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
@@ -21,7 +22,7 @@ from rdflib import Graph
 
 from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..errors import ConfigError, EndpointError, LoadError
-from ..model.endpoints import EndpointLimits, normalize_url
+from ..model.endpoints import EndpointGrant, EndpointLimits, normalize_url
 from .query_worker import QueryResult
 
 CHUNK = 65_536
@@ -49,7 +50,8 @@ class EndpointClient:
         limits: seconds per request, bytes per response, rows per SELECT, requests per run.
     """
 
-    def __init__(self, grants=(), limits: EndpointLimits | None = None):
+    def __init__(self, grants: Iterable[EndpointGrant | str] | EndpointGrant | str = (),
+                 limits: EndpointLimits | None = None):
         from ..model.endpoints import parse_grants
 
         self.grants = parse_grants(grants)
@@ -116,6 +118,7 @@ class EndpointClient:
     def _exchange(self, url: str, sparql: str | None, accept: str, deadline: float, must_succeed: bool) -> Response:
         """Send the request and read the bounded response."""
         parts = urlsplit(url)
+        assert parts.hostname is not None  # request() passes only URLs allowed() normalized: http(s) with a host
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname, parts.port, timeout=self.limits.seconds)
         watchdog = threading.Timer(self.limits.seconds, _abort, (conn,))  # a server trickling bytes cannot stall us
@@ -142,9 +145,11 @@ class EndpointClient:
             watchdog.cancel()
             conn.close()
 
-    def _read(self, resp, url: str, deadline: float, conn) -> bytes:
+    def _read(self, resp: http.client.HTTPResponse, url: str, deadline: float,
+              conn: http.client.HTTPConnection) -> bytes:
         """The body in chunks, refused past the byte cap or the deadline."""
-        chunks, size, cap = [], 0, self.limits.max_bytes
+        chunks: list[bytes] = []
+        size, cap = 0, self.limits.max_bytes
         declared = resp.getheader("Content-Length") or ""
         if declared.isdigit() and int(declared) > cap:
             size = int(declared)  # announced larger than the cap: refused before a byte of it is read
@@ -175,7 +180,7 @@ def _abort(conn: http.client.HTTPConnection) -> None:
             pass
 
 
-def _request_line(path: str, sparql: str | None, accept: str) -> tuple[str, str, bytes | None, dict]:
+def _request_line(path: str, sparql: str | None, accept: str) -> tuple[str, str, bytes | None, dict[str, str]]:
     """GET for a description or a short query, POST of a form for a long one."""
     headers = {"Accept": accept, "User-Agent": "owl-memory"}
     if sparql is None:
@@ -205,5 +210,5 @@ def _term(value: dict | None) -> tuple[str, str] | None:
     """One JSON binding as a (uri | bnode | literal, text) pair, None when unbound."""
     if not value:
         return None
-    kind = {"uri": "uri", "bnode": "bnode"}.get(value.get("type"), "literal")
+    kind = {"uri": "uri", "bnode": "bnode"}.get(str(value.get("type")), "literal")
     return kind, str(value.get("value", ""))

@@ -10,13 +10,19 @@ taught it, derived from that run's trace. A run that learned nothing new leaves 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rdflib import URIRef
+from rdflib import Graph, URIRef
 
 from ..model import ItemSpec
 from ..model.endpoints import EndpointProfile, endpoint_key
 from ..vocab import ITEM
+from .endpoint_client import EndpointClient
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 TASK_TYPE = "sparql-endpoint"
 FIND = """PREFIX om: <http://w3id.org/owl-memory#>
@@ -32,11 +38,12 @@ _WORD = {k: re.compile(r"\b" + k.replace(" ", r"\s+") + r"\b", re.IGNORECASE) fo
 class Notebook:
     """What one run's endpoint tools saw, per endpoint, as partial EndpointProfiles."""
 
-    def __init__(self):
+    def __init__(self) -> None:
+        """An empty notebook."""
         self.profiles: dict[str, EndpointProfile] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # url -> (error, query) of its last failed query
 
-    def note(self, url: str, **lists) -> None:
+    def note(self, url: str, **lists: Iterable[str]) -> None:
         """Add values to the lists of `url`'s profile (graphs=..., features=..., limits=...)."""
         seen = EndpointProfile(url, **{k: tuple(v) for k, v in lists.items()})
         old = self.profiles.get(seen.url)
@@ -66,10 +73,25 @@ class Notebook:
                 self.note(url, quirks=(f"error '{error[:100]}' was fixed by {how}",))
 
 
-def find_profile(memory, url: str) -> tuple[str, EndpointProfile] | None:
+class EndpointSession:
+    """One run's endpoints: the contained client, what the tools learned (a Notebook), and the memory that holds
+    the endpoints' profiles (None: no profiles shown or kept)."""
+
+    def __init__(self, client: EndpointClient, memory: Memory | None = None, read_memory: bool = True):
+        """A session over `client`; `read_memory`: the run's condition lets it show memory's profiles."""
+        self.client, self.memory, self.read_memory = client, memory, read_memory
+        self.notebook = Notebook()
+        self.descriptions: dict[str, Graph | None] = {}  # url -> its Service Description (None: it sent none)
+
+
+def find_profile(memory: Memory | None, url: str) -> tuple[str, EndpointProfile] | None:
     """The active profile of `url` in memory (its item id and value; several, left by writers racing, are read as
     one), or None."""
-    found = active_profiles(memory, url) if memory is not None else []
+    return _as_one(active_profiles(memory, url)) if memory is not None else None
+
+
+def _as_one(found: list[tuple[str, EndpointProfile]]) -> tuple[str, EndpointProfile] | None:
+    """Active profiles of one endpoint read as one: the first id, every profile merged (None when there are none)."""
     if not found:
         return None
     merged = found[0][1]
@@ -78,14 +100,14 @@ def find_profile(memory, url: str) -> tuple[str, EndpointProfile] | None:
     return found[0][0], merged
 
 
-def active_profiles(memory, url: str) -> list[tuple[str, EndpointProfile]]:
+def active_profiles(memory: Memory, url: str) -> list[tuple[str, EndpointProfile]]:
     """Every active (neither superseded nor archived) profile item of `url`, by id."""
     rows = memory.sparql(FIND, {"tag": f"endpoint-{endpoint_key(url)}"}).rows
     ids = [str(item)[len(str(ITEM)):] for (item,) in rows]
     return [(i, EndpointProfile.from_json(memory.blobs.load(memory.get(i).content_ref).splitlines()[-1])) for i in ids]
 
 
-def remember(memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> list[str]:
+def remember(memory: Memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> list[str]:
     """Consolidate what the run learned into one profile per endpoint (a new version superseding the old one when
     it adds anything); the ids of the versions written."""
     written = []
@@ -93,7 +115,8 @@ def remember(memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> 
         if not seen.learned():
             continue
         found = active_profiles(memory, url)
-        old = find_profile(memory, url)[1] if found else EndpointProfile(url)
+        known = _as_one(found)
+        old = known[1] if known is not None else EndpointProfile(url)
         new = old.merged(seen)
         if len(found) == 1 and new == old:
             continue
@@ -139,7 +162,7 @@ def _local(iri: str) -> str:
     return re.split(r"[#/]", iri.rstrip("/#"))[-1] or iri
 
 
-def namespaces_and_classes(triples: list) -> tuple[set[str], set[str]]:
+def namespaces_and_classes(triples: Iterable[tuple]) -> tuple[set[str], set[str]]:
     """The namespaces of the IRIs in a query's triple patterns, and the classes it asks rdf:type of."""
     rdf_type = URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
     iris = {t for tp in triples for t in tp if isinstance(t, URIRef)}

@@ -21,12 +21,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rdflib import Graph
 
 from ..model import Hit, Item, MemoryAccess, OntologyContext, Quota
 from ..model.runs import MAX_BUDGET, POLARITIES
 from ..store import ontology_context
-from ..vocab import ITEM, ontology_iri
-from .tools import clip
+from ..vocab import ITEM, serves_ontology
+from .tools.caps import clip
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 BULLETS, BULLET_CHARS = 3, 120  # A1: bullets per injected item, characters per bullet
 TITLE_CHARS, SUMMARY_CHARS = 80, 160  # A1: characters of an injected item's title and summary
@@ -58,7 +64,7 @@ class Retrieval:
     filtered: tuple[str, ...] = ()
 
 
-def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None = None,
+def retrieve(memory: Memory | None, task: str, graph: Graph | None, access: MemoryAccess, task_id: str | None = None,
              task_type: str | None = None) -> Retrieval:
     """The items a condition injects for the task: A1's quota by text and applicability, A3's best item."""
     if memory is None or access.injected < 1:
@@ -71,31 +77,33 @@ def retrieve(memory, task: str, graph, access: MemoryAccess, task_id: str | None
     candidates = _candidates(memory, values, access.injected, context)
     origin = _origins(memory, [h.id for h in candidates])
     own = [h.id for h in candidates if task_id and task_id in origin.get(h.id, (False, set()))[1]]
-    polarity = {h.id: _polarity(h, origin) for h in candidates if h.id not in own}
-    hits = _pick([h for h in candidates if polarity.get(h.id)], polarity, access.quota)
+    polarity = {h.id: p for h in candidates if h.id not in own and (p := _polarity(h, origin))}
+    hits = _pick([h for h in candidates if h.id in polarity], polarity, access.quota)
     return Retrieval(tuple(hits), {h.id: polarity[h.id] for h in hits}, tuple(own))
 
 
-def _candidates(memory, values: dict, wanted: int, context: OntologyContext | None = None) -> list[Hit]:
+def _candidates(memory: Memory, values: dict[str, str | None], wanted: int,
+                context: OntologyContext | None = None) -> list[Hit]:
     """Injectable applicable items through the tiers, most applicable first, without repeats; then, through the
     tiers with the ontology again, the items carried over from its versions and aligned terms (store/alignment.py),
     so every exact item comes before every carried one."""
     depth, seen, out = min(50, 4 * wanted + 8), set(), []
-    passes = [(tier, None) for tier in TIERS] + [(tier, context) for tier in TIERS if context and "ontology" in tier]
+    passes: list[tuple[tuple[str, ...], OntologyContext | None]] = [(tier, None) for tier in TIERS]
+    passes += [(tier, context) for tier in TIERS if context and "ontology" in tier]
     for tier, follow in passes:
         if any(not values[name] for name in tier):
             continue
         found = memory.search(**{name: values[name] for name in tier}, kinds=list(INJECTABLE), k=depth,
                               context=follow)
         for h in found:
-            scoped = "ontology" in tier or not h.applies_to or values["ontology"] in map(ontology_iri, h.applies_to)
+            scoped = "ontology" in tier or serves_ontology(h.applies_to, values["ontology"])
             if h.id not in seen and scoped:
                 seen.add(h.id)
                 out.append(h)
     return out
 
 
-def _origins(memory, ids: list[str]) -> dict[str, tuple[bool, set[str]]]:
+def _origins(memory: Memory, ids: list[str]) -> dict[str, tuple[bool, set[str]]]:
     """Per item: whether a run generated it, and the task ids of the runs behind it or the items it supersedes."""
     ids = [i for i in ids if _ID.match(i)]
     if not ids:
@@ -109,7 +117,7 @@ def _origins(memory, ids: list[str]) -> dict[str, tuple[bool, set[str]]]:
     return out
 
 
-def _polarity(hit: Hit, origin: dict) -> str | None:
+def _polarity(hit: Hit, origin: dict[str, tuple[bool, set[str]]]) -> str | None:
     """seed (no run made it), failure (a learned AntiPattern), success (learned advice); None: never injected."""
     if not origin.get(hit.id, (False, set()))[0]:
         return "seed"
@@ -129,19 +137,21 @@ def _pick(hits: list[Hit], polarity: dict[str, str], quota: Quota) -> list[Hit]:
     return out
 
 
-def hint_text(memory, retrieval: Retrieval, access: MemoryAccess) -> tuple[str, list[Hit]]:
+def hint_text(memory: Memory | None, retrieval: Retrieval, access: MemoryAccess) -> tuple[str, list[Hit]]:
     """A3: the packed hint appended to the task, and the hit it shows ("" and [] for any other condition)."""
-    if not retrieval.hits or not access.hint_chars:
+    if memory is None or not retrieval.hits or not access.hint_chars:
         return "", []
     return "\n\nMemory hint: " + hint(memory.get(retrieval.hits[0].id), access.hint_chars), list(retrieval.hits[:1])
 
 
-def experience(memory, retrieval: Retrieval, access: MemoryAccess, budget: int | None = None) -> tuple[str, list[Hit]]:
+def experience(memory: Memory | None, retrieval: Retrieval, access: MemoryAccess,
+               budget: int | None = None) -> tuple[str, list[Hit]]:
     """A1: the "Relevant prior experience" block (whole items while they fit `budget` characters, at most
     MAX_BUDGET), and the hits it shows ("" and [] when there is nothing to show)."""
-    if not retrieval.hits or not access.text:
+    if memory is None or not retrieval.hits or not access.text:
         return "", []
-    text, shown, bound = f"{HEADING}\n{ASSESS}\n", [], min(budget or MAX_BUDGET, MAX_BUDGET)
+    shown: list[Hit] = []
+    text, bound = f"{HEADING}\n{ASSESS}\n", min(budget or MAX_BUDGET, MAX_BUDGET)
     for h in retrieval.hits:
         block = _block(memory, len(shown) + 1, h, retrieval.polarity.get(h.id, "seed"))
         if len(text) + len(block) > bound:
@@ -150,7 +160,7 @@ def experience(memory, retrieval: Retrieval, access: MemoryAccess, budget: int |
     return (text.rstrip() if shown else ""), shown
 
 
-def _block(memory, n: int, hit: Hit, polarity: str) -> str:
+def _block(memory: Memory, n: int, hit: Hit, polarity: str) -> str:
     """One injected item: its title, polarity and kind, its summary and <= 3 bullets of its content."""
     bullets = _bullets(memory.blobs.load(memory.get(hit.id).content_ref))
     carried = ", carried over" if hit.carried_over_from else ""

@@ -87,7 +87,8 @@ def measure(calls: Iterable[LmCall], payloads: dict[str, str] | Iterable[tuple[s
     excluded = set().union(*(kgrams(t, k) for role, t in messages if role in ("system", "developer")),
                            *(kgrams(t, k) for t in allowed))
     items = payloads.items() if isinstance(payloads, dict) else payloads
-    by_name, sent = {}, 0
+    by_name: dict[str, int] = {}
+    sent = 0
     for name, payload in items:
         distinct, chars = _measure_one(shown, payload, excluded, k)
         by_name[name] = by_name.get(name, 0) + distinct

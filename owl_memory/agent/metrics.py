@@ -34,10 +34,10 @@ def run_metrics(box, calls: Sequence[LmCall], given: list[str], iterations: int,
                       completion_tokens=used.completion_tokens, sub_lm_calls=sub_used.calls,
                       sub_prompt_tokens=sub_used.prompt_tokens, sub_completion_tokens=sub_used.completion_tokens,
                       converged=converged, cost_usd=used.cost_usd, prompt_chars=used.sent_chars, **leak,
-                      large_returns=stats["large_returns"], max_window=stats["max_window"],
-                      max_return=stats["max_return"], stdout_chars=stdout_chars, tool_calls=stats["tool_calls"],
-                      tool_errors=stats["tool_errors"], read_chars=box.budget.spent, seconds=round(seconds, 3),
-                      constraint_violations=stats["constraint_violations"])
+                      large_returns=stats.large_returns, max_window=stats.max_window,
+                      max_return=stats.max_return, stdout_chars=stdout_chars, tool_calls=stats.tool_calls,
+                      tool_errors=stats.tool_errors, read_chars=box.budget.spent, seconds=round(seconds, 3),
+                      constraint_violations=stats.constraint_violations)
 
 
 def summed(a: RunMetrics, b: RunMetrics) -> RunMetrics:

@@ -21,8 +21,10 @@ import sys
 import time
 import weakref
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.term import Node
 
 from ..adapters import rdflib as rdf
 from ..errors import ConfigError, QueryFailed, QueryRefused, ToolError
@@ -49,7 +51,7 @@ class QueryLimits:
     memory_mb: int = 512
     max_rows: int = 10_000
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         """Refuse limits that cannot work."""
         if not (self.seconds > 0 and self.memory_mb >= 64 and self.max_rows >= 1):
             raise ConfigError("query limits need seconds > 0, memory_mb >= 64 and max_rows >= 1")
@@ -70,11 +72,12 @@ class QueryWorker:
     """The host side: one limited worker process over one graph, started on first use, restarted after a kill."""
 
     def __init__(self, graph: Graph, limits: QueryLimits | None = None):
+        """A worker over `graph` under `limits` (QueryLimits() by default); its process starts on the first query."""
         self.graph, self.limits = graph, limits or QueryLimits()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
 
-    def query(self, sparql: str, bindings: dict | None = None) -> QueryResult:
+    def query(self, sparql: str, bindings: dict[URIRef, URIRef | Literal] | None = None) -> QueryResult:
         """Run one read-only query under the limits, with `bindings` (placeholder IRI -> RDF term) bound into its
         parsed form; QueryRefused or ToolError (naming the limit hit) otherwise."""
         from ..adapters.sparql import check_read_only
@@ -100,41 +103,41 @@ class QueryWorker:
             _kill(self._proc)
             self._proc, self._buffer = None, b""
 
-    def _ask(self, message: dict) -> dict:
+    def _ask(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send one message and wait for the answer within the wall-time limit."""
         proc = self._worker()
         try:
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-            proc.stdin.flush()
+            _send(proc, message)
             line = self._read_line(proc, self.limits.seconds)
         except OSError:
-            return self._died()
+            return self._died(proc)
         except _Overrun:
             self.close()
             raise ToolError(self._time_message()) from None
         return json.loads(line)
 
-    def _worker(self) -> subprocess.Popen:
+    def _worker(self) -> subprocess.Popen[bytes]:
         """The running worker, started (graph sent once, then its "ready" line awaited) when there is none."""
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
-        self._proc, self._buffer = _start(self.limits), b""
-        weakref.finalize(self, _kill, self._proc)
+        proc = self._proc = _start(self.limits)
+        self._buffer = b""
+        weakref.finalize(self, _kill, proc)
         graph = {"namespaces": {p: str(ns) for p, ns in self.graph.namespaces()},
                  "ntriples": self.graph.serialize(format="nt")}
         try:
-            self._proc.stdin.write(json.dumps(graph).encode() + b"\n")
-            self._proc.stdin.flush()
-            self._read_line(self._proc, STARTUP_SECONDS)
+            _send(proc, graph)
+            self._read_line(proc, STARTUP_SECONDS)
         except OSError:
-            self._died()
+            self._died(proc)
         except _Overrun:
             self.close()
             raise ToolError(f"the query worker did not load the ontology within {STARTUP_SECONDS} s") from None
-        return self._proc
+        return proc
 
-    def _read_line(self, proc: subprocess.Popen, seconds: float) -> bytes:
+    def _read_line(self, proc: subprocess.Popen[bytes], seconds: float) -> bytes:
         """One line from the worker within `seconds`; _Overrun past that, OSError when the worker is gone."""
+        assert proc.stdout is not None  # _start opens every worker's stdout as a pipe
         fd, deadline = proc.stdout.fileno(), time.monotonic() + seconds
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
@@ -147,9 +150,9 @@ class QueryWorker:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line
 
-    def _died(self) -> dict:
-        """The worker is gone without an answer: say which limit stopped it."""
-        proc, self._proc = self._proc, None
+    def _died(self, proc: subprocess.Popen[bytes]) -> NoReturn:
+        """The worker `proc` is gone without an answer: say which limit stopped it."""
+        self._proc = None
         try:
             code = proc.wait(timeout=2)
         except subprocess.TimeoutExpired:  # output closed but still exiting: a worker out of memory can hang here
@@ -172,26 +175,34 @@ class QueryWorker:
                 "cross products and ORDER BY over large results")
 
 
-def _start(limits: QueryLimits) -> subprocess.Popen:
+def _start(limits: QueryLimits) -> subprocess.Popen[bytes]:
     """A fresh worker process under the given limits."""
     cmd = [sys.executable, "-m", "owl_memory.agent.query_worker", str(limits.memory_mb), str(limits.seconds)]
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             close_fds=True)
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    """Write one JSON line to a worker and flush it (OSError when the worker is gone)."""
+    assert proc.stdin is not None  # _start opens every worker's stdin as a pipe
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
     """Kill a worker and reap it."""
     if proc.poll() is None:
         proc.kill()
     proc.wait()
     for stream in (proc.stdin, proc.stdout):
         try:
-            stream.close()
+            if stream is not None:
+                stream.close()
         except OSError:
             pass
 
 
-def _encode(term) -> list | None:
+def _encode(term: Node | None) -> list[str] | None:
     """An RDF term as a JSON pair."""
     if term is None:
         return None
@@ -199,20 +210,20 @@ def _encode(term) -> list | None:
     return [kind, str(term)]
 
 
-def _term_json(term) -> list:
+def _term_json(term: URIRef | Literal) -> list[str | None]:
     """A bound term as JSON: kind, text, language and datatype."""
     if isinstance(term, URIRef):
         return ["uri", str(term), None, None]
     return ["literal", str(term), term.language, str(term.datatype) if term.datatype else None]
 
 
-def _bindings(pairs) -> dict:
-    """Placeholder IRI -> RDF term, from the JSON of `_term_json` pairs."""
+def _bindings(pairs: list[list[Any]] | None) -> dict[URIRef, URIRef | Literal]:
+    """Placeholder IRI -> RDF term, from the JSON of `_term_json` pairs (as the worker reads them off its stdin)."""
     return {URIRef(k): URIRef(text) if kind == "uri" else Literal(text, lang=lang, datatype=datatype)
             for k, kind, text, lang, datatype in pairs or ()}
 
 
-def _decode(value) -> tuple | None:
+def _decode(value: list[str] | None) -> tuple[str, str] | None:
     """A JSON pair back as a (kind, text) tuple."""
     return None if value is None else (value[0], value[1])
 
@@ -235,7 +246,7 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
-def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict | None = None) -> dict:
+def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict[URIRef, URIRef | Literal] | None = None) -> dict:
     """Evaluate the checked algebra of one query (`bindings` bound into it); rows capped at max_rows."""
     from ..adapters.sparql import bind_terms, check_read_only, evaluate
 
@@ -247,7 +258,7 @@ def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict | None = None)
             "truncated": answer.truncated}
 
 
-def _answer(graph: Graph, message: dict, seconds: float) -> dict:
+def _answer(graph: Graph, message: dict[str, Any], seconds: float) -> dict[str, Any]:
     """The reply to one query message."""
     _limit_cpu(seconds)
     try:

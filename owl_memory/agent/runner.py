@@ -12,10 +12,26 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rdflib import Graph
 
 from ..adapters.dspy import HookedRLM, LocalInterpreter, calls_before, calls_since, dspy, format_output, language_model
 from ..errors import ConfigError
-from ..model import Hit, MemoryUse, RunConfig, RunMetrics, RunResult
+from ..model import (
+    Hit,
+    Iteration,
+    MemoryUse,
+    OntologyBrief,
+    RunComplete,
+    RunConfig,
+    RunMetrics,
+    RunResult,
+    RunSettings,
+    RunStart,
+)
 from ..rdfio import load_graph
 from ..store import ReadBudget
 from ..vocab import OWL, RDF
@@ -28,6 +44,10 @@ from .tools import OwlTool, Toolbox
 from .tools.endpoint import granted_urls, prepare_endpoints, remember_endpoints
 from .trajectory import Trajectory, trajectory_folder
 
+if TYPE_CHECKING:
+    from ..store import Memory
+    from .sandbox import Sandbox
+
 LM_ENV = "OWL_MEMORY_LM"
 INSTRUCTIONS = """Solve `task`. The prompt text is NOT in your variables: `prompt` holds only its handle
 (ref, size, sha). Read it in small windows with prompt_window / prompt_find; explore the ontology with the
@@ -38,7 +58,8 @@ print only what you need. Tools accept positional or keyword arguments; a result
 to do instead. SUBMIT(answer) when done."""
 
 
-def resolve_lm(lm=None, api_base: str | None = None, max_tokens: int | None = None, timeout: float | None = None):
+def resolve_lm(lm: object = None, api_base: str | None = None, max_tokens: int | None = None,
+               timeout: float | None = None) -> dspy.BaseLM:
     """A DSPy LM from an LM object, a model string, or $OWL_MEMORY_LM; ConfigError naming --lm when none.
 
     For a model string, `max_tokens` bounds every call's completion (sent as `max_tokens`, and to an `api_base`
@@ -52,7 +73,7 @@ def resolve_lm(lm=None, api_base: str | None = None, max_tokens: int | None = No
         return lm
     if lm == SCRIPTED:
         return scripted_lm()
-    kwargs = {"api_base": api_base} if api_base else {}
+    kwargs: dict[str, str | int | float] = {"api_base": api_base} if api_base else {}
     if max_tokens:
         kwargs.update(max_tokens=int(max_tokens), **({"max_completion_tokens": int(max_tokens)} if api_base else {}))
     if timeout:
@@ -65,12 +86,12 @@ def resolve_lm(lm=None, api_base: str | None = None, max_tokens: int | None = No
         raise ConfigError(f"bad LM model string {lm!r}: {e}; use provider/model, e.g. openai/gpt-4o-mini") from e
 
 
-def lm_name(lm) -> str:
+def lm_name(lm: object) -> str:
     """An LM as trajectories and provenance name it: its model string, else its type."""
     return str(getattr(lm, "model", type(lm).__name__))
 
 
-def interpreter_factory(sandbox=False):
+def interpreter_factory(sandbox: bool | Sandbox = False) -> Callable[[], Any]:
     """dspy's LocalInterpreter (not a sandbox); with sandbox=True a bubblewrap Sandbox (or the Sandbox given)."""
     if not sandbox:
         return LocalInterpreter
@@ -93,10 +114,10 @@ class RLM(HookedRLM):
         *args, **kwargs: as for dspy.RLM (signature, max_iters, tools, interpreter_factory, ...).
     """
 
-    def __init__(self, *args, interpreter_factory=LocalInterpreter, **kwargs):
+    def __init__(self, *args: Any, interpreter_factory: Callable[[], Any] = LocalInterpreter, **kwargs: Any):
         super().__init__(*args, interpreter_factory=interpreter_factory, **kwargs)
 
-    def pass_through(self, tool) -> bool:
+    def pass_through(self, tool: object) -> bool:
         """OwlTool objects as they are (callable by position or name); other tools as dspy wraps them."""
         return isinstance(tool, OwlTool)
 
@@ -104,7 +125,7 @@ class RLM(HookedRLM):
 class _TracedRLM(RLM):
     """RLM that reports each iteration (reasoning, code, output as the model saw it) to a callback."""
 
-    def __init__(self, *args, on_iteration=None, **kwargs):
+    def __init__(self, *args: Any, on_iteration: Callable[[int, dict, int], None] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.on_iteration = on_iteration
 
@@ -114,8 +135,8 @@ class _TracedRLM(RLM):
             self.on_iteration(iteration, entry, self.max_output_chars)
 
 
-def run(task: str, memory=None, prompt: str | None = None, ontology=None, config: RunConfig | None = None,
-        **options) -> RunResult:
+def run(task: str, memory: Memory | None = None, prompt: str | None = None, ontology: str | Path | Graph | None = None,
+        config: RunConfig | None = None, **options: Any) -> RunResult:
     """Run one strict-RLM agent on `task` with capped tools; returns answer, trajectory path and metrics.
 
     `config` is a RunConfig (model/runs.py: LM, condition, budgets, iterations, sandbox, trajectory folder, context
@@ -143,7 +164,7 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     path = trajectory_folder(config.trajectory_dir, memory) / f"{run_id}.jsonl"
     with Trajectory(path, run_id) as traj:
-        box.observer = traj.observe
+        box.observer = traj.write
         session = _Session(task, config, lm, factory, memory, graph, box, traj, injected, packed)
         return remember_endpoints(box, session.execute())
 
@@ -151,10 +172,12 @@ def run(task: str, memory=None, prompt: str | None = None, ontology=None, config
 class _Session:
     """One run once its toolbox and trajectory exist: the RLM call, its events and its result."""
 
-    def __init__(self, task, config: RunConfig, lm, factory, memory, graph, box: Toolbox, traj: Trajectory,
-                 retrieval: Retrieval, packed: list[context.Layer]):
+    def __init__(self, task: str, config: RunConfig, lm: dspy.BaseLM, factory: Callable[[], Any],
+                 memory: Memory | None, graph: Graph | None, box: Toolbox, traj: Trajectory, retrieval: Retrieval,
+                 packed: list[context.Layer]):
         self.task, self.config, self.lm, self.factory, self.memory = task, config, lm, factory, memory
         self.graph, self.box, self.traj, self.retrieval, self.packed = graph, box, traj, retrieval, packed
+        self.brief = _ontology_brief(graph)
         self.sub_lm = _lm(config, config.sub_lm) if config.sub_lm is not None else None
         self.injected: list[Hit] = []  # what the task shows, set by inputs()
         self.stdout_chars = 0
@@ -163,24 +186,22 @@ class _Session:
         """Run the RLM; write run_complete (also when the LM or interpreter fails: then the exception carries the
         run's metrics, see metrics.spent, and is re-raised)."""
         inputs = self.inputs()
-        self.start(inputs)
+        self.start()
         before, sub_before, t0 = calls_before(self.lm), calls_before(self.sub_lm), time.monotonic()
         try:
             with dspy.context(lm=self.lm, disable_history=False):
                 pred = self.rlm(inputs)(**inputs)
         except Exception as e:  # the LM or the interpreter failed: the run's record is written, then it is re-raised
             metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, self.traj.iteration, False)
-            self.traj.write("run_complete", status="error", error=f"{type(e).__name__}: {str(e)[:300]}", answer=None,
-                            **_counts(metrics), metrics=metrics.to_dict(),
-                            memory_ids_used=self.used())
+            self.traj.write(RunComplete("error", None, metrics, tuple(self.used()),
+                                        error=f"{type(e).__name__}: {str(e)[:300]}"))
             note_spent(e, metrics, self.traj.path)
             raise
         iterations = len(pred.trajectory)
         extracted = pred.final_reasoning == "Extract forced final output"
         metrics = self.metrics(before, sub_before, inputs, time.monotonic() - t0, iterations, not extracted)
         used = self.used()
-        self.traj.write("run_complete", status="extracted" if extracted else "ok", answer=str(pred.answer),
-                        **_counts(metrics), metrics=metrics.to_dict(), memory_ids_used=used)
+        self.traj.write(RunComplete("extracted" if extracted else "ok", str(pred.answer), metrics, tuple(used)))
         trace = self.memory.blobs.put(self.traj.path.read_text(encoding="utf-8"), "trace").key \
             if self.memory is not None else None
         return RunResult(str(pred.answer), self.traj.path, self.traj.run_id, metrics, trace, tuple(used),
@@ -190,7 +211,7 @@ class _Session:
         """Ids of the items the run was shown up front or met through its tools, in that order."""
         return list(dict.fromkeys([i.id for i in self.injected] + self.box.memory_ids_used))
 
-    def inputs(self) -> dict:
+    def inputs(self) -> dict[str, Any]:
         """The RLM's inputs: the task (plus A1's text or A3's hint), the prompt's handle, the ontology's size, the
         context layers; A4 adds the prompt text."""
         box, access = self.box, self.config.access
@@ -200,26 +221,23 @@ class _Session:
         hint, hinted = hint_text(self.memory, self.retrieval, access)
         block, shown = experience(self.memory, self.retrieval, access, self.config.budgets.get("L2"))
         self.injected = hinted + shown
-        return {"task": self.task + hint, "prompt": handle, "ontology": _ontology_info(self.graph),
+        return {"task": self.task + hint, "prompt": handle, "ontology": self.brief.to_dict() if self.brief else {},
                 **({FIELD: block} if block else {}), **context.inputs(self.packed)}
 
-    def start(self, inputs: dict) -> None:
+    def start(self) -> None:
         """The run_start event: task, handles, injected and filtered ids and the configuration (no payload)."""
         box, config = self.box, self.config
-        self.traj.write("run_start", task=self.task, prompt=box.prompt.to_dict() if box.prompt else None,
-                        ontology=inputs["ontology"] or None, memory_ids_injected=[i.id for i in self.injected],
-                        memory_ids_filtered=list(self.retrieval.filtered),
-                        config={"condition": config.condition, "lm": lm_name(self.lm),
-                                "sub_lm": lm_name(self.sub_lm) if self.sub_lm is not None else None,
-                                "max_iters": config.max_iters, "max_llm_calls": config.max_llm_calls,
-                                "max_tokens": config.max_tokens, "timeout": config.timeout,
-                                "interpreter": self.factory.__name__, "max_read": box.budget.max_read,
-                                "read_budget": box.budget.total_chars, "task_id": config.task_id,
-                                "k": config.k.to_json() if config.access.text else None, "budgets": config.budgets,
-                                "tools": [f.__name__ for f in box.functions()],
-                                "layers": [layer.to_dict() for layer in self.packed]})
+        settings = RunSettings(config.condition, lm_name(self.lm), config.max_iters, config.max_llm_calls,
+                               self.factory.__name__, sub_lm=lm_name(self.sub_lm) if self.sub_lm is not None else None,
+                               max_tokens=config.max_tokens, timeout=config.timeout, max_read=box.budget.max_read,
+                               read_budget=box.budget.total_chars, task_id=config.task_id,
+                               k=config.k.to_json() if config.access.text else None, budgets=config.budgets,
+                               tools=tuple(f.__name__ for f in box.functions()),
+                               layers=tuple(x.brief() for x in self.packed))
+        self.traj.write(RunStart(self.task, box.prompt, self.brief, tuple(i.id for i in self.injected),
+                                 self.retrieval.filtered, settings))
 
-    def rlm(self, inputs: dict) -> _TracedRLM:
+    def rlm(self, inputs: dict[str, Any]) -> _TracedRLM:
         """The traced RLM over the toolbox, with one input field per context layer (and A1's prior experience)."""
         layer_fields = "".join(f", {name}: str" for name in inputs if name not in ("task", "prompt", "ontology"))
         sig = dspy.Signature(f"task: str, prompt: dict, ontology: dict{layer_fields} -> answer: str", INSTRUCTIONS)
@@ -233,10 +251,10 @@ class _Session:
         seen = format_output(entry.get("output", ""), cap).split("\n", 1)[1]
         self.stdout_chars += len(seen)
         self.traj.iteration = i + 1
-        self.traj.write("iteration", iteration=i, reasoning=entry.get("reasoning", ""), code=entry.get("code", ""),
-                        output=seen, output_chars=len(entry.get("output", "")))
+        self.traj.write(Iteration(i, entry.get("reasoning", ""), entry.get("code", ""), seen,
+                                  len(entry.get("output", ""))))
 
-    def metrics(self, before: set, sub_before: set, inputs: dict, elapsed: float, iterations: int,
+    def metrics(self, before: set[int], sub_before: set[int], inputs: dict[str, Any], elapsed: float, iterations: int,
                 converged: bool) -> RunMetrics:
         """Counts, tokens, cost and leakage measured on the LM calls of this run (string inputs are allowed)."""
         given = [v for v in inputs.values() if isinstance(v, str)]
@@ -252,28 +270,25 @@ class _Session:
         return tuple(MemoryUse(i, r, sc) for i, (r, sc) in seen.items())
 
 
-def _counts(metrics: RunMetrics) -> dict:
-    """The run_complete event's counters, from the run's metrics."""
-    return {k: getattr(metrics, k) for k in ("iterations", "lm_calls", "prompt_tokens", "completion_tokens")}
-
-
-def _lm(config: RunConfig, lm):
+def _lm(config: RunConfig, lm: object) -> dspy.BaseLM:
     """An LM of the run (its main or sub-LM) with the run's token limit and timeout."""
     return resolve_lm(lm, config.api_base, config.max_tokens, config.timeout)
 
 
 def _budget(config: RunConfig) -> ReadBudget | None:
     """The run's ReadBudget from the config's read limits, or None (the toolbox's default) when it sets none."""
-    limits = {"total_chars": config.read_budget, "reads_per_handle": config.reads_per_handle,
-              "max_read": config.max_read}
-    given = {k: v for k, v in limits.items() if v is not None}
-    return ReadBudget(**given) if given else None
+    if config.read_budget is None and config.reads_per_handle is None and config.max_read is None:
+        return None
+    default = ReadBudget()
+    return ReadBudget(default.total_chars if config.read_budget is None else config.read_budget,
+                      default.reads_per_handle if config.reads_per_handle is None else config.reads_per_handle,
+                      default.max_read if config.max_read is None else config.max_read)
 
 
-def _ontology_info(graph) -> dict:
-    """What the model is told about the ontology up front: its IRI and size, never its text."""
+def _ontology_brief(graph: Graph | None) -> OntologyBrief | None:
+    """What the model is told about the ontology up front: its IRIs and size, never its text (None without one)."""
     if graph is None:
-        return {}
+        return None
     iris = sorted(str(s) for s in graph.subjects(RDF.type, OWL.Ontology))
-    return {"ontology": iris[:3], "triples": len(graph)}
+    return OntologyBrief(tuple(iris[:3]), len(graph))
 

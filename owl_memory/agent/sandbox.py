@@ -17,7 +17,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, NoReturn
 
 from ..adapters.dspy import CodeExecutionError, CodeInterpreterError, CommandInterpreter
 from ..errors import ConfigError
@@ -69,9 +71,11 @@ class BwrapInterpreter(CommandInterpreter):
         "and any paths you were told about. State persists across steps. Host tools and SUBMIT are global "
         "functions; call the tools for prompt, memory and ontology data.")
 
-    def __init__(self, tools=None, output_fields=None, *, read_paths=(), scratch: str | Path | None = None,
+    def __init__(self, tools: dict[str, Callable] | None = None, output_fields: list[dict] | None = None, *,
+                 read_paths: Iterable[str | Path] = (), scratch: str | Path | None = None,
                  execution_timeout: float | None = EXECUTION_TIMEOUT, cpu_seconds: int = CPU_SECONDS,
                  memory_bytes: int = MEMORY_BYTES):
+        """A sandboxed interpreter under these limits (see the class); its worker starts on the first step."""
         super().__init__(tools, output_fields, execution_timeout=execution_timeout)
         self.cpu_seconds, self.memory_bytes = cpu_seconds, memory_bytes
         self.read_paths = tuple(Path(p).resolve() for p in read_paths)
@@ -88,7 +92,7 @@ class BwrapInterpreter(CommandInterpreter):
         resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds + 1))
         resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
 
-    def execute(self, code: str, variables: dict | None = None):
+    def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
         """Run one step; a MemoryError names the memory limit."""
         try:
             return super().execute(code, variables)
@@ -97,7 +101,7 @@ class BwrapInterpreter(CommandInterpreter):
                 raise
             raise CodeExecutionError(f"{exc} (the sandbox's memory limit is {self.memory_bytes >> 20} MiB)") from exc
 
-    def _raise_terminal_error(self, message: str, cause: BaseException | None = None):
+    def _raise_terminal_error(self, message: str, cause: BaseException | None = None) -> NoReturn:
         """dspy's hook on a dead or stuck worker: a limit hit becomes an [Error] and the next step gets a fresh
         worker; anything else ends the session, as in dspy."""
         limit = self._limit_hit(message)
@@ -138,7 +142,7 @@ class Sandbox:
     execution_instructions = BwrapInterpreter.execution_instructions
     __name__ = "Sandbox"  # what run() records as the interpreter in the trajectory
 
-    def __init__(self, read_paths=(), scratch: str | Path | None = None,
+    def __init__(self, read_paths: Iterable[str | Path] = (), scratch: str | Path | None = None,
                  execution_timeout: float | None = EXECUTION_TIMEOUT, cpu_seconds: int = CPU_SECONDS,
                  memory_bytes: int = MEMORY_BYTES):
         self.read_paths, self.scratch, self.execution_timeout = tuple(read_paths), scratch, execution_timeout

@@ -11,6 +11,11 @@ Figures from it measure the pipeline and its costs, never what memory is worth.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..adapters.dspy import dspy
+
 SCRIPTED = "scripted"
 STEP_ONE = """# scripted step one: what memory holds for this ontology (A0 and A1 have no memory tools)
 try:
@@ -27,7 +32,7 @@ except NameError:
 STEP_TWO = "SUBMIT(answer='unknown')  # a scripted stand-in answers nothing"
 
 
-def scripted_lm():
+def scripted_lm() -> dspy.utils.DummyLM:
     """A DSPy LM replaying the two steps: step two once step one is in the run's history, else step one."""
     from ..adapters.dspy import dspy
 

@@ -1,4 +1,5 @@
-"""Run trajectories: one JSON object per line, each validated against schemas/trajectory.schema.json."""
+"""Run trajectories: one typed event (model/events.py) per JSON line, each validated against
+schemas/trajectory.schema.json."""
 
 from __future__ import annotations
 
@@ -6,20 +7,26 @@ import json
 import re
 import threading
 import time
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
 from ..errors import InvalidItem, LoadError
+from ..model import Event, ToolCall, ToolResult, event_from_dict
 from ..resources import shipped
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 SCHEMA_NAME = "trajectory.schema.json"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @cache
-def schema() -> dict:
+def schema() -> dict[str, Any]:
     """The trajectory line schema (shipped as owl_memory.schemas)."""
     return json.loads(shipped("schemas", SCHEMA_NAME).read_text(encoding="utf-8"))
 
@@ -30,12 +37,12 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema())
 
 
-def validate_event(event: dict) -> None:
+def validate_event(line: dict[str, Any]) -> None:
     """Raise InvalidItem naming the first schema violation of one trajectory line."""
-    error = next(iter(sorted(_validator().iter_errors(event), key=lambda e: list(e.path))), None)
+    error = next(iter(sorted(_validator().iter_errors(line), key=lambda e: list(e.path))), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(line)"
-        raise InvalidItem(f"trajectory {event.get('event')!r} event is invalid at {where}: {error.message[:200]}; "
+        raise InvalidItem(f"trajectory {line.get('event')!r} event is invalid at {where}: {error.message[:200]}; "
                           "this is a bug in the writer, please report it")
 
 
@@ -54,55 +61,55 @@ class Trajectory:
         self._lock = threading.Lock()
         self.iteration = 0
 
-    def write(self, event: str, **fields) -> dict:
-        """Validate and append one event line; returns the line as written."""
+    def write(self, event: Event) -> Event:
+        """Stamp one event (run id, sequence number, time; a tool event's iteration when it has none), validate it
+        and append it as a line; returns the event as written. Also the Toolbox's observer."""
         with self._lock:
-            line = {"event": event, "run_id": self.run_id, "seq": self.seq, "ts": round(time.time(), 3), **fields}
-            if event in ("tool_call", "tool_result") and "iteration" not in line:
-                line["iteration"] = self.iteration
+            stamped = replace(event, run_id=self.run_id, seq=self.seq, ts=round(time.time(), 3))
+            if isinstance(stamped, ToolCall | ToolResult) and stamped.iteration is None:
+                stamped = replace(stamped, iteration=self.iteration)
+            line = stamped.to_dict()
             validate_event(line)
             self._file.write(_json_line(line) + "\n")
             self._file.flush()
             self.seq += 1
-            return line
-
-    def observe(self, event: dict) -> None:
-        """Observer for Toolbox: writes its tool_call / tool_result events."""
-        fields = {k: v for k, v in event.items() if k != "event"}
-        self.write(event["event"], **fields)
+            return stamped
 
     def close(self) -> None:
         """Close the file."""
         self._file.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Trajectory:
+        """The trajectory, open for writing."""
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
+        """Close the file."""
         self.close()
 
 
-def _json_line(event: dict) -> str:
+def _json_line(event: dict[str, Any]) -> str:
     """One JSON line, UTF-8 safe: lone surrogates become \\u escapes, so json.loads gives the exact strings back."""
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(event, ensure_ascii=False, default=str))
 
 
-def read_trajectory(path: str | Path) -> list[dict]:
-    """All events of a trajectory file; LoadError names the line that is not valid JSON or fails the schema."""
+def read_trajectory(path: str | Path) -> list[Event]:
+    """All events of a trajectory file, typed; LoadError names the line that is not valid JSON or fails the schema."""
     events = []
     for n, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         try:
-            event = json.loads(text)
-            validate_event(event)
+            line = json.loads(text)
+            validate_event(line)
         except (json.JSONDecodeError, InvalidItem) as e:
             raise LoadError(f"not a valid trajectory line: {str(e)[:200]}", source=str(path), line=n) from e
-        events.append(event)
+        events.append(event_from_dict(line))
     return events
 
 
-def trajectory_folder(where, memory) -> Path:
+def trajectory_folder(where: str | Path | None, memory: Memory | None) -> Path:
     """Where trajectories go: the given folder, else <memory>/runs, else ./.owl-memory/runs."""
     if where is not None:
         return Path(where)
-    local = memory is not None and not str(memory.location).startswith(("http://", "https://"))
-    return (Path(memory.location) if local else Path(".owl-memory")) / "runs"
+    if memory is not None and not str(memory.location).startswith(("http://", "https://")):
+        return Path(memory.location) / "runs"
+    return Path(".owl-memory") / "runs"

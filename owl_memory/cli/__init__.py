@@ -13,7 +13,7 @@ from . import ablation, agent, construction, learning, memory
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="owl-memory")
-def main():
+def main() -> None:
     """Symbolic, procedural memory for LLM agents (OWL items, capped payload handles, SHACL repair).
 
     Example: owl-memory sprint experiments/sprint1/sprint.yaml

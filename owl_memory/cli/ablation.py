@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from .common import (
     quota_options,
 )
 
+if TYPE_CHECKING:
+    from ..ablation import ConditionSummary, Estimate, Summary
+
 EXIT_INTERRUPTED = 130
 
 
@@ -24,7 +28,7 @@ EXIT_INTERRUPTED = 130
 @click.argument("folder")
 @json_option
 @library_errors
-def ablation_report(folder, as_json):
+def ablation_report(folder: str, as_json: bool) -> None:
     """Rebuild FOLDER/report.html (inline SVG plots and tables) from an ablation's results.jsonl and summary.json.
 
     Example: owl-memory report runs/ablation-1 && xdg-open runs/ablation-1/report.html
@@ -71,9 +75,11 @@ def ablation_report(folder, as_json):
                    "query there. TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")
 @json_option
 @library_errors
-def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, timeout, out, holdout_every, repeats,
-                   start_memory, pack, max_iters, max_llm_calls, k, budgets, no_consolidate, max_items, progress,
-                   estimate_for, serial, endpoint_map, as_json):
+def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: str | None, sub_lm: str | None,
+                   max_tokens: int | None, timeout: float | None, out: str, holdout_every: int, repeats: int,
+                   start_memory: str | None, pack: str | None, max_iters: int, max_llm_calls: int, k: str | None,
+                   budgets: str | None, no_consolidate: bool, max_items: int | None, progress: bool | None,
+                   estimate_for: str | None, serial: bool, endpoint_map: tuple[str, ...], as_json: bool) -> None:
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
     Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html, OUT/figures/*.svg and OUT/tables/*.csv, *.tex; an
@@ -104,54 +110,50 @@ def ablate_command(curriculum, conditions, lm, api_base, sub_lm, max_tokens, tim
         click.echo(f"owl-memory: ablation interrupted; the summary and report of what finished are in {out} "
                    "(run the same command again to resume)", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    data = summary.to_dict()
+    priced = None
     if estimate_for:
         from ..ablation import estimate
 
-        data["estimate"] = estimate(summary, estimate_for, max_tokens).to_dict()
-    emit(data, as_json, lambda s: _ablation_report(s, out))
+        priced = estimate(summary, estimate_for, max_tokens)
+    extra = {"estimate": priced.to_dict()} if priced is not None else {}
+    emit(summary, as_json, lambda s: _ablation_report(s, priced, out), **extra)
 
 
-def _ablation_report(summary: dict, out: str) -> None:
-    """Print one line per condition: final holdout success, then validations (construction) or tokens and leakage."""
-    for name, c in summary["conditions"].items():
-        last = c["holdout"][-1] if c["holdout"] else {}
-        cost = (f"validations/holdout task {c['holdout_validations_per_task']:g} (last checkpoint "
-                f"{last.get('validations', 0):g})" if summary.get("kind") == "construction" else
-                f"tokens/task {c['tokens_per_task']:g}, payload chars in history (mean) "
-                f"{c['leakage']['payload_chars_in_history_mean']:g}")
-        if summary.get("kind") == "construction" and summary.get("lm"):
-            cost += (f", verify runs/holdout task {c['holdout_verify_runs_per_task']:g}, tokens/task "
-                     f"{c['tokens_per_task']:g}, payload chars in history (mean) "
-                     f"{c['leakage']['payload_chars_in_history_mean']:g}")
-        click.echo(f"{name}: holdout success {last.get('mean', 0):.2f}, {cost}, iterations/holdout task "
-                   f"{c['holdout_iterations_per_task']:g}, memory {c['memory_growth']['items_end']:g} items"
-                   + _run_line(c))
-    for criterion in summary.get("criteria", ()):
-        click.echo(f"criterion {criterion['name']}: {criterion['status']} ({criterion['detail']})")
-    if "estimate" in summary:
-        from ..ablation import Estimate
-
-        e = summary["estimate"]
-        for line in Estimate(**e | {"typical_tokens": tuple(e["typical_tokens"]),
-                                    "worst_tokens": tuple(e["worst_tokens"])}).lines():
-            click.echo(line)
+def _ablation_report(summary: Summary, priced: Estimate | None, out: str) -> None:
+    """Print one line per condition: final holdout success, then validations (construction) or tokens and leakage;
+    the success criteria; the cost estimate when one was asked for."""
+    construction = summary.settings.get("kind") == "construction"
+    for name, c in summary.conditions.items():
+        last = c.holdout[-1] if c.holdout else None
+        leaked = f"payload chars in history (mean) {c.leakage.payload_chars_in_history_mean:g}"
+        cost = (f"validations/holdout task {c.holdout_validations_per_task:g} (last checkpoint "
+                f"{last.validations if last else 0:g})" if construction else
+                f"tokens/task {c.tokens_per_task:g}, {leaked}")
+        if construction and summary.settings.get("lm"):
+            cost += f", verify runs/holdout task {c.holdout_verify_runs_per_task:g}, tokens/task " \
+                    f"{c.tokens_per_task:g}, {leaked}"
+        click.echo(f"{name}: holdout success {last.mean if last else 0:.2f}, {cost}, iterations/holdout task "
+                   f"{c.holdout_iterations_per_task:g}, memory {c.memory_growth.items_end:g} items" + _run_line(c))
+    for criterion in summary.criteria:
+        click.echo(f"criterion {criterion.name}: {criterion.status} ({criterion.detail})")
+    for line in priced.lines() if priced is not None else ():
+        click.echo(line)
     click.echo(f"report: {Path(out) / 'report.html'}")
 
 
-def _run_line(c: dict) -> str:
+def _run_line(c: ConditionSummary) -> str:
     """Convergence, pass@k, money and sub-LM calls of one condition, when it has them."""
     parts = []
-    if c.get("converged_rate") is not None:
-        parts.append(f"converged {c['converged_rate']:.0%}")
-    if len(c.get("pass_at_k") or {}) > 1:
-        parts.append("pass@k " + ", ".join(f"@{k} {v:.2f}" for k, v in c["pass_at_k"].items()))
-    if c.get("cost_usd_total") is None:
+    if c.converged_rate is not None:
+        parts.append(f"converged {c.converged_rate:.0%}")
+    if len(c.pass_at_k) > 1:
+        parts.append("pass@k " + ", ".join(f"@{k} {v:.2f}" for k, v in c.pass_at_k.items()))
+    if c.cost_usd_total is None:
         parts.append("cost unknown (a model is not in litellm's price map)")
-    elif c.get("cost_usd_total"):
-        parts.append(f"cost ${c['cost_usd_total']:.4f}")
-    if c.get("sub_lm_calls_per_task"):
-        parts.append(f"sub-LM calls/task {c['sub_lm_calls_per_task']:g}")
+    elif c.cost_usd_total:
+        parts.append(f"cost ${c.cost_usd_total:.4f}")
+    if c.sub_lm_calls_per_task:
+        parts.append(f"sub-LM calls/task {c.sub_lm_calls_per_task:g}")
     return "".join(f", {p}" for p in parts)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -28,7 +29,7 @@ from .common import (
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @json_option
 @library_errors
-def mcp(memory_path, ontology, as_json):
+def mcp(memory_path: str | None, ontology: str | None, as_json: bool) -> None:
     """Serve the capped tools (memory search/get/window/query, ontology tools, results_peek) over MCP on stdio.
 
     Example: owl-memory mcp --memory .owl-memory --ontology ontology/owl-memory.ttl
@@ -68,9 +69,12 @@ def mcp(memory_path, ontology, as_json):
 @memory_option
 @json_option
 @library_errors
-def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, timeout, condition, k, budgets, max_iters,
-             max_llm_calls, sandbox, learn, expect_sparql, expect_answer, task_type, task_id, matts, max_extract,
-             layers, guide, endpoints, memory_path, as_json):
+def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str | None, api_base: str | None,
+             sub_lm: str | None, max_tokens: int | None, timeout: float | None, condition: str, k: str | None,
+             budgets: str | None, max_iters: int, max_llm_calls: int, sandbox: bool, learn: bool,
+             expect_sparql: str | None, expect_answer: str | None, task_type: str | None, task_id: str | None,
+             matts: str | None, max_extract: int | None, layers: str | None, guide: str | None,
+             endpoints: tuple[str, ...], memory_path: str, as_json: bool) -> None:
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
     wrong under --learn); a failed run under --json prints {"error", "message", "trajectory", "metrics"} on stdout.
 
@@ -88,11 +92,12 @@ def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, time
     from ..learning import LearnedRun, run
     from ..model import RunConfig
     from ..model.endpoints import parse_grants
+    from ..model.runs import parse_layers
     from ..rdfio import read_text
 
     config = RunConfig(lm=resolve_lm(lm, api_base, max_tokens, timeout), api_base=api_base, condition=condition,
                        k=k, budgets=budgets, max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
-                       layers=layers, guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
+                       layers=parse_layers(layers), guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
                        task_id=task_id, task_type=task_type, endpoints=parse_grants(endpoints))
     interpreter_factory(sandbox)
     prompt = read_text(prompt_file) if prompt_file else None
@@ -107,12 +112,12 @@ def run_task(task, prompt_file, ontology, lm, api_base, sub_lm, max_tokens, time
             raise
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
             _failed(e, as_json)
-    emit(result.to_dict(), as_json, lambda d: click.echo(f"{d['answer']}\n\ntrajectory: {d['trajectory']}"))
+    emit(result, as_json, lambda r: click.echo(f"{r.answer}\n\ntrajectory: {r.trajectory_path}"))
     if isinstance(result, LearnedRun) and not result.judgment.success:
         sys.exit(EXIT_FAILED)
 
 
-def _failed(error: Exception, as_json: bool) -> None:
+def _failed(error: Exception, as_json: bool) -> NoReturn:
     """Report a run the LM or the interpreter broke (a JSON object on stdout under --json) and exit 1."""
     from ..agent import spent
 

@@ -6,21 +6,32 @@ import functools
 import json
 import shutil
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
 from ..errors import ConfigError, OwlMemoryError
 
+if TYPE_CHECKING:
+    from .. import store
+    from ..model import Hit
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 MAX_MESSAGE = 1000  # characters of an error message printed at most
+T = TypeVar("T")
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+Params = ParamSpec("Params")
 
 
-def Memory(*args, writes: bool = False, **kwargs):  # noqa: N802 (stands in for the class at every call site)
-    """owl_memory.Memory, imported on first use: `--help` and commands without a memory skip the store's imports.
-    `writes`: the command will write to it, so a read-only memory is MemoryReadOnly now, before any work."""
+def Memory(location: str | Path, *, writes: bool = False, create: bool = True) -> store.Memory:  # noqa: N802
+    """owl_memory.Memory (this name stands in for the class at every call site), imported on first use: `--help`
+    and commands without a memory skip the store's imports. `writes`: the command will write to it, so a read-only
+    memory is MemoryReadOnly now, before any work."""
     from ..store import Memory as memory_class
 
-    memory = memory_class(*args, **kwargs)
+    memory = memory_class(location, create=create)
     if writes:
         try:
             memory.require_writable()
@@ -30,7 +41,7 @@ def Memory(*args, writes: bool = False, **kwargs):  # noqa: N802 (stands in for 
     return memory
 
 
-def memory_option(f):
+def memory_option(f: Decorated) -> Decorated:
     """Shared `--memory PATH` option."""
     return click.option("--memory", "memory_path", default=".owl-memory", show_default=True,
                         type=str,
@@ -38,12 +49,12 @@ def memory_option(f):
                              "(http://host:port).")(f)
 
 
-def json_option(f):
+def json_option(f: Decorated) -> Decorated:
     """Shared `--json` option."""
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")(f)
 
 
-def lm_options(f):
+def lm_options(f: Decorated) -> Decorated:
     """Shared `--lm MODEL` and `--api-base URL` options."""
     f = click.option("--api-base", help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.")(f)
     return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini (run: default "
@@ -52,7 +63,7 @@ def lm_options(f):
                                      "answers nothing (to try the commands).")(f)
 
 
-def lm_limits(f):
+def lm_limits(f: Decorated) -> Decorated:
     """Shared `--sub-lm MODEL`, `--max-tokens N` and `--timeout SECONDS` options (commands that run an RLM)."""
     f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      help="Seconds one LM call may take (litellm's request timeout; dspy retries a failed call up "
@@ -64,7 +75,7 @@ def lm_limits(f):
                                          "main --lm); its calls and tokens are counted apart.")(f)
 
 
-def quota_options(f):
+def quota_options(f: Decorated) -> Decorated:
     """Shared `--k` (A1's quota) and `--budgets` (layer budgets) options."""
     f = click.option("--budgets", help="Layer budgets in characters, e.g. L0=400,L1=800,L3=600,L2=800 (each at "
                                        "most 1000; L2: A1's injected text, default 1000).")(f)
@@ -72,21 +83,22 @@ def quota_options(f):
                                          "2,1,1 (top 2 success, 1 failure, 1 seed item).")(f)
 
 
-def library_errors(f):
+def library_errors(f: Callable[Params, T]) -> Callable[Params, T]:
     """Turn owl-memory's typed errors (bad input) into one line on stderr, JSON under --json, and exit code 2.
 
     Any other exception is a bug and keeps its traceback (exit 1).
     """
     @functools.wraps(f)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> T:
+        """The command, its typed errors reported."""
         try:
             return f(*args, **kwargs)
         except OwlMemoryError as e:
-            fail(e, kwargs.get("as_json", False))
+            fail(e, bool(kwargs.get("as_json", False)))
     return wrapper
 
 
-def fail(error: OwlMemoryError, as_json: bool) -> None:
+def fail(error: OwlMemoryError, as_json: bool) -> NoReturn:
     """Print a typed error as one line on stderr (a JSON object when `as_json`) and exit 2."""
     message = " ".join(str(error).split())[:MAX_MESSAGE]
     line = json.dumps({"error": type(error).__name__, "message": message}, ensure_ascii=False) if as_json \
@@ -95,23 +107,25 @@ def fail(error: OwlMemoryError, as_json: bool) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
-def emit(data, as_json: bool, render=None) -> None:
-    """Print `data` (typed values as their dict form) as JSON (one line on stdout) or through `render` for people."""
-    data = _plain(data)
+def emit(data: T, as_json: bool, render: Callable[[T], None] | None = None, **fields: object) -> None:
+    """Print `data` for scripts, as one JSON line on stdout (a typed value in its to_dict form, `fields` added after
+    its own), or for people through `render`, which reads the typed value."""
     if as_json or render is None:
-        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+        plain = _plain(data)
+        click.echo(json.dumps({**plain, **fields} if fields else plain, ensure_ascii=False, default=str))
     else:
         render(data)
 
 
-def _plain(data):
-    """A typed value (anything with to_dict), or a list of them, as JSON-compatible data."""
+def _plain(data: object) -> Any:
+    """A typed value (anything with to_dict), or a list of them, as JSON-compatible data (the edge: any JSON)."""
     if isinstance(data, list):
         return [_plain(x) for x in data]
-    return data.to_dict() if hasattr(data, "to_dict") else data
+    to_dict = getattr(data, "to_dict", None)
+    return to_dict() if callable(to_dict) else data
 
 
-def table(header: tuple[str, ...], rows: list[tuple], empty: str) -> None:
+def table(header: tuple[str, ...], rows: Sequence[tuple], empty: str) -> None:
     """Print rows as plain aligned columns (no box drawing), or `empty` in words when there are none. On a terminal
     the last column (free text) is cut to fit its width, at least 80 columns' worth; every other column (ids,
     numbers) is printed whole. Piped output is never cut."""
@@ -126,21 +140,21 @@ def table(header: tuple[str, ...], rows: list[tuple], empty: str) -> None:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True)) + "  " + last)
 
 
-def items_table(items: list[dict]) -> None:
+def items_table(hits: Sequence[Hit]) -> None:
     """Print search hits best first: rank, id (whole: paste it into `show`), kind, priority, confidence and title.
     The score is not shown (a BM25 score in a small memory can be 2e-06 for a perfect match); --json carries it."""
     table(("#", "id", "kind", "priority", "confidence", "title"),
-          [(n, it["id"], it["kind"], it["priority"], f"{it['confidence']:.2f}", it["title"] + _marks(it))
-           for n, it in enumerate(items, 1)], "no items match")
+          [(n, h.id, h.kind, h.priority, f"{h.confidence:.2f}", h.title + _marks(h)) for n, h in enumerate(hits, 1)],
+          "no items match")
 
 
-def _marks(item: dict) -> str:
-    """What a card adds after its title, compactly: the terms it is about (local names) and where it was carried
+def _marks(hit: Hit) -> str:
+    """What a hit adds after its title, compactly: the terms it is about (local names) and where it was carried
     over from ("" for an item with neither)."""
     from ..vocab import local_name
 
-    about = [local_name(t) for t in (*item.get("about_classes", ()), *item.get("about_properties", ()))]
-    carried = item.get("carried_over_from")
+    about = [local_name(t) for t in (*hit.about_classes, *hit.about_properties)]
+    carried = hit.carried_over_from
     return (f" [about {', '.join(about)}]" if about else "") + (f" [carried over from {carried}]" if carried else "")
 
 
@@ -156,7 +170,7 @@ def within(value: int, name: str, low: int, high: int | None = None) -> int:
     return value
 
 
-def mapping(data: dict) -> None:
+def mapping(data: Mapping[str, object]) -> None:
     """Print a dict as key: value lines."""
     for key, value in data.items():
         click.echo(f"{key}: {value}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +18,10 @@ from .common import (
     lm_options,
     memory_option,
 )
+
+if TYPE_CHECKING:
+    from ..construction import AgentSprintResult, Sprint, SprintEvent, SprintResult
+    from ..store import Memory as MemoryStore
 
 
 @click.command("sprint")
@@ -33,7 +39,8 @@ from .common import (
 @memory_option
 @json_option
 @library_errors
-def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_json):
+def sprint(sprint_file: str | None, agent: bool, out: str | None, max_iters: int | None, lm: str | None,
+           api_base: str | None, memory_path: str, as_json: bool) -> None:
     """Run an ontology construction sprint: propose, verify and repair until every CQ passes and it conforms.
 
     SPRINT_FILE defaults to the shipped sprint 1. Without --agent the symbolic proposer does the work (--lm adds an
@@ -48,7 +55,7 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from ..construction import default_sprint, load_sprint
+    from ..construction import AgentSprintResult, default_sprint, load_sprint
     from ..errors import ConfigError
 
     if max_iters is not None and not agent:
@@ -64,15 +71,20 @@ def sprint(sprint_file, agent, out, max_iters, lm, api_base, memory_path, as_jso
             """Show a progress line."""
             bar.update(task, description=text)
 
+        result: AgentSprintResult | SprintResult
         if agent:
             result = _agentic(spec, m, lm, api_base, max_iters, out, shown)
         else:
             result = _symbolic(spec, m, lm, api_base, out, lambda event: shown(event.line()))
-    emit(result, as_json, _agent_report if agent else _sprint_report)
+    if isinstance(result, AgentSprintResult):
+        emit(result, as_json, _agent_report)
+    else:
+        emit(result, as_json, _sprint_report)
     sys.exit(EXIT_OK if result.succeeded else EXIT_FAILED)
 
 
-def _symbolic(spec, memory, lm, api_base, out, progress):
+def _symbolic(spec: Sprint, memory: MemoryStore, lm: str | None, api_base: str | None, out: str | None,
+              progress: Callable[[SprintEvent], None]) -> SprintResult:
     """The symbolic sprint (with an LLM proposer when --lm is given)."""
     from ..construction import run_sprint
 
@@ -85,40 +97,40 @@ def _symbolic(spec, memory, lm, api_base, out, progress):
     return run_sprint(spec, memory, proposer=proposer, progress=progress, out=out)
 
 
-def _agentic(spec, memory, lm, api_base, max_iters, out, progress):
+def _agentic(spec: Sprint, memory: MemoryStore, lm: str | None, api_base: str | None, max_iters: int | None,
+             out: str | None, progress: Callable[[str], None]) -> AgentSprintResult:
     """The agentic sprint: the model drives the construction tools."""
     from ..llm import run_agentic_sprint
 
-    options = {"max_iters": max_iters} if max_iters else {}
+    options: dict[str, Any] = {"max_iters": max_iters} if max_iters else {}  # else the sprint's budget decides
     return run_agentic_sprint(spec, memory, lm=lm, api_base=api_base, out=out, progress=progress, **options)
 
 
-def _sprint_report(result: dict) -> None:
+def _sprint_report(result: SprintResult) -> None:
     """Print a sprint's outcome for people."""
-    click.echo(f"sprint {result['sprint']}: {result['cqs_passed']}/{result['cqs_total']} CQs, "
-               f"conforms={result['conforms']} (baseline violations excluded: {result['baseline']['violations']})")
-    for cq in result["cqs"]:
-        click.echo(f"  {'PASS' if cq['passed'] else 'FAIL'} {cq['id']}")
-    click.echo(f"verify iterations: {result['verify_iterations']}, LM calls: {result['lm_calls']}, "
-               f"compiled reused: {result['compiled_reused']}, compiled new: {result['compiled_new']}, "
-               f"triples added: {result['triples_added']}" + (f" -> {result['out']}" if result["out"] else ""))
+    click.echo(f"sprint {result.sprint}: {result.cqs_passed}/{result.cqs_total} CQs, "
+               f"conforms={result.conforms} (baseline violations excluded: {result.baseline.violations})")
+    for cq in result.cqs:
+        click.echo(f"  {'PASS' if cq.passed else 'FAIL'} {cq.id}")
+    click.echo(f"verify iterations: {result.verify_iterations}, LM calls: {result.lm_calls}, "
+               f"compiled reused: {result.compiled_reused}, compiled new: {result.compiled_new}, "
+               f"triples added: {result.triples_added}" + (f" -> {result.out}" if result.out else ""))
 
 
-def _agent_report(result: dict) -> None:
+def _agent_report(result: AgentSprintResult) -> None:
     """Print an agentic sprint's outcome for people."""
-    m = result["metrics"]
-    click.echo(f"sprint {result['sprint']} (agent, run {result['run']}, {result['status']}): "
-               f"{result['cqs_passed']}/{result['cqs_total']} CQs, conforms={result['conforms']}"
-               + (f" ({result['error']})" if result["error"] else ""))
-    for cq in result["cqs"]:
-        click.echo(f"  {'PASS' if cq['passed'] else 'FAIL'} {cq['id']}")
-    click.echo(f"verify runs: {result['verify_runs']}, deltas applied: {result['deltas_applied']}, undone: "
-               f"{result['deltas_undone']}, refused: {result['refused']}, compiled used: {result['compiled_used']}, "
-               f"compiled new: {result['compiled_new']}")
-    click.echo(f"LM calls: {m['lm_calls']}, tokens: {m['prompt_tokens']} prompt + {m['completion_tokens']} "
-               f"completion, payload chars in history: {m['payload_chars_in_history']}")
-    click.echo(f"trajectory: {result['trajectory']}\nsummary: {result['summary']}"
-               + (f"\nbuilt: {result['out']}" if result["out"] else ""))
+    m, n = result.metrics, result.counts
+    click.echo(f"sprint {result.sprint} (agent, run {result.run}, {result.status}): "
+               f"{result.cqs_passed}/{result.cqs_total} CQs, conforms={result.conforms}"
+               + (f" ({result.error})" if result.error else ""))
+    for cq in result.cqs:
+        click.echo(f"  {'PASS' if cq.passed else 'FAIL'} {cq.id}")
+    click.echo(f"verify runs: {n.verify_runs}, deltas applied: {n.deltas_applied}, undone: {n.deltas_undone}, "
+               f"refused: {n.refused}, compiled used: {n.compiled_used}, compiled new: {result.compiled_new}")
+    click.echo(f"LM calls: {m.lm_calls}, tokens: {m.prompt_tokens} prompt + {m.completion_tokens} "
+               f"completion, payload chars in history: {m.payload_chars_in_history}")
+    click.echo(f"trajectory: {result.trajectory}\nsummary: {result.summary}"
+               + (f"\nbuilt: {result.out}" if result.out else ""))
 
 @click.command("repair")
 @click.argument("data", type=click.Path(exists=True, dir_okay=False))
@@ -133,7 +145,8 @@ def _agent_report(result: dict) -> None:
 @memory_option
 @json_option
 @library_errors
-def repair_data(data, shapes, out, max_rounds, keep_values, lm, api_base, memory_path, as_json):
+def repair_data(data: str, shapes: str, out: str | None, max_rounds: int, keep_values: bool, lm: str | None,
+                api_base: str | None, memory_path: str, as_json: bool) -> None:
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.
 
     Prints every triple added and removed, grouped by focus node and violation, each added value marked with where

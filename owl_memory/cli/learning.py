@@ -36,8 +36,9 @@ from .common import (
 @memory_option
 @json_option
 @library_errors
-def train(curriculum, lm, api_base, sub_lm, max_tokens, timeout, split, condition, max_iters, matts, max_extract, limit,
-          memory_path, as_json):
+def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
+          timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
+          limit: int | None, memory_path: str, as_json: bool) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
@@ -95,7 +96,7 @@ TRAIN_FIGURES = {"added": "add", "duplicates": "dup", "merged": "mrg", "conflict
 
 
 @click.group("pack")
-def pack():
+def pack() -> None:
     """Export and import memory packs (JSONL, one item per line; import is idempotent).
 
     Example: owl-memory pack import starter --memory .owl-memory
@@ -110,7 +111,8 @@ def pack():
 @memory_option
 @json_option
 @library_errors
-def pack_export(out, kind, source, min_confidence, memory_path, as_json):
+def pack_export(out: str, kind: str | None, source: str | None, min_confidence: float, memory_path: str,
+                as_json: bool) -> None:
     """Write the memory's active items to OUT as a JSONL pack.
 
     Example: owl-memory pack export learned.jsonl --source extracted --min-confidence 0.6
@@ -127,7 +129,7 @@ def pack_export(out, kind, source, min_confidence, memory_path, as_json):
 @memory_option
 @json_option
 @library_errors
-def pack_import(pack_file, memory_path, as_json):
+def pack_import(pack_file: str, memory_path: str, as_json: bool) -> None:
     """Import PACK_FILE (a JSONL path, or the name of a shipped pack such as "starter"); twice is the same as once.
 
     Example: owl-memory pack import starter --memory .owl-memory
@@ -136,12 +138,11 @@ def pack_import(pack_file, memory_path, as_json):
 
     with Memory(memory_path, writes=True) as m:
         report = import_pack(m, pack_file)
-    emit(report.to_dict(), as_json, lambda d: click.echo(f"{d['pack']}: {len(d['added'])} added, "
-                                                         f"{len(d['skipped'])} skipped"))
+    emit(report, as_json, lambda r: click.echo(f"{r.pack}: {len(r.added)} added, {len(r.skipped)} skipped"))
 
 
 @click.group("curriculum")
-def curriculum():
+def curriculum() -> None:
     """Make curricula from ontologies: tasks with SPARQL gold, split for holdout checkpoints.
 
     Example: owl-memory curriculum make dcterms --tasks 200 --out dcterms.yaml
@@ -166,8 +167,9 @@ def curriculum():
 @click.option("--out", required=True, help="The curriculum YAML to write.")
 @json_option
 @library_errors
-def curriculum_make(ontologies, families, split, tasks, seed, holdout, holdout_ontology, max_answers,
-                    curriculum_id, out, as_json):
+def curriculum_make(ontologies: tuple[str, ...], families: str, split: str, tasks: int, seed: int, holdout: float,
+                    holdout_ontology: tuple[str, ...], max_answers: int, curriculum_id: str, out: str,
+                    as_json: bool) -> None:
     """Make a curriculum of tasks with deterministic SPARQL gold from ONTOLOGIES (OWL or RDFS files, or dcterms,
     dc, dcmitype, schema: ontologies installed packages ship), checked at generation: every gold answers, and the
     judge accepts its answer.

@@ -7,6 +7,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,10 @@ from .common import (
     memory_option,
     within,
 )
+
+if TYPE_CHECKING:
+    from ..demo import DemoReport
+    from ..model import OntologyContext, SearchExplanation, SparqlResult, Window
 
 
 @click.command("add")
@@ -44,8 +49,10 @@ from .common import (
 @memory_option
 @json_option
 @library_errors
-def add_item(kind, title, summary, content, content_file, applies_to, task_type, failure_mode, tag, priority,
-             confidence, scope, refines, about_class, about_property, memory_path, as_json):
+def add_item(kind: str, title: str, summary: str, content: str | None, content_file: str | None,
+             applies_to: tuple[str, ...], task_type: tuple[str, ...], failure_mode: tuple[str, ...],
+             tag: tuple[str, ...], priority: int, confidence: float, scope: str, refines: str | None,
+             about_class: tuple[str, ...], about_property: tuple[str, ...], memory_path: str, as_json: bool) -> None:
     """Validate and store one memory item; prints its id.
 
     Example: owl-memory add Principle "Bind values, never paste" "Use when a query takes user text." --content "..."
@@ -55,7 +62,7 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
     from ..model import ItemSpec
     from ..rdfio import read_text
 
-    text = content if content is not None else read_text(content_file)
+    text = read_text(content_file) if content_file is not None else str(content)  # exactly one of them is given
     spec = ItemSpec(kind, title, summary, text, applies_to=applies_to, task_types=task_type,
                     failure_modes=failure_mode, tags=tag, priority=priority, confidence=confidence, scope=scope,
                     refines=refines, about_classes=about_class,
@@ -89,12 +96,14 @@ def add_item(kind, title, summary, content, content_file, applies_to, task_type,
 @memory_option
 @json_option
 @library_errors
-def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, about_class, about_property, about,
-                 follow, memory_path, as_json):
+def search_items(text: str | None, ontology: str | None, task_type: str | None, failure_mode: str | None,
+                 kinds: tuple[str, ...], k: int, explain: bool, about_class: str | None, about_property: str | None,
+                 about: str | None, follow: str | None, memory_path: str, as_json: bool) -> None:
     """Search memory: ids and metadata of applicable items, best first.
 
     Example: owl-memory search "bind values" --ontology http://purl.org/dc/terms/ --json
     """
+    from ..model import SearchExplanation
     from ..store import MAX_K, check_filters
 
     k = within(k, "-k", 1, MAX_K)
@@ -109,12 +118,16 @@ def search_items(text, ontology, task_type, failure_mode, kinds, k, explain, abo
     if partial is not None:  # said on stderr, and as a field of the JSON document
         click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "
                    f"run `owl-memory copy {partial} {memory_path}` again to finish it", err=True)
-        if as_json:
-            out = {"incomplete_copy": partial, **(out.to_dict() if explain else {"hits": [h.to_dict() for h in out]})}
-    emit(out, as_json, _explained if explain else items_table)
+    if partial is not None and as_json:
+        emit({"incomplete_copy": partial, **(out.to_dict() if isinstance(out, SearchExplanation)
+                                            else {"hits": [h.to_dict() for h in out]})}, True)
+    elif isinstance(out, SearchExplanation):
+        emit(out, as_json, _explained)
+    else:
+        emit(out, as_json, items_table)
 
 
-def _followed(path: str | None, ontology: str | None):
+def _followed(path: str | None, ontology: str | None) -> OntologyContext | None:
     """The OntologyContext of an ontology file (None without one); ConfigError when it declares no ontology."""
     if path is None:
         return None
@@ -126,11 +139,11 @@ def _followed(path: str | None, ontology: str | None):
     return context
 
 
-def _explained(out: dict) -> None:
+def _explained(out: SearchExplanation) -> None:
     """Print search hits, then the defining SPARQL, its bindings and the engine that ran it."""
-    items_table(out["hits"])
-    click.echo(out["sparql"])
-    click.echo(f"bindings: {json.dumps(out['bindings'])}  engine: {out['engine']}")
+    items_table(out.hits)
+    click.echo(out.sparql)
+    click.echo(f"bindings: {json.dumps(out.bindings)}  engine: {out.engine}")
 
 
 @click.command("sparql")
@@ -142,7 +155,7 @@ def _explained(out: dict) -> None:
 @memory_option
 @json_option
 @library_errors
-def sparql_query(query, binds, limit, memory_path, as_json):
+def sparql_query(query: str, binds: tuple[str, ...], limit: int, memory_path: str, as_json: bool) -> None:
     """Ask a read-only SPARQL SELECT or ASK of the memory graph (items, links, provenance; never payload text).
 
     Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
@@ -165,16 +178,16 @@ def _binding(text: str) -> tuple[str, object]:
     return name, URIRef(value[1:-1]) if value.startswith("<") and value.endswith(">") else value
 
 
-def _rows_table(out: dict) -> None:
+def _rows_table(out: SparqlResult) -> None:
     """Print SPARQL rows as tab-separated lines under a header (and say when there are none, or when they were cut
     at the limit)."""
-    if not out["rows"]:
+    if not out.rows:
         click.echo("(no rows)")
         return
-    for row in [out["columns"], *out["rows"]]:
+    for row in [out.columns, *out.rows]:
         click.echo("\t".join("" if v is None else str(v) for v in row))
-    if out["truncated"]:
-        click.echo(f"(first {len(out['rows'])} rows; more exist: narrow the query or raise --limit)")
+    if out.truncated:
+        click.echo(f"(first {len(out.rows)} rows; more exist: narrow the query or raise --limit)")
 
 
 @click.command("show")
@@ -182,13 +195,13 @@ def _rows_table(out: dict) -> None:
 @memory_option
 @json_option
 @library_errors
-def show_item(item_id, memory_path, as_json):
+def show_item(item_id: str, memory_path: str, as_json: bool) -> None:
     """Show an item's metadata, links, counters and compiled fields (never its payload).
 
     Example: owl-memory show 3f275e45e0a9e84e
     """
     with Memory(memory_path, create=False) as m:
-        emit(m.get(item_id), as_json, mapping)
+        emit(m.get(item_id), as_json, lambda item: mapping(item.to_dict()))
 
 
 @click.command("window")
@@ -199,7 +212,7 @@ def show_item(item_id, memory_path, as_json):
 @memory_option
 @json_option
 @library_errors
-def window_item(item_id, start, length, memory_path, as_json):
+def window_item(item_id: str, start: int, length: int, memory_path: str, as_json: bool) -> None:
     """Print a capped window of an item's payload.
 
     Example: owl-memory window 3f275e45e0a9e84e --start 0 --length 200
@@ -210,14 +223,14 @@ def window_item(item_id, start, length, memory_path, as_json):
     emit(window, as_json, lambda d: _window_text(d, length, cap))
 
 
-def _window_text(window: dict, asked: int, cap: int) -> None:
+def _window_text(window: Window, asked: int, cap: int) -> None:
     """Print a window's text, then say on stderr what a person would otherwise miss: the read was cut at the cap,
     or the start is past the end."""
-    click.echo(window["text"])
-    if window["start"] >= window["size"] and window["size"]:
-        click.echo(f"(start {window['start']} is past the end: the payload has {window['size']} characters)", err=True)
-    elif asked > cap and window["end"] < window["size"]:
-        click.echo(f"(cut at the max read of {cap} characters; read on with --start {window['end']})", err=True)
+    click.echo(window.text)
+    if window.start >= window.size and window.size:
+        click.echo(f"(start {window.start} is past the end: the payload has {window.size} characters)", err=True)
+    elif asked > cap and window.end < window.size:
+        click.echo(f"(cut at the max read of {cap} characters; read on with --start {window.end})", err=True)
 
 
 @click.command("export")
@@ -226,7 +239,7 @@ def _window_text(window: dict, asked: int, cap: int) -> None:
 @memory_option
 @json_option
 @library_errors
-def export_memory(path, fmt, memory_path, as_json):
+def export_memory(path: str, fmt: str, memory_path: str, as_json: bool) -> None:
     """Validate the memory against its shapes and write it as RDF.
 
     Example: owl-memory export memory.ttl
@@ -240,14 +253,14 @@ def export_memory(path, fmt, memory_path, as_json):
 @memory_option
 @json_option
 @library_errors
-def validate_memory(memory_path, as_json):
+def validate_memory(memory_path: str, as_json: bool) -> None:
     """Validate every item against shapes/owl-memory-shapes.ttl; exit 1 when it does not conform.
 
     Example: owl-memory validate --json
     """
     with Memory(memory_path, create=False) as m:
         result = m.validate()
-    emit(result, as_json, mapping)
+    emit(result, as_json, lambda report: mapping(report.to_dict()))
     sys.exit(EXIT_OK if result.conforms else EXIT_FAILED)
 
 
@@ -256,7 +269,7 @@ def validate_memory(memory_path, as_json):
 @click.argument("dst")
 @json_option
 @library_errors
-def copy_command(src, dst, as_json):
+def copy_command(src: str, dst: str, as_json: bool) -> None:
     """Copy the memory SRC into DST (directories or SPARQL server URLs): same ids, triples, counters and payloads;
     DST is validated after the copy.
 
@@ -266,9 +279,8 @@ def copy_command(src, dst, as_json):
 
     with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
         result = copy_memory(a, b)
-    emit(result.to_dict() | {"src": src, "dst": dst}, as_json,
-         lambda d: click.echo(f"copied {d['items']} items, {d['triples']} triples, {d['payloads']} payloads "
-                              f"from {d['src']} to {d['dst']}"))
+    emit(result, as_json, lambda r: click.echo(f"copied {r.items} items, {r.triples} triples, {r.payloads} payloads "
+                                               f"from {src} to {dst}"), src=src, dst=dst)
 
 
 @click.command("demo")
@@ -276,7 +288,7 @@ def copy_command(src, dst, as_json):
               help="Memory directory to build and keep (default: a temporary one, removed on exit).")
 @json_option
 @library_errors
-def demo(memory_path, as_json):
+def demo(memory_path: str | None, as_json: bool) -> None:
     """Build a memory about DC Terms (shipped inside owlready2), add items, search, print.
 
     Example: owl-memory demo
@@ -284,20 +296,20 @@ def demo(memory_path, as_json):
     from ..demo import run_demo
 
     if memory_path:
-        emit({**run_demo(Path(memory_path)), "kept": True}, as_json, _demo_report)
+        emit(run_demo(Path(memory_path)), as_json, lambda r: _demo_report(r, True), kept=True)
         return
     with tempfile.TemporaryDirectory(prefix="owl-memory-demo-") as tmp:  # removed on the way out, error or not
-        emit({**run_demo(Path(tmp) / "memory"), "kept": False}, as_json, _demo_report)
+        emit(run_demo(Path(tmp) / "memory"), as_json, lambda r: _demo_report(r, False), kept=False)
 
 
-def _demo_report(result: dict) -> None:
+def _demo_report(report: DemoReport, kept: bool) -> None:
     """Print what the demo built and found."""
-    kept = "" if result["kept"] else "; a temporary memory, removed on exit: pass --memory DIR to keep one"
-    click.echo(f"memory: {result['memory']} ({result['items']} items from {result['ontology']}{kept})")
-    for query, hits in result["searches"].items():
+    where = "" if kept else "; a temporary memory, removed on exit: pass --memory DIR to keep one"
+    click.echo(f"memory: {report.memory} ({report.items} items from {report.ontology}{where})")
+    for query, hits in report.searches.items():
         click.echo(f"\nsearch {query}")
         items_table(hits)
-    click.echo(f"\nwindow of {result['window']['id']}: {result['window']['text']!r}")
+    click.echo(f"\nwindow of {report.top}: {report.window.text!r}")
 
 
 COMMANDS = (add_item, search_items, sparql_query, show_item, window_item, export_memory, validate_memory, copy_command,

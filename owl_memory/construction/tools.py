@@ -32,7 +32,7 @@ from ..agent import (
     clip,
     family,
 )
-from ..model import MemoryAccess
+from ..model import Construction, MemoryAccess
 from .compiled_answers import cq_signature
 from .session import ConstructionSession
 
@@ -202,9 +202,7 @@ class ConstructionTools(ToolFamily):
 
     def _step(self, tool: str, value: dict) -> dict:
         """Write a construction event (the result, without the CQ text or report) to the run's trajectory."""
-        if self.box.observer is not None:
-            shown = {k: v for k, v in value.items() if k not in HIDDEN}
-            self.box.observer({"event": "construction", "tool": tool, "result": shown})
+        self.box.emit(Construction(tool, {k: v for k, v in value.items() if k not in HIDDEN}))
         return value
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from rdflib import Graph, Literal, URIRef
@@ -22,7 +23,17 @@ from rdflib.namespace import OWL, RDF
 from ..adapters import sparql as sparql_text
 from ..errors import InvalidItem
 from ..llm import Draft, llm_drafts, parse_draft
-from ..model import CompiledOperator, ItemSpec, Parameter, QueryRecipe, ToolSequence
+from ..model import (
+    CompiledOperator,
+    Event,
+    ItemSpec,
+    Iteration,
+    Parameter,
+    QueryRecipe,
+    ToolCall,
+    ToolResult,
+    ToolSequence,
+)
 from ..model.judgments import Judgment
 from ..vocab import local_name
 from .consolidation import action_key
@@ -50,7 +61,7 @@ class RunRecord:
     Args:
         task: the task text; task_type: its type; ontology_iri: the ontology it ran over (None if none).
         answer: the submitted answer; run_id / trace_ref: provenance (trajectory blob key).
-        events: the parsed trajectory lines; graph: the task's ontology (to recognize its constants).
+        events: the run's trajectory events (model/events.py); graph: the task's ontology (to recognize its constants).
     """
 
     task: str
@@ -59,7 +70,7 @@ class RunRecord:
     answer: str
     run_id: str
     trace_ref: str | None
-    events: tuple = ()
+    events: tuple[Event, ...] = ()
     graph: Graph | None = field(default=None, compare=False)
 
 
@@ -73,14 +84,14 @@ class Extraction:
 
 # ---- what the run shows ---------------------------------------------------------------------------------------
 
-def agent_queries(events) -> list[str]:
+def agent_queries(events: Iterable[Event]) -> list[str]:
     """SPARQL strings the agent passed to ontology_query, in order (read from its code's Python AST)."""
     out = []
     for e in events:
-        if e.get("event") != "iteration":
+        if not isinstance(e, Iteration):
             continue
         try:
-            tree = ast.parse(e.get("code") or "")
+            tree = ast.parse(e.code)
         except SyntaxError:
             continue
         out += [q for node in ast.walk(tree) if (q := _query_argument(node))]
@@ -96,9 +107,9 @@ def _query_argument(node) -> str | None:
     return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
 
 
-def tools_used(events) -> list[str]:
+def tools_used(events: Iterable[Event]) -> list[str]:
     """Tool names the agent called, in order, without repeats in a row."""
-    names = [e["tool"] for e in events if e.get("event") == "tool_call"]
+    names = [e.tool for e in events if isinstance(e, ToolCall)]
     return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
 
 
@@ -319,14 +330,14 @@ def _json(op: CompiledOperator | None) -> str:
 
 # ---- what the LLM extractor reads and writes (owl_memory.llm.drafts asks the model) ----------------------------
 
-def outline(events, cap: int = OUTLINE_CHARS) -> str:
+def outline(events: Iterable[Event], cap: int = OUTLINE_CHARS) -> str:
     """A bounded outline of a trajectory: per iteration its code and output, clipped; at most `cap` characters."""
     lines = []
     for e in events:
-        if e.get("event") == "iteration":
-            lines.append(f"[{e['iteration']}] code: {_clip(e.get('code'), 300)} -> {_clip(e.get('output'), 160)}")
-        elif e.get("event") == "tool_result" and e.get("error"):
-            lines.append(f"  tool {e.get('tool')} error: {_clip(e.get('message'), 160)}")
+        if isinstance(e, Iteration):
+            lines.append(f"[{e.iteration}] code: {_clip(e.code, 300)} -> {_clip(e.output, 160)}")
+        elif isinstance(e, ToolResult) and e.error:
+            lines.append(f"  tool {e.tool} error: {_clip(e.message, 160)}")
     return _clip("\n".join(lines), cap)
 
 

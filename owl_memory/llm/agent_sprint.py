@@ -28,7 +28,7 @@ from ..construction import (
     write_out,
 )
 from ..errors import OwlMemoryError
-from ..model import RunConfig, RunMetrics
+from ..model import Event, RunComplete, RunConfig, RunMetrics, RunStart
 from .construction_script import construction_lm
 
 MAX_CQS_SHOWN = 20
@@ -125,14 +125,14 @@ def _outcome(session: ConstructionSession, final) -> dict:
                 triples_added=len(set(session.ws.working) - set(session.ws.base)))
 
 
-def _run_facts(result, events: list[dict], session: ConstructionSession, trajectory: Path) -> tuple:
+def _run_facts(result, events: list[Event], session: ConstructionSession, trajectory: Path) -> tuple:
     """(run id, metrics, status, trajectory blob key) of the agent's run, from its result or, when it failed, from
     what its trajectory recorded (the trajectory is then stored in memory here)."""
-    end = next((e for e in reversed(events) if e["event"] == "run_complete"), {})
+    end = next((e for e in reversed(events) if isinstance(e, RunComplete)), None)
     run_id = result.run_id if result is not None else next(
-        (e["run_id"] for e in events if e["event"] == "run_start"), f"sprint-{session.sprint.name}-{_stamp()}")
-    metrics = result.metrics if result is not None else RunMetrics(**end.get("metrics", {}))
-    status = end.get("status", "error")
+        (e.run_id for e in events if isinstance(e, RunStart)), f"sprint-{session.sprint.name}-{_stamp()}")
+    metrics = result.metrics if result is not None else end.metrics if end is not None else RunMetrics()
+    status = end.status if end is not None else "error"
     trace = result.trace_ref if result is not None else None
     if trace is None and session.memory is not None and trajectory.is_file():
         trace = session.memory.blobs.put(trajectory.read_text(encoding="utf-8"), "trace").key

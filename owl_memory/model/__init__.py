@@ -3,6 +3,21 @@ LM calls."""
 
 from .changes import ChangeSet
 from .consolidation import ConsolidationFigures, Report
+from .events import (
+    CallArgs,
+    ConstraintViolation,
+    Construction,
+    Event,
+    Iteration,
+    LayerBrief,
+    OntologyBrief,
+    RunComplete,
+    RunSettings,
+    RunStart,
+    ToolCall,
+    ToolResult,
+    event_from_dict,
+)
 from .handles import Ref, Window, sha256
 from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
 from .judge_rules import JudgeRule, QueryConstraint
@@ -20,7 +35,7 @@ from .operators import (
     operator_from_json,
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
-from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult
+from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult, ToolStats
 from .training import Agreement, LearnedRules, RuleCounts, TrainedTask, TrainSummary
 
 __all__ = [
@@ -30,4 +45,6 @@ __all__ = [
     "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
     "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
     "Agreement", "ConsolidationFigures", "LearnedRules", "Report", "RuleCounts", "TrainedTask", "TrainSummary",
+    "CallArgs", "ConstraintViolation", "Construction", "Event", "Iteration", "LayerBrief", "OntologyBrief",
+    "RunComplete", "RunSettings", "RunStart", "ToolCall", "ToolResult", "ToolStats", "event_from_dict",
 ]

@@ -36,6 +36,11 @@ class Ref:
         """JSON-compatible form: the handle's metadata, no payload."""
         return {"ref": self.key, "kind": self.kind, "size": self.size, "sha": self.sha}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Ref:
+        """The handle of its JSON form; from_dict(to_dict()) == self."""
+        return cls(d["ref"], d["kind"], int(d["size"]), d["sha"])
+
 
 @dataclass(frozen=True)
 class Window:

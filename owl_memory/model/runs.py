@@ -270,6 +270,47 @@ class RunMetrics:
         """JSON form (the metrics object of the CLI's --json and of trajectories)."""
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> RunMetrics:
+        """The metrics of their JSON form; from_dict(to_dict()) == self. A field the form lacks takes its default
+        and a key no field has is left out, so trajectories of other versions read too."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True)
+class ToolStats:
+    """The counters of one run's tool calls (Toolbox.stats), which its RunMetrics report.
+
+    Args:
+        tool_calls: calls made, bad ones included.
+        tool_errors: calls that returned "[Error] ...".
+        large_returns: returns above LARGE_RETURN serialized characters (agent/tools/caps.py).
+        max_return: the longest serialized return.
+        max_window: the longest window text a return held.
+        constraint_violations: agent queries' violations of the Constraint items that applied to the run.
+    """
+
+    tool_calls: int = 0
+    tool_errors: int = 0
+    large_returns: int = 0
+    max_return: int = 0
+    max_window: int = 0
+    constraint_violations: int = 0
+
+    def called(self) -> ToolStats:
+        """The counters after one more call."""
+        return replace(self, tool_calls=self.tool_calls + 1)
+
+    def returned(self, chars: int, *, error: bool, large: bool, window: int = 0) -> ToolStats:
+        """The counters after one return of `chars` serialized characters (`window`: the length of its text)."""
+        return replace(self, tool_errors=self.tool_errors + error, large_returns=self.large_returns + large,
+                       max_return=max(self.max_return, chars), max_window=max(self.max_window, window))
+
+    def violated(self) -> ToolStats:
+        """The counters after one more constraint violation."""
+        return replace(self, constraint_violations=self.constraint_violations + 1)
+
 
 @dataclass(frozen=True)
 class MemoryUse:

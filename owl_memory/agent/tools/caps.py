@@ -9,9 +9,11 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ...errors import CapExceeded, ToolError, UnknownItem
+from ...model import CallArgs
 from ..leakage import K, covered_segments, kgrams
 
 MAX_RETURN = 2_000  # serialized characters one tool return may take
@@ -23,28 +25,30 @@ _KIND = {"integer": "an integer", "string": "a string", "number": "a number", "b
          "array": "a list", "object": "a dict"}  # JSON-schema types as the fix-it message names them
 
 
-def dumps(value) -> str:
+def dumps(value: object) -> str:
     """The serialized form a tool return is measured by."""
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def clip(text, n: int = 200) -> str:
+def clip(text: object, n: int = 200) -> str:
     """A string cut to n characters, marked with … when cut."""
     text = str(text)
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def as_int(value, name: str) -> int:
+def as_int(value: object, name: str) -> int:
     """An integer argument (numeric strings accepted, bools and None refused); ToolError otherwise."""
     if isinstance(value, bool) or value is None:
         raise ToolError(f"{name} must be an integer")
     try:
+        if not isinstance(value, int | float | str):
+            raise TypeError(type(value).__name__)
         return int(value)
     except (TypeError, ValueError, OverflowError):
         raise ToolError(f"{name} must be an integer, e.g. {name}=0") from None
 
 
-def as_text(value, name: str) -> str:
+def as_text(value: object, name: str) -> str:
     """A string argument of at most MAX_ARG characters ("" for None); ToolError otherwise."""
     if value is None:
         return ""
@@ -55,12 +59,12 @@ def as_text(value, name: str) -> str:
     return value
 
 
-def as_limit(value) -> int:
+def as_limit(value: object) -> int:
     """A listing limit clamped to 1..MAX_LIST."""
     return max(1, min(as_int(value, "limit"), MAX_LIST))
 
 
-def bind(fn: Callable, args, kwargs) -> inspect.BoundArguments:
+def bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
     """Bind a call to fn's signature; ToolError names the expected signature (values never echoed)."""
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -70,9 +74,9 @@ def bind(fn: Callable, args, kwargs) -> inspect.BoundArguments:
     return bound
 
 
-def signature(fn) -> str:
+def signature(fn: Callable) -> str:
     """The parameter list of a tool, as the model should call it: (start: int = 0, length: int = 512)."""
-    def show(p):
+    def show(p: inspect.Parameter) -> str:
         ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", p.annotation)
         text = p.name if p.annotation is inspect.Parameter.empty else f"{p.name}: {ann}"
         return text if p.default is inspect.Parameter.empty else f"{text} = {p.default!r}"
@@ -85,12 +89,12 @@ def argument_problem(e: Exception, schema: dict) -> str:
     m = re.search(r"Arg (\w+) is invalid", str(e))
     if m:
         name = m.group(1)
-        want = _KIND.get((schema.get(name) or {}).get("type"), "of the type shown")
+        want = _KIND.get(str((schema.get(name) or {}).get("type")), "of the type shown")
         return f"argument {name!r} has the wrong type: {name} must be {want}"
     return f"bad arguments ({type(e).__name__}); pass the arguments shown, by position or by name"
 
 
-def fit(value):
+def fit(value: Any) -> Any:
     """The value if its serialized form fits MAX_RETURN; else trimmed (text, then longest lists) and flagged."""
     if len(dumps(value)) <= MAX_RETURN:
         return value
@@ -122,7 +126,7 @@ def _shrink(value: dict) -> bool:
     return False
 
 
-def strings(value):
+def strings(value: object) -> Iterator[str]:
     """Every string inside a JSON-compatible value."""
     if isinstance(value, str):
         yield value
@@ -134,14 +138,14 @@ def strings(value):
             yield from strings(v)
 
 
-def describe_args(args: tuple, kwargs: dict) -> dict:
+def describe_args(args: tuple, kwargs: dict) -> CallArgs:
     """Arguments for the trajectory: short values as they are, long strings clipped with their length."""
-    def show(v):
+    def show(v: Any) -> Any:
         if isinstance(v, str) and len(v) > 120:
             return {"clipped": clip(v, 120), "chars": len(v)}
         return v if isinstance(v, int | float | bool | type(None)) or isinstance(v, str) else clip(dumps(v), 120)
 
-    return {"positional": [show(a) for a in args], "keyword": {str(k): show(v) for k, v in kwargs.items()}}
+    return CallArgs(tuple(show(a) for a in args), {str(k): show(v) for k, v in kwargs.items()})
 
 
 def scrub(message: str, args: tuple, kwargs: dict, k: int = K) -> str:

@@ -9,7 +9,9 @@ to the next run.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rdflib import Graph
 from rdflib.namespace import Namespace
@@ -19,10 +21,16 @@ from ...errors import EndpointError, OwlMemoryError
 from ...model import Hit, RunResult
 from ...model.endpoints import EndpointLimits
 from ..endpoint_client import EndpointClient
-from ..endpoint_profiles import Notebook, find_profile, namespaces_and_classes, remember
+from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
 from .results import constraint_notes, store_rows
 from .toolbox import Toolbox, ToolFamily, family
+
+if TYPE_CHECKING:
+    from ...model.endpoints import EndpointGrant
+    from ...store import Memory
+    from ..injection import Retrieval
+    from ..query_worker import QueryResult
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
 SAMPLE_ROWS = 10  # triples one endpoint_sample may return
@@ -31,28 +39,19 @@ GRAPH_COUNT = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }
 SAMPLE = "SELECT ?g ?s ?p ?o WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } LIMIT %d"
 
 
-class EndpointSession:
-    """One run's endpoints: the contained client, what the tools learned (a Notebook), and the memory that holds
-    the endpoints' profiles (None: no profiles shown or kept)."""
-
-    def __init__(self, client: EndpointClient, memory=None, read_memory: bool = True):
-        self.client, self.memory, self.read_memory = client, memory, read_memory
-        self.notebook = Notebook()
-        self.descriptions: dict[str, Graph | None] = {}
-
-
-def attach_endpoints(box: Toolbox, grants, memory=None, limits: EndpointLimits | None = None) -> Toolbox:
+def attach_endpoints(box: Toolbox, grants: Iterable[EndpointGrant | str], memory: Memory | None = None,
+                     limits: EndpointLimits | None = None) -> Toolbox:
     """Give `box` the endpoint tools over the granted endpoints (nothing when there are none); returns the box."""
     if grants:
         box.endpoints = EndpointSession(EndpointClient(grants, limits), memory, box.access.layers_read_memory)
     return box
 
 
-def prepare_endpoints(box: Toolbox, grants, memory, retrieval):
+def prepare_endpoints(box: Toolbox, grants: Iterable[EndpointGrant | str], memory: Memory | None,
+                      retrieval: Retrieval) -> Retrieval:
     """Give `box` the endpoint tools (attach_endpoints) and, when the condition injects text (A1), put the granted
     endpoints' profiles first among the run's injected items; returns the run's (agent.injection) Retrieval."""
-    attach_endpoints(box, grants, memory)
-    session = getattr(box, "endpoints", None)
+    session = attach_endpoints(box, grants, memory).endpoints
     if session is None or memory is None or not box.access.text:
         return retrieval
     found = [f for f in (find_profile(memory, url) for url in session.client.urls) if f is not None]
@@ -64,13 +63,12 @@ def prepare_endpoints(box: Toolbox, grants, memory, retrieval):
 
 def granted_urls(box: Toolbox) -> tuple[str, ...]:
     """The endpoint URLs the run was granted (none when it has no endpoint tools)."""
-    session = getattr(box, "endpoints", None)
-    return tuple(session.client.urls) if session is not None else ()
+    return tuple(box.endpoints.client.urls) if box.endpoints is not None else ()
 
 
 def remember_endpoints(box: Toolbox, result: RunResult) -> RunResult:
     """After a run: consolidate what its endpoint tools learned into the memory's EndpointProfiles; the result."""
-    session = getattr(box, "endpoints", None)
+    session = box.endpoints
     if session is not None and session.memory is not None:
         remember(session.memory, session.notebook, result.run_id, result.trace_ref)
     return result
@@ -86,7 +84,7 @@ class EndpointTools(ToolFamily):
 
     def offered(self) -> bool:
         """Only when the run was granted endpoints (--endpoint URL)."""
-        return self._session(required=False) is not None
+        return self.box.endpoints is not None
 
     def endpoint_list(self) -> dict | str:
         """The endpoints this run may use: url, corpus target and example count when known, and the profile memory
@@ -169,7 +167,7 @@ class EndpointTools(ToolFamily):
         broken = constraint_notes(self.box, "endpoint", sparql)
         return {"source": url, **out, **({"constraints": broken} if broken else {}), "requests_left": self._left()}
 
-    def _select(self, url: str, sparql: str):
+    def _select(self, url: str, sparql: str) -> QueryResult:
         """A query through the contained client."""
         return self._session().client.select(url, sparql)
 
@@ -191,7 +189,7 @@ class EndpointTools(ToolFamily):
         self.box.used(found[0])
         return {"id": found[0], **found[1].brief()}
 
-    def _url(self, url) -> str:
+    def _url(self, url: object) -> str:
         """A granted endpoint URL, normalized; EndpointError naming the granted ones otherwise."""
         return self._session().client.allowed(as_text(url, "url"))
 
@@ -200,12 +198,11 @@ class EndpointTools(ToolFamily):
         client = self._session().client
         return max(0, client.limits.requests - client.sent)
 
-    def _session(self, required: bool = True) -> EndpointSession | None:
-        """The run's endpoint session; EndpointError when it has none and one is required."""
-        session = getattr(self.box, "endpoints", None)
-        if session is None and required:
+    def _session(self) -> EndpointSession:
+        """The run's endpoint session; EndpointError when it has none."""
+        if self.box.endpoints is None:
             raise EndpointError("this run may contact no endpoint; pass --endpoint URL")
-        return session
+        return self.box.endpoints
 
 
 def _listed(g: Graph) -> tuple[list[str], list[str], list[str]]:

@@ -12,7 +12,7 @@ import re
 from ...errors import ToolError
 from ...model import Item
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
-from .toolbox import ToolFamily, family
+from .toolbox import Toolbox, ToolFamily, family
 
 MAX_FILES = 1_000  # items a run's file view holds (the most applicable first, as a search without text orders them)
 GREP_LINE = 160  # characters of a matching line returned
@@ -27,7 +27,7 @@ class FilesTools(ToolFamily):
     order = 25
     names = ("files_list", "files_grep", "files_read")
 
-    def __init__(self, box):
+    def __init__(self, box: Toolbox):
         """The family over one run's toolbox; the file index is built on first use."""
         super().__init__(box)
         self._paths: dict[str, str] | None = None  # path -> item id
@@ -51,7 +51,8 @@ class FilesTools(ToolFamily):
         pattern = as_text(pattern, "pattern").strip().casefold()
         if not pattern or len(pattern) > MAX_PATTERN:
             raise ToolError(f"pattern must be 1 to {MAX_PATTERN} characters of literal text")
-        n, found, more = as_limit(limit), [], False
+        n, more = as_limit(limit), False
+        found: list[dict] = []
         for path in self._under(folder):
             for number, line in enumerate(self._text(path).splitlines(), 1):
                 if pattern in line.casefold():
@@ -62,8 +63,8 @@ class FilesTools(ToolFamily):
             if more:
                 break
         self._charge(found)
-        for path in dict.fromkeys(m["path"] for m in found):
-            self.box.used(self._index()[path])
+        for seen in dict.fromkeys(m["path"] for m in found):
+            self.box.used(self._index()[seen])
         return {"matches": found, "count": len(found), "more": more, "budget_left": self.box.left()}
 
     def files_read(self, path: str, start: int = 0, length: int = 512) -> dict | str:
@@ -79,11 +80,11 @@ class FilesTools(ToolFamily):
     def _index(self) -> dict[str, str]:
         """path -> item id for the live items (built once per run)."""
         if self._paths is None:
-            hits = self.box.memory.search(k=MAX_FILES)
+            hits = self.box.require_memory().search(k=MAX_FILES)
             self._paths = {f"{h.kind}/{_slug(h.title)}-{h.id}.md": h.id for h in hits}
         return self._paths
 
-    def _under(self, folder) -> list[str]:
+    def _under(self, folder: object) -> list[str]:
         """The sorted paths under a folder ("" for all)."""
         prefix = as_text(folder, "folder").strip().strip("/")
         return sorted(p for p in self._index() if not prefix or p.startswith(prefix + "/"))
@@ -91,7 +92,7 @@ class FilesTools(ToolFamily):
     def _key(self, path: str) -> str:
         """The scratch key of a file's rendered text (rendered, stored and watched on first use)."""
         if path not in self._refs:
-            item = self.box.memory.get(self._index()[path])
+            item = self.box.require_memory().get(self._index()[path])
             ref = self.box.scratch.put(render(item, self.box.blobs.load(item.content_ref)), "content")
             self.box.scratch_keys.add(ref.key)
             self.box.watch(ref.key)

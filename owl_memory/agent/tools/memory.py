@@ -28,7 +28,7 @@ class MemoryTools(ToolFamily):
         after, marked carried_over_from; no payload."""
         box = self.box
         onto = as_text(ontology, "ontology") or None
-        hits = box.memory.search(text=as_text(text, "text") or None, ontology=onto,
+        hits = box.require_memory().search(text=as_text(text, "text") or None, ontology=onto,
                                  task_type=as_text(task_type, "task_type") or None,
                                  kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(as_int(k, "k"), 10)),
                                  about_class=as_text(about_class, "about_class") or None,
@@ -37,7 +37,7 @@ class MemoryTools(ToolFamily):
         for rank, h in enumerate(hits, 1):
             box.used(h.id, rank=rank, score=h.score)
         if box.access.uncapped:
-            return {"items": [{**h.to_dict(), "content": self._content(box.memory.get(h.id))} for h in hits],
+            return {"items": [{**h.to_dict(), "content": self._content(box.require_memory().get(h.id))} for h in hits],
                     "count": len(hits)}
         items = [{key: clip(v) if isinstance(v, str) else v for key, v in h.to_dict().items()} for h in hits]
         return {"items": items, "count": len(items)}
@@ -59,11 +59,11 @@ class MemoryTools(ToolFamily):
         """Run a read-only SPARQL query over the memory graph (items, links, provenance; no item content), as it was
         at your first memory_query; returns a results handle and row count (read rows with results_peek).
         Prefix om: <http://w3id.org/owl-memory#>."""
-        return run_query(self.box, "memory", self.box.memory.to_graph, sparql)
+        return run_query(self.box, "memory", self.box.require_memory().to_graph, sparql)
 
-    def _item(self, id) -> Item:
+    def _item(self, id: object) -> Item:
         """The item `id` names, recorded as used (its content is a payload to watch)."""
-        item = self.box.memory.get(as_text(id, "id").strip())
+        item = self.box.require_memory().get(as_text(id, "id").strip())
         self.box.used(item.id, item.content_ref)
         return item
 

@@ -4,14 +4,16 @@ ontology (a results handle, rows read with results_peek)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
+from rdflib.term import Node
 
 from ...errors import ToolError
 from .caps import as_int, as_limit, as_text, clip
 from .results import run_query
-from .toolbox import ToolFamily, family
+from .toolbox import Toolbox, ToolFamily, family
 
 CLASS_TYPES = (OWL.Class, RDFS.Class)
 PROPERTY_TYPES = {OWL.ObjectProperty: "object", OWL.DatatypeProperty: "datatype",
@@ -25,7 +27,7 @@ class OntologyTools(ToolFamily):
     order = 30
     names = ("ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query")
 
-    def __init__(self, box):
+    def __init__(self, box: Toolbox):
         """Ontology tools over `box.graph`; class and property lists are computed on first use."""
         super().__init__(box)
         self._classes: list[URIRef] | None = None
@@ -77,7 +79,8 @@ class OntologyTools(ToolFamily):
         """One term: types, label, comment, direct super/subclasses, domain/range (lists capped at limit)."""
         g, term, n = self._graph(), self._term(iri), as_limit(limit)
 
-        def iris(nodes):
+        def iris(nodes: Iterable[Node]) -> list[str]:
+            """The IRIs among the nodes, sorted, at most `limit`."""
             return sorted({str(x) for x in nodes if isinstance(x, URIRef)})[:n]
 
         comment = g.value(term, RDFS.comment)
@@ -103,7 +106,8 @@ class OntologyTools(ToolFamily):
     def properties(self) -> list[tuple[URIRef, str]]:
         """Named properties with their kind, sorted (computed once)."""
         if self._properties is None:
-            g, seen = self._graph(), {}
+            g = self._graph()
+            seen: dict[URIRef, str] = {}
             for t, kind in PROPERTY_TYPES.items():
                 for p in g.subjects(RDF.type, t):
                     if isinstance(p, URIRef):
@@ -117,15 +121,15 @@ class OntologyTools(ToolFamily):
             raise ToolError("this run has no ontology; pass one with --ontology / ontology=")
         return self.box.graph
 
-    def _label(self, term) -> str:
+    def _label(self, term: URIRef) -> str:
         """The term's rdfs:label (English first), clipped."""
-        labels = list(self.box.graph.objects(term, RDFS.label))
+        labels = list(self._graph().objects(term, RDFS.label))
         labels.sort(key=lambda x: (getattr(x, "language", None) not in (None, "en"), str(x)))
         return clip(labels[0], 80) if labels else ""
 
-    def _term(self, iri) -> URIRef:
+    def _term(self, iri: object) -> URIRef:
         """A full IRI or prefixed name that occurs in the ontology; ToolError otherwise."""
-        text, g = as_text(iri, "iri").strip().strip("<>"), self.box.graph
+        text, g = as_text(iri, "iri").strip().strip("<>"), self._graph()
         if ":" in text and not re.match(r"^[a-z][a-z0-9+.-]*://", text, re.I):
             try:
                 text = str(g.namespace_manager.expand_curie(text))

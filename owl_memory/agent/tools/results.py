@@ -9,6 +9,7 @@ from collections.abc import Callable
 from rdflib import Graph
 
 from ...errors import ToolError
+from ...model import ConstraintViolation
 from ..constraints import violations
 from ..query_worker import QueryResult, QueryWorker
 from .caps import MAX_LIST, as_int, as_text, dumps
@@ -70,8 +71,8 @@ def constraint_notes(box: Toolbox, name: str, sparql: str) -> list[str]:
         return []
     lines = []
     for id, message in violations(sparql, box.constraints):
-        box.stats["constraint_violations"] += 1
-        box.observe({"event": "constraint_violation", "tool": f"{name}_query", "constraint": id, "message": message})
+        box.stats = box.stats.violated()
+        box.emit(ConstraintViolation(f"{name}_query", id, message))
         lines.append(f"constraint {id} violated: {message}")
     return lines
 

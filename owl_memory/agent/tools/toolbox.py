@@ -7,18 +7,20 @@ imported by agent/tools/__init__.py.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import PrivateAttr
 from rdflib import Graph
 
 from ...adapters.dspy import dspy, validate_tool_args, with_callbacks
 from ...errors import OwlMemoryError, ToolError
-from ...model import MemoryAccess, Ref
+from ...model import Event, MemoryAccess, QueryConstraint, Ref, ToolCall, ToolResult, ToolStats
 from ...rdfio import load_graph
-from ...store import BlobStore, ReadBudget
+from ...store import BlobStore, PayloadStore, ReadBudget
 from ..query_worker import QueryLimits, QueryWorker
 from .caps import (
     LARGE_RETURN,
@@ -34,6 +36,10 @@ from .caps import (
     signature,
     strings,
 )
+
+if TYPE_CHECKING:
+    from ...store import Memory
+    from ..endpoint_profiles import EndpointSession
 
 FAMILIES: list[type[ToolFamily]] = []  # filled by @family, kept in `order`
 DEFAULT_ACCESS = MemoryAccess.of("A2")  # memory through capped tools: what a toolbox grants unless told otherwise
@@ -74,19 +80,20 @@ class Toolbox:
         budget: the run's ReadBudget (a fresh default one when None).
         access: what the run's condition grants (model.MemoryAccess): memory tools or not, and A4's uncapped
             returns (whole item content, all query rows inline; leakage is still measured). Default: A2.
-        observer: called with each tool_call / tool_result event (sizes and handles, no payload).
+        observer: called with each event the tools emit (model/events.py: tool_call, tool_result, constraint and
+            construction events; sizes and handles, no payload), e.g. a Trajectory's write.
         blobs: the blob store to use when there is no memory (an in-memory one by default).
         max_calls: tool calls the run may make.
         query_limits: wall time, memory and rows of each agent SPARQL query (QueryLimits() by default:
             10 s, 512 MB, 10,000 rows); a query runs in a worker process killed when it passes a limit.
     """
 
-    def __init__(self, memory=None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
-                 budget: ReadBudget | None = None, *, access: MemoryAccess = DEFAULT_ACCESS,
-                 observer: Callable[[dict], None] | None = None, blobs: BlobStore | None = None,
-                 max_calls: int = MAX_CALLS, query_limits: QueryLimits | None = None):
+    def __init__(self, memory: Memory | None = None, prompt: str | Ref | None = None,
+                 ontology: str | Path | Graph | None = None, budget: ReadBudget | None = None, *,
+                 access: MemoryAccess = DEFAULT_ACCESS, observer: Callable[[Event], object] | None = None,
+                 blobs: BlobStore | None = None, max_calls: int = MAX_CALLS, query_limits: QueryLimits | None = None):
         self.memory, self.access = memory, access
-        self.blobs = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
+        self.blobs: PayloadStore = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
         self.scratch = BlobStore(":memory:", max_read=self.blobs.max_read)  # this run's query results
         self.budget = budget or ReadBudget(max_read=self.blobs.max_read)
         self.prompt = self.blobs.put(prompt, "prompt") if isinstance(prompt, str) else prompt
@@ -101,16 +108,17 @@ class Toolbox:
         self.memory_ids_used: list[str] = []
         self.memory_usage: dict[str, tuple[int, float]] = {}  # id -> (rank, score) where the agent first met it
         self.vocabulary: set[str] = set()  # IRIs and namespaces the tools show: vocabulary, not payload
-        self.stats = {"tool_calls": 0, "tool_errors": 0, "large_returns": 0, "max_return": 0, "max_window": 0,
-                      "constraint_violations": 0}
-        self.constraints: tuple = ()  # (item id, QueryConstraint) each query is checked against (agent/constraints.py)
+        self.stats = ToolStats()
+        # (item id, constraint) of the Constraint items each query is checked against (agent/constraints.py)
+        self.constraints: tuple[tuple[str, QueryConstraint], ...] = ()
+        self.endpoints: EndpointSession | None = None  # the run's SPARQL endpoints (tools/endpoint.py), when granted
         self.families = [cls(self) for cls in FAMILIES]
 
     def functions(self) -> list[OwlTool]:
         """The tools as OwlTool objects (dspy.Tool), ready for dspy.RLM(sig, tools=...) or direct calls."""
         return [OwlTool(getattr(f, name), self) for f in self.families if f.offered() for name in f.names]
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         """A tool's own method by name (box.prompt_window): no guard, caps or log, for library code and tests."""
         for f in self.__dict__.get("families", ()):
             if name in f.names:
@@ -119,27 +127,31 @@ class Toolbox:
 
     # ---- the guard ------------------------------------------------------------------------------------------
 
-    def call(self, tool: OwlTool, args: tuple, kwargs: dict):
+    def call(self, tool: OwlTool, args: tuple, kwargs: dict) -> Any:
         """Run one tool call: bind and check arguments, enforce caps, turn recoverable failures into "[Error] …"."""
         with self._lock:  # interpreters call tools from worker threads; one call at a time
-            self.stats["tool_calls"] += 1
+            self.stats = self.stats.called()
+            bound: inspect.BoundArguments | None = None
+            problem: ToolError | None = None
             try:
-                bound, problem = bind(tool.func, args, kwargs), None
+                bound = bind(tool.func, args, kwargs)
                 args, kwargs = (), dict(bound.arguments)  # the trajectory shows every argument by name
             except ToolError as e:
-                bound, problem = None, e
-            self._emit({"event": "tool_call", "tool": tool.name, "args": describe_args(args, kwargs)})
+                problem = e
+            self.emit(ToolCall(tool.name, describe_args(args, kwargs)))
             value = self._guarded(tool, bound, problem, args, kwargs)
             self._record(tool.name, value)
             return value
 
-    def _guarded(self, tool: OwlTool, bound, problem: ToolError | None, args: tuple, kwargs: dict):
+    def _guarded(self, tool: OwlTool, bound: inspect.BoundArguments | None, problem: ToolError | None, args: tuple,
+                 kwargs: dict) -> Any:
         """The tool's capped return, or an "[Error] …" string that never echoes an argument value."""
         name = tool.name
-        if problem is None and self.stats["tool_calls"] > self.max_calls:
+        if problem is None and self.stats.tool_calls > self.max_calls:
             problem = ToolError(f"this run's limit of {self.max_calls} tool calls is reached; SUBMIT what you have")
         if problem is not None:
             return f"[Error] {name}: {clip(scrub(str(problem), args, kwargs), 300)}"
+        assert bound is not None  # call() binds or has the problem
         try:
             parsed = validate_tool_args(tool, bound.arguments)  # dspy.Tool's JSON-schema and pydantic check
         except ValueError as e:  # its messages echo argument values; say what to pass instead
@@ -150,27 +162,19 @@ class Toolbox:
         except (OwlMemoryError, ValueError, KeyError) as e:
             return f"[Error] {name}: {clip(scrub(error_message(e), args, kwargs), 300)}"
 
-    def _record(self, name: str, value) -> None:
+    def _record(self, name: str, value: Any) -> None:
         """Update the counters and emit the tool_result event for one return."""
         size = len(dumps(value))
-        is_error = isinstance(value, str) and value.startswith("[Error]")
-        self.stats["tool_errors"] += is_error
-        self.stats["large_returns"] += size > LARGE_RETURN
-        self.stats["max_return"] = max(self.stats["max_return"], size)
-        if isinstance(value, dict) and isinstance(value.get("text"), str):
-            self.stats["max_window"] = max(self.stats["max_window"], len(value["text"]))
+        message = value[:300] if isinstance(value, str) and value.startswith("[Error]") else None
+        window = len(value["text"]) if isinstance(value, dict) and isinstance(value.get("text"), str) else 0
+        self.stats = self.stats.returned(size, error=message is not None, large=size > LARGE_RETURN, window=window)
         handles = sorted({v for v in strings(value) if v.startswith("sha256:")})
-        self._emit({"event": "tool_result", "tool": name, "chars": size, "error": is_error,
-                    "handles": handles[:20], "message": value[:300] if is_error else None})
+        self.emit(ToolResult(name, size, message is not None, tuple(handles[:20]), message))
 
-    def _emit(self, event: dict) -> None:
-        """Pass an event to the observer, if any."""
+    def emit(self, event: Event) -> None:
+        """Pass an event (this guard's, or a tool family's such as a constraint violation) to the observer, if any."""
         if self.observer is not None:
             self.observer(event)
-
-    def observe(self, event: dict) -> None:
-        """Pass an event of a tool family (e.g. a constraint violation) to the trajectory."""
-        self._emit(event)
 
     # ---- state the families share ---------------------------------------------------------------------------
 
@@ -187,7 +191,7 @@ class Toolbox:
         if all(r.key != key for r in self.payloads):
             self.payloads.append(self.store(key).ref(key))
 
-    def store(self, key: str) -> BlobStore:
+    def store(self, key: str) -> PayloadStore:
         """The blob store holding `key`: this run's scratch store for query results and files, else the main one."""
         return self.scratch if key in self.results or key in self.scratch_keys else self.blobs
 
@@ -195,17 +199,23 @@ class Toolbox:
         """A watched payload in full, for measuring leakage (library use only; never hand it to the model)."""
         return self.store(ref.key).load(ref)
 
+    def require_memory(self) -> Memory:
+        """The run's memory, or a ToolError saying this run has none."""
+        if self.memory is None:
+            raise ToolError("this run has no memory; work from the task and the other tools")
+        return self.memory
+
     def left(self) -> int:
         """Characters left in the read budget."""
         return max(0, self.budget.total_chars - self.budget.spent)
 
-    def budget_info(self) -> dict:
+    def budget_info(self) -> dict[str, int]:
         """The read budget as the model should know it."""
         return {"max_read": min(self.budget.max_read, self.blobs.max_read), "budget_left": self.left(),
                 "reads_per_handle": self.budget.reads_per_handle}
 
 
-def tools(memory=None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
+def tools(memory: Memory | None = None, prompt: str | Ref | None = None, ontology: str | Path | Graph | None = None,
           budget: ReadBudget | None = None) -> list[OwlTool]:
     """The capped tools (OwlTool objects) for dspy.RLM(sig, tools=...) over a memory, a hidden prompt, an ontology."""
     return Toolbox(memory, prompt, ontology, budget).functions()
@@ -231,18 +241,18 @@ class OwlTool(dspy.Tool):
             object.__setattr__(self, attr, value)  # plain-function metadata for Python callers
 
     @with_callbacks  # dspy's on_tool_start / on_tool_end, as dspy.Tool.__call__ has
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the tool by position or by name; always returns a capped value or an "[Error] …" string."""
         return self._box.call(self, args, kwargs)
 
-    async def acall(self, *args, **kwargs):
+    async def acall(self, *args: Any, **kwargs: Any) -> Any:
         """The async form dspy's ReAct and sub-agents use; the tools themselves are synchronous."""
         return self(*args, **kwargs)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, object]) -> OwlTool:
         """The same tool: a copied program must share its run's toolbox, handles and read budget."""
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """The tool as dspy shows it."""
         return f"OwlTool(name={self.name}, args={list(self.args)})"
