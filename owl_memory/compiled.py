@@ -19,16 +19,24 @@ SPRINT_TASK = "ontology-sprint"
 
 def repair_decisions(memory, signature: str) -> list[Item]:
     """Compiled repair decisions stored for a violation signature, best first ([] without memory)."""
-    if memory is None:
-        return []
-    return [c for c in memory.by_signature(signature) if isinstance(c.action_schema, RepairDecision)]
+    return decisions_in(memory.by_signature(signature)) if memory is not None else []
 
 
-def follow_ups(memory, key: str) -> list[Item]:
-    """Learned follow-ups stored under a "follows:..." key that have not been demoted, best first."""
-    if memory is None:
-        return []
-    return [c for c in memory.by_signature(key) if isinstance(c.action_schema, FollowUp) and not c.demoted]
+def decisions_in(items: list[Item]) -> list[Item]:
+    """The compiled repair decisions among some items (what memory.by_signature found), in their order."""
+    return [c for c in items if isinstance(c.action_schema, RepairDecision)]
+
+
+def follow_ups_in(items: list[Item]) -> list[Item]:
+    """The learned follow-ups among some items (what memory.by_signature found under a "follows:..." key) that have
+    not been demoted, in their order."""
+    return [c for c in items if isinstance(c.action_schema, FollowUp) and not c.demoted]
+
+
+def follows_key(abstract: str, operator: str) -> str:
+    """The key learned follow-ups are stored under: the first violation's abstract signature and the strategy that
+    patched it."""
+    return f"follows:{abstract}|{operator}"
 
 
 def cq_answer(memory, signature: str) -> Item | None:
