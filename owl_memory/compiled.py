@@ -19,18 +19,19 @@ SPRINT_TASK = "ontology-sprint"
 
 def repair_decisions(memory, signature: str) -> list[Item]:
     """Compiled repair decisions stored for a violation signature, best first ([] without memory)."""
-    return decisions_in(memory.by_signature(signature)) if memory is not None else []
+    return [c for c, _ in decisions_in(memory.by_signature(signature))] if memory is not None else []
 
 
-def decisions_in(items: list[Item]) -> list[Item]:
-    """The compiled repair decisions among some items (what memory.by_signature found), in their order."""
-    return [c for c in items if isinstance(c.action_schema, RepairDecision)]
+def decisions_in(items: list[Item]) -> list[tuple[Item, RepairDecision]]:
+    """(item, its decision) for the compiled repair decisions among some items (what memory.by_signature found),
+    in their order."""
+    return [(c, c.action_schema) for c in items if isinstance(c.action_schema, RepairDecision)]
 
 
-def follow_ups_in(items: list[Item]) -> list[Item]:
-    """The learned follow-ups among some items (what memory.by_signature found under a "follows:..." key) that have
-    not been demoted, in their order."""
-    return [c for c in items if isinstance(c.action_schema, FollowUp) and not c.demoted]
+def follow_ups_in(items: list[Item]) -> list[tuple[Item, FollowUp]]:
+    """(item, its follow-up) for the learned follow-ups among some items (what memory.by_signature found under a
+    "follows:..." key) that have not been demoted, in their order."""
+    return [(c, c.action_schema) for c in items if isinstance(c.action_schema, FollowUp) and not c.demoted]
 
 
 def follows_key(abstract: str, operator: str) -> str:

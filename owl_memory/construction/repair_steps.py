@@ -197,7 +197,9 @@ class RepairSteps:
 
     def _choose(self, offer: Offer, mine: list, near: set) -> list[Candidate]:
         """One allowed, non-clashing candidate of the offer's strategy per violation."""
-        chosen, added, removed = [], set(), set()
+        chosen: list[Candidate] = []
+        added: set = set()
+        removed: set = set()
         for v in mine:
             options = [c for c in islice(self.session.repair.candidates(v, near), MAX_TRIED)
                        if c.patch.operator == offer.operator and c.item == offer.item]

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from ..model import Item, RepairDecision, Violation
+from ..model import RepairDecision, Violation
 from ..model.operators import canonical
 from .cascade import with_follow_ups
 from .context import Context
 from .patch import Candidate, Patch
 from .proposed import proposed_patch
-from .recall import Recall
+from .recall import Decision, Recall
 from .registry import iter_candidates, ranked, ranked_candidates, run_strategy, strategies_for
 
 
@@ -42,31 +42,32 @@ class Candidates:
     def _extended(self, ctx: Context, v: Violation, ordered) -> Iterator[Candidate]:
         """Each candidate trimmed to real changes, preceded by its form with learned follow-ups (when any apply)."""
         g = ctx.graph
-        for p, found in ordered:
+        for p, d in ordered:
             p = Patch(p.operator, frozenset(t for t in p.added if t not in g),
                       frozenset(t for t in p.removed if t in g), p.touches, p.choice)
-            item, key = (found[2].id, found[1]) if found is not None else (None, None)
+            item, key = (d.item.id, d.key) if d is not None else (None, None)
             longer, used = with_follow_ups(ctx, v, p, self.recall.follow_ups(v, p.operator))
             if used and not longer.removed & self.protected():
                 yield Candidate(v, longer, item, key, tuple(used))
             yield Candidate(v, p, item, key)
 
-    def _ordered(self, ctx: Context, v: Violation, compiled: list[tuple[int, str, Item]]):
-        """(patch, (tier, key, compiled item) or None) lazily: compiled decisions with a recorded choice replayed
+    def _ordered(self, ctx: Context, v: Violation, compiled: list[Decision]) -> Iterator[tuple[Patch, Decision | None]]:
+        """(patch, the compiled decision it replays or None) lazily: compiled decisions with a recorded choice replayed
         (undemoted, smallest first; the abstract signatures' only when the concrete one's give nothing, the
         component-and-role back-off only when those give nothing either), ranked by cost with the library's cheap
         candidates (those found with no trial check), a replay first on ties, so memory never makes a repair
         dearer; then the library with the strategies of compiled decisions without a choice first (run once: a
         replay without a hint is the library strategy itself)."""
         seen: set = set()
-        hinted = [f for f in compiled if f[2].action_schema.choice is not None]
+        hinted = [d for d in compiled if d.decision.choice is not None]
         replays = self._replays(ctx, v, hinted)
-        plain: dict = {}
-        for f in sorted((f for f in compiled if f not in hinted), key=lambda f: f[2].demoted):
-            plain.setdefault(f[2].action_schema.operator, f)
+        plain: dict[str, Decision] = {}
+        for d in sorted((d for d in compiled if d not in hinted), key=lambda d: d.item.demoted):
+            plain.setdefault(d.decision.operator, d)
         prefer = [op for op in plain if op in strategies_for(v.component)]
         if replays:
-            merged = [(rank, 0, i, q, found) for i, (p, found) in enumerate(replays) for rank, q in ranked(ctx, [p])]
+            merged: list[tuple] = [(rank, 0, i, q, d) for i, (p, d) in enumerate(replays)
+                                   for rank, q in ranked(ctx, [p])]
             merged += [(rank, 1, i, p, plain.get(p.operator))
                        for i, (rank, p) in enumerate(ranked_candidates(ctx, v, prefer, cheap=True))]
             for *_, p, found in sorted(merged, key=lambda x: x[:3]):
@@ -78,24 +79,24 @@ class Candidates:
                 yield p, plain.get(p.operator)
         yield from ((p, None) for p in self._proposal(ctx, v))
 
-    def _replays(self, ctx: Context, v: Violation, hinted: list[tuple[int, str, Item]]) -> list[tuple[Patch, tuple]]:
-        """(patch, (tier, key, compiled item)) of the first tier of compiled decisions whose replay gives anything,
-        in the order to try them (recorded choice, undemoted, smallest first)."""
+    def _replays(self, ctx: Context, v: Violation, hinted: list[Decision]) -> list[tuple[Patch, Decision]]:
+        """(patch, compiled decision) of the first tier of compiled decisions whose replay gives anything, in the
+        order to try them (recorded choice, undemoted, smallest first)."""
         seen: set = set()
         for tier in (0, 1, 2):
             found = []
-            for rank, f in enumerate(x for x in hinted if x[0] == tier):
-                c, checks = f[2], ctx.checks.count
-                replayed = _replayed(ctx, v, c.action_schema)
+            for rank, d in enumerate(x for x in hinted if x.tier == tier):
+                checks = ctx.checks.count
+                replayed = _replayed(ctx, v, d.decision)
                 if ctx.checks.count > checks:
                     self.searched.add(v.key)
                 for i, p in enumerate(replayed):
                     if p.fingerprint not in seen:
                         seen.add(p.fingerprint)
-                        recorded = canonical(p.choice) == canonical(c.action_schema.choice)
-                        found.append(((not recorded, c.demoted, p.size, rank, i), p, f))
+                        recorded = canonical(p.choice) == canonical(d.decision.choice)
+                        found.append(((not recorded, d.item.demoted, p.size, rank, i), p, d))
             if found:
-                return [(p, f) for _, p, f in sorted(found, key=lambda x: x[0])]
+                return [(p, d) for _, p, d in sorted(found, key=lambda x: x[0])]
         return []
 
     def _proposal(self, ctx: Context, v: Violation) -> list[Patch]:

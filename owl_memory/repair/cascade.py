@@ -65,12 +65,12 @@ def store_follow_up(memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_
                                      follow_up=follow_up, hook=hook, run_id=run_id))
 
 
-def with_follow_ups(ctx: Context, v: Violation, p: Patch, found: list[Item]) -> tuple[Patch, list[str]]:
-    """The patch extended by every one of the learned, undemoted follow-ups `found` for it that applies (and the
-    operator ids used)."""
+def with_follow_ups(ctx: Context, v: Violation, p: Patch,
+                    found: list[tuple[Item, FollowUp]]) -> tuple[Patch, list[str]]:
+    """The patch extended by every one of the learned, undemoted follow-ups `found` for it (item, follow-up) that
+    applies (and the operator ids used)."""
     total, used = p, []
-    for c in found:
-        follow_up = c.action_schema
+    for c, follow_up in found:
         op = follow_up.operator
         if op not in STRATEGIES:
             continue

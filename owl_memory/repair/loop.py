@@ -62,17 +62,16 @@ class _Loop:
     """The repair command's rounds over a session: which patches a round tries, what the rounds led to."""
 
     def __init__(self, original: Graph, session: RepairSession, run_id: str) -> None:
-        """Nothing verified yet."""
+        """Verify the data once (its report kept when there is a memory to compile into)."""
         self.original, self.s, self.run_id = original, session, run_id
         self.res = RepairResult(graph=session.graph)
-        self.last, self.report_ref = None, None
+        self.last = session.verify(store=session.memory is not None)
+        self.report_key = self.last.report_ref.key if self.last.report_ref is not None else ""  # compiled from it
+        self.res.initial_violations = self.last.violation_count
         self.cascades: list = []
 
     def run(self, max_rounds: int, progress) -> None:
-        """Verify, patch, re-verify until the graph conforms, nothing applies or the rounds run out."""
-        self.last = self.s.verify(store=self.s.memory is not None)
-        self.report_ref = self.last.report_ref
-        self.res.initial_violations = self.last.violation_count
+        """Patch, re-verify until the graph conforms, nothing applies or the rounds run out."""
         for n in range(max_rounds):
             progress(f"round {n + 1}: {self.last.violation_count} violations to repair")
             if self.last.conforms:
@@ -94,7 +93,8 @@ class _Loop:
         focus = {v.focus for v in violations}
         self.s.round(violations)
         chosen, moot = self._covering(violations, focus)
-        added, removed = {t for c in chosen for t in c.patch.added}, {t for c in chosen for t in c.patch.removed}
+        added: set = {t for c in chosen for t in c.patch.added}
+        removed: set = {t for c in chosen for t in c.patch.removed}
         done = moot | {c.violation.key for c in chosen}
         for v in sorted(violations, key=lambda v: (v.component not in _DROPPERS, v.component in _NESTED)):
             if v.key in done or v.component in _NESTED and _touched(v.value, added | removed):
@@ -116,13 +116,14 @@ class _Loop:
         for v in violations:
             if v.detail_of:
                 details.setdefault(v.detail_of, []).append(v)
-        chosen, moot = [], set()
+        chosen: list[Candidate] = []
+        moot: set = set()
         for v in violations:
             mine = next(self.s.candidates(v, focus, cheap=True), None) if " | ".join(v.key) in details else None
             if mine is None:
                 continue
             theirs = [next(self.s.candidates(d, focus), None) for d in details[" | ".join(v.key)]]
-            if None in theirs or self._cost(mine) < sum(self._cost(c) for c in theirs):
+            if any(c is None for c in theirs) or self._cost(mine) < sum(self._cost(c) for c in theirs if c):
                 chosen.append(mine)
                 moot |= {d.key for d in details[" | ".join(v.key)]}
         return chosen, moot
@@ -134,8 +135,8 @@ class _Loop:
     def _settle(self, step: Step, new) -> bool:
         """Note what fixed its violation; undo the others (they are not tried again). True when something was undone."""
         cleared, failed = self.s.settle(step, new)
-        self.res.compiled_reused += sum(c.item is not None for c in step.candidates)
-        self.res.prevented += sum(len(c.follow_ups) for c in cleared)
+        self.res.compiled_reused += len([c for c in step.candidates if c.item is not None])
+        self.res.prevented += len([f for c in cleared for f in c.follow_ups])
         self.res.operators_applied += [AppliedOperator(c.violation.signature, c.patch.operator, c.patch.choice,
                                                        str(c.violation.focus), c.memory_key) for c in cleared]
         for c in failed:
@@ -158,7 +159,7 @@ class _Loop:
         r.unrepaired = left
         r.reasons = {sig: self._reason([v for v in self.last.violations if v.signature == sig]) for sig in left}
         if s.memory is not None:
-            r.compiled_new = s.compile(self.run_id, self.report_ref.key, set(left))
+            r.compiled_new = s.compile(self.run_id, self.report_key, set(left))
             compile_cascades(s.memory, s.shapes, self.cascades, s.worked, self.run_id)
         return r
 

@@ -8,12 +8,30 @@ kept counters, so the order and the demotions every later step reads are those m
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..compiled import decisions_in, follow_ups_in, follows_key
-from ..model import Item, Violation, best_first
+from ..model import FollowUp, Item, RepairDecision, Violation, best_first
 from .registry import strategies_for
 from .verification import abstract_signatures
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A compiled repair decision memory holds for a violation.
+
+    Args:
+        item: the RepairOperator item (its id, counters, demotion).
+        decision: its action: the strategy and the choice it recorded.
+        key: the signature or abstract key it is stored under.
+        tier: 0 under the violation's concrete signature, 1 under an abstract key, 2 under the component-and-role
+            back-off.
+    """
+
+    item: Item
+    decision: RepairDecision
+    key: str
+    tier: int
 
 
 class Recall:
@@ -32,14 +50,14 @@ class Recall:
         self.looked: set[tuple] = set()  # the keys of every violation signature looked up
         self.lookups = 0  # violation signatures looked up in memory
 
-    def decisions(self, v: Violation) -> list[tuple[int, str, Item]]:
-        """(tier, key, compiled decision) for `v`, best first per key: its concrete signature's (tier 0), its
-        abstract ones' (tier 1), the component-and-role back-off's (tier 2)."""
+    def decisions(self, v: Violation) -> list[Decision]:
+        """The compiled decisions for `v`, best first per key: its concrete signature's, its abstract ones', the
+        component-and-role back-off's."""
         keys = self._look_up(v)
-        return [(0 if i == 0 else 2 if i == len(keys) - 1 else 1, key, c)
-                for i, key in enumerate(keys) for c in decisions_in(self.held.get(key, []))]
+        return [Decision(c, d, key, 0 if i == 0 else 2 if i == len(keys) - 1 else 1)
+                for i, key in enumerate(keys) for c, d in decisions_in(self.held.get(key, []))]
 
-    def follow_ups(self, v: Violation, operator: str) -> list[Item]:
+    def follow_ups(self, v: Violation, operator: str) -> list[tuple[Item, FollowUp]]:
         """The learned, undemoted follow-ups stored for a patch of `operator` on `v` (under its first abstract key)."""
         keys = self._look_up(v)
         return follow_ups_in(self.held.get(follows_key(keys[1], operator), []))
@@ -47,8 +65,7 @@ class Recall:
     def learned(self, v: Violation, operator: str) -> bool:
         """True when the memory holds an undemoted decision by `operator` under one of `v`'s abstract keys that keep
         its value kind (not the back-off): what a descent may then use without a trial check."""
-        return any(c.action_schema.operator == operator and not c.demoted
-                   for tier, _, c in self.decisions(v) if tier == 1)
+        return any(d.decision.operator == operator and not d.item.demoted for d in self.decisions(v) if d.tier == 1)
 
     def record(self, item: str, success: bool) -> None:
         """Count a use of a compiled item in memory, and keep its new counters (and its key's order) here."""

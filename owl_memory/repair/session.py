@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from rdflib import Graph
 
@@ -41,7 +42,7 @@ class Step:
     added: frozenset
     removed: frozenset
     focus: frozenset | None
-    change: object = None
+    change: Any = None
 
 
 class RepairSession:
@@ -61,7 +62,7 @@ class RepairSession:
 
     def __init__(self, graph: Graph, shapes: Graph, guards: Callable[[], Guards], *, memory=None,
                  use_memory: bool = True, proposer=None, keep_values: bool = False, blobs=None,
-                 edit: Callable[[set, set, str], object] | None = None) -> None:
+                 edit: Callable[[set, set, str], Any] | None = None) -> None:
         """Nothing verified, offered or applied yet."""
         self.graph, self.shapes, self.guards, self.memory, self.blobs = graph, shapes, guards, memory, blobs
         self.recall = Recall(memory if use_memory else None, shapes)
@@ -81,8 +82,9 @@ class RepairSession:
         with `prior` (the session's last verification by default) outside the focus; `store` keeps its report."""
         r = verify(self.graph, self.shapes, focus=focus, blobs=self.blobs if store else None)
         self.scopes.append(r.scope)
-        if r.scope == "focus":
-            keep = [v for v in (prior or self.last).violations if v.focus not in focus]
+        known = prior if prior is not None else self.last
+        if r.scope == "focus" and known is not None:
+            keep = [v for v in known.violations if v.focus not in focus]
             r.violations = sorted(keep + r.violations, key=lambda v: v.key)
             r.violation_count, r.conforms = len(r.violations), not r.violations
         self.last = r
@@ -134,7 +136,7 @@ class RepairSession:
         return cleared, [c for c in step.candidates if id(c) not in ok]
 
     # ---- undo ----
-    def undo(self, candidates: Iterable[Candidate], keep: frozenset = frozenset(), note: str = "undo") -> object:
+    def undo(self, candidates: Iterable[Candidate], keep: frozenset = frozenset(), note: str = "undo") -> Any:
         """Take candidates back in one edit: remove what their patches added (but `keep`), restore what they removed;
         they no longer count as worked. Returns what the edit made."""
         back = list(candidates)
