@@ -67,10 +67,10 @@ def compile_repairs(session, run: RunRecord) -> list[str]:
     """Compile each repair that cleared its violation, was not undone and whose signature is not violated at the
     end (the repair session's compiling, derived from the run's trajectory); the ids of new operators."""
     view = session.view()
-    if view is None or not session.repair.worked:
+    if view is None or not session.repair_session.worked:
         return []
     source = run.trace_ref or next(iter(session.applied))
-    return session.repair.compile(run.run_id, source, {v.signature for v in view.violations})
+    return session.repair_session.compile(run.run_id, source, {v.signature for v in view.violations})
 
 
 def attributed(session) -> dict:

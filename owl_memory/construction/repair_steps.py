@@ -117,10 +117,10 @@ class RepairSteps:
         if not mine:
             raise ToolError("no open violation has that signature; pass one of the signatures workspace_verify() "
                             "returned (or a cq: signature from cq_status())")
-        repair = self.session.repair
-        repair.round(violations)
+        rs = self.session.repair_session
+        rs.round(violations)
         offered = []
-        for c in repair.candidates(mine[0], {x.focus for x in violations}):
+        for c in rs.candidates(mine[0], {x.focus for x in violations}):
             found = self._register(signature, c, len(mine))
             if found not in offered:
                 offered.append(found)
@@ -169,7 +169,7 @@ class RepairSteps:
             raise ToolError("unknown candidate id; pass an 'id' that repair_candidates returned")
         if offer.operator == APPLY_DELTA:
             return self._apply_answer(offer)
-        s, repair = self.session, self.session.repair
+        s, rs = self.session, self.session.repair_session
         violations = s.open_violations()
         mine = [v for v in violations if v.signature == offer.signature]
         if focus:
@@ -178,17 +178,17 @@ class RepairSteps:
         if not mine:
             raise ToolError("no open violation of this candidate's signature is left" + (" at that focus node" if focus
                             else "") + "; call workspace_verify() for what is open")
-        repair.round(violations)
+        rs.round(violations)
         chosen = self._choose(offer, mine, {x.focus for x in violations})
         self._done()
         if not chosen:
             raise ToolError("this candidate gives no change the minimal-change rules allow here; try another one")
-        step = repair.apply(chosen, note=f"repair {offer.operator}")
+        step = rs.apply(chosen, note=f"repair {offer.operator}")
         delta = s.record(step.change, "repair")
         if delta is None:
             raise ToolError("this candidate's change is in the graph already; call workspace_verify()")
         result = self._check(step.focus)
-        cleared, _ = repair.settle(step, result)
+        cleared, _ = rs.settle(step, result)
         self._count(chosen, cleared)
         self.steps[delta.ref.key] = step
         before, now = {v.key for v in violations}, s.baseline.mine(result.violations)
@@ -201,12 +201,12 @@ class RepairSteps:
         added: set = set()
         removed: set = set()
         for v in mine:
-            options = [c for c in islice(self.session.repair.candidates(v, near), MAX_TRIED)
+            options = [c for c in islice(self.session.repair_session.candidates(v, near), MAX_TRIED)
                        if c.patch.operator == offer.operator and c.item == offer.item]
             exact = [c for c in options if canonical(c.patch.choice) == offer.choice
                      and bool(c.follow_ups) == bool(offer.follow_ups)]
             c = (exact or options or [None])[0]
-            if c is None or c.patch.removed & (added | removed) or c.patch.added & removed:
+            if c is None or c.patch.clashes(added, removed):
                 continue
             chosen.append(c)
             added, removed = added | c.patch.added, removed | c.patch.removed
@@ -228,7 +228,7 @@ class RepairSteps:
         prior = s.view(s.ws.versions[-2].key) if delta is not None else None
         before = {v.key for v in prior.violations} if prior is not None else set()
         touched = {t[0] for t in fresh}
-        result = self._check(s.repair.near(fresh, gone, touched)) if delta is not None else s.view()
+        result = self._check(s.repair_session.near(fresh, gone, touched)) if delta is not None else s.view()
         new = [v for v in (s.baseline.mine(result.violations) if result else []) if v.focus in touched
                and v.key not in before]
         passes = evaluate(cq, s.ws.working).passed
@@ -244,12 +244,12 @@ class RepairSteps:
         s = self.session
         prior = s.view(s.ws.versions[-2].key)
         s.counts.verify_runs += 1
-        return s.verified(s.repair.verify(None if prior is None else focus, prior=prior))
+        return s.verified(s.repair_session.verify(None if prior is None else focus, prior=prior))
 
     # ---- shared ----
     def _done(self) -> None:
         """Note the nested trial checks the repair session's strategies have run."""
-        self.session.counts.nested_checks = self.session.repair.checks.count
+        self.session.counts.nested_checks = self.session.repair_session.checks.count
 
     def _count(self, chosen: list[Candidate], cleared: list[Candidate]) -> None:
         """Count a repair step and the compiled items it applied (their uses are recorded by the repair session)."""

@@ -88,10 +88,11 @@ class ConstructionSession:
         self.results: list[CQResult] = evaluate_all(sprint.cqs, self.ws.working)
         self.flips: dict[str, str] = {}  # cq id -> key of the delta that last made it pass
         self._guards: tuple[str, Guards] | None = None  # the current version's key and its guards
-        self.repair = RepairSession(self.ws.working, self.ws.shapes, self.guards, memory=memory,
-                                    use_memory=self.use_memory, keep_values=keep_values, blobs=self.blobs,
-                                    edit=lambda added, removed, note: self.ws.apply(added, removed, note=note))
-        self.repairs = RepairSteps(self)
+        self.repair_session = RepairSession(  # every verification and repair step goes through it
+            self.ws.working, self.ws.shapes, self.guards, memory=memory, use_memory=self.use_memory,
+            keep_values=keep_values, blobs=self.blobs,
+            edit=lambda added, removed, note: self.ws.apply(added, removed, note=note))
+        self.repairs = RepairSteps(self)  # the agent's repair_candidates / repair_apply on that session
         self.final_checks = 0  # verifications made after the agent stopped, to judge its result
 
     # ---- competency questions ----
@@ -190,7 +191,7 @@ class ConstructionSession:
                             "workspace_undo returned in this sprint")
         note, step = f"undo {key[7:19]}", self.repairs.steps.get(key)
         if step is not None:  # a repair step's: the repair session takes its candidates back
-            revert = self.repair.undo(step.candidates, note=note)
+            revert = self.repair_session.undo(step.candidates, note=note)
         else:
             added, removed = self.ws.delta_triples(delta)
             revert = self.ws.apply(added=removed, removed=added, note=note)
@@ -203,7 +204,7 @@ class ConstructionSession:
     def verify(self) -> VerifyResult:
         """Verify the whole working graph (one counted pySHACL run, its report stored as a handle)."""
         self.counts.verify_runs += 1
-        return self.verified(self.repair.verify(store=True))
+        return self.verified(self.repair_session.verify(store=True))
 
     def verified(self, result: VerifyResult) -> VerifyResult:
         """Take in a verification of the current version (a focus-scoped one merged already with what was known of
@@ -225,7 +226,7 @@ class ConstructionSession:
         view = self.view()
         if view is None:
             self.final_checks += 1
-            view = self.verified(self.repair.verify(store=True))
+            view = self.verified(self.repair_session.verify(store=True))
         return view
 
     def open_violations(self) -> list[Violation]:

@@ -45,14 +45,9 @@ def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozens
     if memory is not None:
         memory.require_writable()  # what verifies is compiled into it: refuse before any work
     original, shapes = load_graph(data), load_graph(shapes)
-    g = Graph(base=original.base)  # the repaired file keeps the input's base and prefixes
-    for prefix, namespace in original.namespaces():
-        g.bind(prefix, namespace, override=True, replace=True)
-    for t in original:
-        g.add(t)
     guards = Guards(original, shapes, protected)
-    session = RepairSession(g, shapes, lambda: guards, memory=memory, proposer=proposer, keep_values=keep_values,
-                            blobs=memory.blobs if memory is not None else None)
+    session = RepairSession(_copy(original), shapes, lambda: guards, memory=memory, proposer=proposer,
+                            keep_values=keep_values, blobs=memory.blobs if memory is not None else None)
     loop = _Loop(original, session, run_id or "repair")
     loop.run(max_rounds, progress or (lambda line: None))
     return loop.result()
@@ -102,7 +97,7 @@ class _Loop:
             if _dropped(self.s.ctx, v, removed):
                 continue  # a patch chosen this round takes its value off the path: nothing left to repair
             c = next(self.s.candidates(v, focus), None)
-            if c is None or c.patch.removed & (added | removed) or c.patch.added & removed:
+            if c is None or c.patch.clashes(added, removed):
                 continue  # none, or its best patch clashes with one chosen this round: retry after the re-verify
             chosen.append(c)
             added, removed = added | c.patch.added, removed | c.patch.removed
@@ -179,6 +174,16 @@ class _Loop:
                    "node), and keeping values forbids dropping it: drop it (run without --keep-values) or hand it " \
                    "to the proposer"
         return "no library operator derives a value for this constraint here; hand it to the proposer"
+
+
+def _copy(original: Graph) -> Graph:
+    """The graph a repair changes: a copy of the input keeping its base and prefixes (the repaired file's)."""
+    g = Graph(base=original.base)
+    for prefix, namespace in original.namespaces():
+        g.bind(prefix, namespace, override=True, replace=True)
+    for t in original:
+        g.add(t)
+    return g
 
 
 def _dropped(ctx: Context, v: Violation, removed: set) -> bool:

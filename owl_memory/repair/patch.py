@@ -34,6 +34,11 @@ class Patch:
         """Number of triples changed."""
         return len(self.added) + len(self.removed)
 
+    def clashes(self, added: set, removed: set) -> bool:
+        """True when this patch cannot join a change that adds `added` and removes `removed`: it removes what the
+        change adds or removes, or adds what the change removes."""
+        return bool(self.removed & (added | removed) or self.added & removed)
+
     @property
     def fingerprint(self) -> tuple:
         """The patch's identity: its strategy and its triples."""

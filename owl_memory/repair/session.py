@@ -32,15 +32,12 @@ class Step:
 
     Args:
         candidates: the candidates, one per violation they repair.
-        added, removed: every triple their patches add and remove.
         focus: the nodes whose results the change can alter, the candidates' focus nodes among them (None: only a
             whole-graph verification is sound).
         change: what the session's edit returned (a construction workspace's delta; None for a plain graph).
     """
 
     candidates: tuple[Candidate, ...]
-    added: frozenset
-    removed: frozenset
     focus: frozenset | None
     change: Any = None
 
@@ -108,12 +105,12 @@ class RepairSession:
 
     # ---- apply ----
     def apply(self, chosen: Iterable[Candidate], note: str = "repair") -> Step:
-        """Apply candidates (that do not clash: none removes what another adds or removes) as one edit."""
+        """Apply candidates as one edit (candidates that do not clash: Patch.clashes)."""
         chosen = tuple(chosen)
         added = frozenset(t for c in chosen for t in c.patch.added)
         removed = frozenset(t for c in chosen for t in c.patch.removed)
         change = self.edit(set(added), set(removed), note)
-        return Step(chosen, added, removed, self.near(added, removed, {c.violation.focus for c in chosen}), change)
+        return Step(chosen, self.near(added, removed, {c.violation.focus for c in chosen}), change)
 
     def near(self, added, removed, foci: set) -> frozenset | None:
         """The nodes whose results a change can alter, `foci` among them; None when only a whole-graph run is sound."""
