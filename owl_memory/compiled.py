@@ -25,16 +25,25 @@ SPRINT_TASK = "ontology-sprint"
 
 def repair_decisions(memory: Memory | None, signature: str) -> list[Item]:
     """Compiled repair decisions stored for a violation signature, best first ([] without memory)."""
-    if memory is None:
-        return []
-    return [c for c in memory.by_signature(signature) if isinstance(c.action_schema, RepairDecision)]
+    return [c for c, _ in decisions_in(memory.by_signature(signature))] if memory is not None else []
 
 
-def follow_ups(memory: Memory | None, key: str) -> list[Item]:
-    """Learned follow-ups stored under a "follows:..." key that have not been demoted, best first."""
-    if memory is None:
-        return []
-    return [c for c in memory.by_signature(key) if isinstance(c.action_schema, FollowUp) and not c.demoted]
+def decisions_in(items: list[Item]) -> list[tuple[Item, RepairDecision]]:
+    """(item, its decision) for the compiled repair decisions among some items (what memory.by_signature found),
+    in their order."""
+    return [(c, c.action_schema) for c in items if isinstance(c.action_schema, RepairDecision)]
+
+
+def follow_ups_in(items: list[Item]) -> list[tuple[Item, FollowUp]]:
+    """(item, its follow-up) for the learned follow-ups among some items (what memory.by_signature found under a
+    "follows:..." key) that have not been demoted, in their order."""
+    return [(c, c.action_schema) for c in items if isinstance(c.action_schema, FollowUp) and not c.demoted]
+
+
+def follows_key(abstract: str, operator: str) -> str:
+    """The key learned follow-ups are stored under: the first violation's abstract signature and the strategy that
+    patched it."""
+    return f"follows:{abstract}|{operator}"
 
 
 def cq_answer(memory: Memory, signature: str) -> Item | None:

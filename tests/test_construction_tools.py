@@ -147,6 +147,26 @@ def test_verify_and_repair_through_candidates(sprint1):
     assert t["repair_candidates"](issued)["candidates"]
 
 
+def test_the_repair_tools_look_each_signature_up_in_memory_once_per_session(memory, monkeypatch):
+    """repair_candidates and repair_apply, called again and again through a session, read what memory compiled for
+    a violation signature once: no key is read twice, and the concrete keys read are the signatures repaired."""
+    run_sprint(SPRINT1, memory)  # compiles the repairs sprint 1 needs
+    session = ConstructionSession(load_sprint(SPRINT1), memory)
+    t = tools_of(session, memory)
+    reads, read = [], memory.by_signature
+    monkeypatch.setattr(memory, "by_signature", lambda key: reads.append(key) or read(key))
+    t["workspace_apply"]('ex:vc1 a kf:VerifiableCredential ; kf:attestsIntegrity ex:kg1 .')
+    signatures = list(t["workspace_verify"]()["signatures"])
+    for signature in signatures:
+        offered = t["repair_candidates"](signature)["candidates"]
+        assert offered and offered[0]["source"] == "memory"
+        assert t["repair_candidates"](signature)["candidates"] == offered
+        assert t["repair_apply"](offered[0]["id"])["verified"]
+    assert len(signatures) > 1 and t["workspace_verify"]()["conforms"]
+    assert len(reads) == len(set(reads)), "no key is read twice"
+    assert sorted(k for k in reads if not k.startswith(("abstract:", "follows:"))) == sorted(signatures)
+
+
 def test_ontology_tools_read_the_working_graph(sprint1):
     session, t = sprint1
     classes = t["ontology_classes"]()["total"]

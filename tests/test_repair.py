@@ -106,6 +106,24 @@ def test_failing_compiled_operator_is_demoted(memory, label_only):
     assert ranked[-1] == bad and len(ranked) == 2
 
 
+def test_each_violation_signature_is_looked_up_in_memory_once(memory, label_only, monkeypatch):
+    """However many violations share a signature and however many rounds offer candidates for them, a repair reads
+    memory once per signature: each key compiled operators may be stored under (the signature, its abstract keys,
+    the follow-up keys of its strategies) once, and the uses it records reorder what it holds without a re-read."""
+    bad = memory.add(ItemSpec("RepairOperator", "Label datatype problems", "A bad operator for tests.", "label only",
+                     signature=AGE_SIG, action_schema=RepairDecision("test.label_only",
+                                                                     str(SH.DatatypeConstraintComponent)),
+                     verification_hook="http://ex.org/PersonShape-age", task_types=("shacl-repair",)))
+    reads, read = [], memory.by_signature
+    monkeypatch.setattr(memory, "by_signature", lambda key: reads.append(key) or read(key))
+    people = " ".join(f'ex:p{i} a ex:Person ; ex:name "P" ; ex:age "{i}" .' for i in range(3))
+    res = repair(_graph(people), SHAPES, memory=memory)
+    assert res.conforms and res.verify_iterations == 4  # the bad operator fails on all three, then the library
+    assert memory.get(bad).failure_count == 3 and res.compiled_reused == 3
+    assert len(reads) == len(set(reads)) > 1, "no key is read twice"
+    assert [k for k in reads if not k.startswith(("abstract:", "follows:"))] == [AGE_SIG]
+
+
 def test_never_removes_a_target_class_type():
     text = "ex:a a ex:Person ; ex:name \"A\" .\n" + \
            "ex:Closed a sh:NodeShape ; sh:targetClass ex:Person ; sh:closed true ; sh:property [ sh:path ex:name ] ."

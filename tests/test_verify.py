@@ -174,7 +174,8 @@ def test_inference_rdfs_sees_subclasses():
 def test_violations_are_typed_and_round_trip_through_json():
     import json
 
-    from owl_memory.repair.verification import Violation, abstract_signature
+    from owl_memory.model import Violation
+    from owl_memory.repair.verification import abstract_signature
 
     shapes = Graph().parse(data=HEAD + "ex:S a sh:NodeShape ; sh:targetNode ex:a ; "
                            "sh:property [ sh:path ( ex:p ex:q ) ; sh:datatype xsd:integer ] .", format="turtle")

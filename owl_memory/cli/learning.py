@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,9 @@ from .common import (
     memory_option,
     table,
 )
+
+if TYPE_CHECKING:
+    from ..model import LearnedRules, TrainSummary
 
 
 @click.command("train")
@@ -67,28 +71,26 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     sys.exit(EXIT_OK if not summary.errors else EXIT_FAILED)
 
 
-def _train_report(summary: dict) -> None:
+def _train_report(summary: TrainSummary) -> None:
     """Print a training summary for people: one plain row per task (fits 80 columns; the judge or error last)."""
-    rows = [(t["id"], {True: "yes", False: "no"}.get(t.get("success"), "error"), len(t.get("extracted", [])),
-             *(t.get("figures") or dict.fromkeys(TRAIN_FIGURES, "-")).values(),
-             (t.get("judgment") or {}).get("judge", t.get("error", ""))) for t in summary["tasks"]]
+    rows = [(t.id, "error" if t.success is None else "yes" if t.success else "no", len(t.extracted),
+             *(t.figures.to_dict().values() if t.judgment else ["-"] * len(TRAIN_FIGURES)),
+             t.judgment.judge if t.judgment else t.error or "") for t in summary.tasks]
     table(("task", "ok", "ext", *TRAIN_FIGURES.values(), "judge"), rows, "no tasks ran")
     click.echo("ext: items extracted; consolidation: " + ", ".join(f"{short} {name}" for name, short in
                                                                    TRAIN_FIGURES.items()))
-    click.echo(f"{summary['succeeded']}/{summary['ran']} succeeded; memory holds {summary['items']} items")
-    click.echo(_rule_line(summary["judge_rules"]))
+    click.echo(f"{summary.succeeded}/{summary.ran} succeeded; memory holds {summary.items} items")
+    click.echo(_rule_line(summary.judge_rules))
 
 
-def _rule_line(rules: dict) -> str:
+def _rule_line(rules: LearnedRules) -> str:
     """The judge rules learned and their agreement with gold on the held-out tasks, in one line."""
-    a = rules["agreement"]
-    share = "n/a" if a["agreement"] is None else f"{a['agreement']:.0%}"
-    covered = f"{a['covered']}/{a['tasks']}"
-    trained = f"{a['covered_trained']}/{a['trained_family']}"
-    seen = rules["in_training"]
-    return (f"judge rules: {len(rules['learned'])} learned, agreeing with gold on {seen['agreed']} of the "
-            f"{seen['judged']} gold runs they judged; on held-out tasks they agree with gold on {share} of "
-            f"{a['probes']} probe answers, covering {covered} tasks ({trained} of those whose family was trained)")
+    a, seen = rules.agreement, rules.in_training
+    share = "n/a" if a.agreement is None else f"{a.agreement:.0%}"
+    return (f"judge rules: {len(rules.learned)} learned, agreeing with gold on {seen.agreed} of the "
+            f"{seen.judged} gold runs they judged; on held-out tasks they agree with gold on {share} of "
+            f"{a.probes} probe answers, covering {a.covered}/{a.tasks} tasks ({a.covered_trained}/{a.trained_family} "
+            "of those whose family was trained)")
 
 
 TRAIN_FIGURES = {"added": "add", "duplicates": "dup", "merged": "mrg", "conflicts": "conf", "exceptions": "exc",

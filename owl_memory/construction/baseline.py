@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..repair import VerifyResult, Violation, verify
+from ..model import Violation
+from ..repair import VerifyResult, verify
 from .sprint_result import BaselineReport
 from .workspace import Workspace
 

@@ -16,7 +16,6 @@ from ..compiled import SPRINT_TASK
 from ..model import ItemSpec
 from ..model.judgments import Judgment
 from ..provenance import RunInfo, provenance_graph
-from ..repair import compile_decisions
 from .compiled_answers import store_answers
 
 
@@ -66,18 +65,12 @@ def distill(session, run: RunRecord, succeeded: bool, summary: dict) -> tuple[li
 
 def compile_repairs(session, run: RunRecord) -> list[str]:
     """Compile each repair that cleared its violation, was not undone and whose signature is not violated at the
-    end (repair's compile_decisions, derived from the run's trajectory); the ids of new operators."""
+    end (the repair session's compiling, derived from the run's trajectory); the ids of new operators."""
     view = session.view()
-    left = {v.signature for v in view.violations} if view is not None else None
-    worked: dict = {}
-    for key, chosen in session.repairs.worked:
-        if key not in session.undone and left is not None:
-            worked.setdefault(chosen.violation.signature, []).append(chosen)
-    if not worked:
+    if view is None or not session.repair_session.worked:
         return []
     source = run.trace_ref or next(iter(session.applied))
-    return compile_decisions(session.memory, session.ws.shapes, worked, left, session.repairs.searched, run.run_id,
-                             source)
+    return session.repair_session.compile(run.run_id, source, {v.signature for v in view.violations})
 
 
 def attributed(session) -> dict:

@@ -13,7 +13,8 @@ from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 from rdflib.paths import InvPath, SequencePath
 
 from ..adapters import sparql as sparql_text
-from ..repair import Violation, default_literal, generate, generate_iri
+from ..model import Violation
+from ..repair import default_literal, generate, generate_iri
 from ..vocab import local_name
 from .cq import CompetencyQuestion, bound_values, evaluate, term
 from .workspace import copy_graph, nt_line, nt_lines

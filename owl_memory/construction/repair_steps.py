@@ -1,10 +1,12 @@
-"""Repair steps a construction agent takes one at a time: the candidates for one signature and applying one.
+"""Repair steps a construction agent takes one at a time, on the session's repair session (repair.RepairSession):
+the candidates for one signature, offered as ids, and applying one.
 
-For a violation signature the last verification found, the candidates are repair's own (repair.candidates): compiled
-decisions from memory first (concrete signature, then abstract keys), then the library's strategies, each checked
-against repair's minimal-change rules. For a competency question's signature (`cq:…`, from cq_status) the candidate is
-its compiled answer from memory. Applying a candidate makes one delta and verifies the nodes it touched; what cleared
-its violation is compiled at the end of the sprint (construction/distillation.py).
+For a violation signature the last verification found, the candidates are the repair session's: compiled decisions
+from memory first (concrete signature, then abstract keys; each signature looked up in memory once per sprint), then
+the library's strategies, each checked against repair's minimal-change rules. For a competency question's signature
+(`cq:…`, from cq_status) the candidate is its compiled answer from memory. Applying a candidate makes one delta and
+verifies the nodes it touched; what cleared its violation is compiled at the end of the sprint
+(construction/distillation.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from itertools import islice
 
 from ..errors import ToolError
 from ..model.operators import APPLY_DELTA, canonical
-from ..repair import Candidates, Chosen, Context, NestedChecks, Patch, delta_focus, verify
+from ..repair import Candidate, Step
 from .compiled_answers import cq_signature, stored_answer
 from .cq import evaluate
 from .workspace import Delta
@@ -24,7 +26,7 @@ MAX_TRIED = 32  # patches looked at per violation when applying a candidate
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Offer:
     """One repair candidate offered to the agent.
 
     Args:
@@ -89,7 +91,7 @@ class RepairOutcome:
 
 
 class RepairSteps:
-    """Candidates offered and applied in one session; what cleared its violation is kept for compiling.
+    """Candidates offered and applied in one construction session, through its repair session.
 
     Args:
         session: the ConstructionSession the steps change.
@@ -98,15 +100,13 @@ class RepairSteps:
     def __init__(self, session) -> None:
         """No candidate offered yet."""
         self.session = session
-        self.checks = NestedChecks(session.ws.shapes)
-        self.known: dict[str, Candidate] = {}
+        self.known: dict[str, Offer] = {}
         self.ids: dict[tuple, str] = {}
-        self.worked: list[tuple[str, Chosen]] = []  # (delta key, patch that cleared its violation)
-        self.searched: set = set()  # violation keys whose compiled replay ran trial checks
+        self.steps: dict[str, Step] = {}  # delta key -> the repair step that made it (workspace_undo takes it back)
         self.used: list[str] = []  # compiled memory items applied, in order
 
     # ---- offering ----
-    def candidates(self, signature: str) -> list[Candidate]:
+    def candidates(self, signature: str) -> list[Offer]:
         """The candidates for a signature, best first (at most MAX_CANDIDATES); ToolError for one no open violation
         or competency question has."""
         signature = signature.strip()
@@ -117,18 +117,19 @@ class RepairSteps:
         if not mine:
             raise ToolError("no open violation has that signature; pass one of the signatures workspace_verify() "
                             "returned (or a cq: signature from cq_status())")
-        source = self._source()
+        rs = self.session.repair_session
+        rs.round(violations)
         offered = []
-        for patch, item in self._allowed(source, self._context(violations, source), mine[0], violations):
-            found = self._register(signature, patch, item, source, len(mine))
+        for c in rs.candidates(mine[0], {x.focus for x in violations}):
+            found = self._register(signature, c, len(mine))
             if found not in offered:
                 offered.append(found)
             if len(offered) == MAX_CANDIDATES:
                 break
-        self._done(source)
+        self._done()
         return offered
 
-    def _answers(self, signature: str) -> list[Candidate]:
+    def _answers(self, signature: str) -> list[Offer]:
         """The compiled answer of the failing CQ with this signature, when memory holds one."""
         cq = self._cq(signature)
         if any(r.id == cq.id and r.passed for r in self.session.results) or not self.session.use_memory:
@@ -139,8 +140,8 @@ class RepairSteps:
         op, added, removed = found
         ident = (signature, APPLY_DELTA, op.id, "", False)
         cid = self.ids.setdefault(ident, f"c{len(self.ids) + 1}")
-        self.known[cid] = Candidate(cid, signature, APPLY_DELTA, "memory", op.id, signature, "", 0, len(added),
-                                    len(removed), 0)
+        self.known[cid] = Offer(cid, signature, APPLY_DELTA, "memory", op.id, signature, "", 0, len(added),
+                                len(removed), 0)
         return [self.known[cid]]
 
     def _cq(self, signature: str):
@@ -150,72 +151,71 @@ class RepairSteps:
             raise ToolError("no competency question has that signature; cq_status() lists each one's signature")
         return cq
 
-    def _register(self, signature: str, patch: Patch, item, source: Candidates, count: int) -> Candidate:
-        """The candidate for a patch (the same id each time the same strategy, choice and source come up)."""
-        follow = len(source.follow_ups_in(patch))
-        ident = (signature, patch.operator, item, canonical(patch.choice), bool(follow))
+    def _register(self, signature: str, c: Candidate, count: int) -> Offer:
+        """The offer of a candidate (the same id each time the same strategy, choice and source come up)."""
+        p, follow = c.patch, len(c.follow_ups)
+        ident = (signature, p.operator, c.item, canonical(p.choice), bool(follow))
         cid = self.ids.setdefault(ident, f"c{len(self.ids) + 1}")
-        self.known[cid] = Candidate(cid, signature, patch.operator, "memory" if item else "library", item,
-                                    source.memory_key(item) if item else None, canonical(patch.choice), follow,
-                                    len(patch.added), len(patch.removed), count)
+        self.known[cid] = Offer(cid, signature, p.operator, "memory" if c.item else "library", c.item, c.memory_key,
+                                canonical(p.choice), follow, len(p.added), len(p.removed), count)
         return self.known[cid]
 
     # ---- applying ----
     def apply(self, candidate_id: str, focus: str | None = None) -> RepairOutcome:
         """Apply one offered candidate (to every open violation of its signature, or the one at `focus`) as one
         delta and verify the nodes it touched; ToolError when it is unknown or gives no allowed change."""
-        cand = self.known.get(str(candidate_id).strip())
-        if cand is None:
+        offer = self.known.get(str(candidate_id).strip())
+        if offer is None:
             raise ToolError("unknown candidate id; pass an 'id' that repair_candidates returned")
-        if cand.operator == APPLY_DELTA:
-            return self._apply_answer(cand)
-        violations = self.session.open_violations()
-        mine = [v for v in violations if v.signature == cand.signature]
+        if offer.operator == APPLY_DELTA:
+            return self._apply_answer(offer)
+        s, rs = self.session, self.session.repair_session
+        violations = s.open_violations()
+        mine = [v for v in violations if v.signature == offer.signature]
         if focus:
-            node = self.session.node(focus)
+            node = s.node(focus)
             mine = [v for v in mine if v.focus == node]
         if not mine:
             raise ToolError("no open violation of this candidate's signature is left" + (" at that focus node" if focus
                             else "") + "; call workspace_verify() for what is open")
-        source = self._source()
-        chosen = self._choose(source, self._context(violations, source), cand, mine, violations)
-        self._done(source)
+        rs.round(violations)
+        chosen = self._choose(offer, mine, {x.focus for x in violations})
+        self._done()
         if not chosen:
             raise ToolError("this candidate gives no change the minimal-change rules allow here; try another one")
-        added = {t for c in chosen for t in c.patch.added}
-        removed = {t for c in chosen for t in c.patch.removed}
-        delta = self.session.record(self.session.ws.apply(added, removed, note=f"repair {cand.operator}"), "repair")
+        step = rs.apply(chosen, note=f"repair {offer.operator}")
+        delta = s.record(step.change, "repair")
         if delta is None:
             raise ToolError("this candidate's change is in the graph already; call workspace_verify()")
-        result = self._check(added, removed, {c.violation.focus for c in chosen})
-        still = {v.key for v in result.violations}
-        cleared = [c for c in chosen if c.violation.key not in still]
-        self._count(source, chosen, cleared)
-        self.worked += [(delta.ref.key, c) for c in cleared]
-        before = {v.key for v in violations}
-        return RepairOutcome(cand.id, delta, len(chosen), len(cleared),
-                             sum(v.signature == cand.signature for v in self.session.baseline.mine(result.violations)),
-                             sum(v.key not in before for v in self.session.baseline.mine(result.violations)))
+        result = self._check(step.focus)
+        cleared, _ = rs.settle(step, result)
+        self._count(chosen, cleared)
+        self.steps[delta.ref.key] = step
+        before, now = {v.key for v in violations}, s.baseline.mine(result.violations)
+        return RepairOutcome(offer.id, delta, len(chosen), len(cleared),
+                             sum(v.signature == offer.signature for v in now), sum(v.key not in before for v in now))
 
-    def _choose(self, source: Candidates, ctx: Context, cand: Candidate, mine: list, violations: list) -> list:
-        """One allowed, non-clashing patch of the candidate's strategy per violation."""
-        chosen, added, removed = [], set(), set()
+    def _choose(self, offer: Offer, mine: list, near: set) -> list[Candidate]:
+        """One allowed, non-clashing candidate of the offer's strategy per violation."""
+        chosen: list[Candidate] = []
+        added: set = set()
+        removed: set = set()
         for v in mine:
-            options = [(p, item) for p, item in islice(self._allowed(source, ctx, v, violations), MAX_TRIED)
-                       if p.operator == cand.operator and item == cand.item]
-            exact = [o for o in options if canonical(o[0].choice) == cand.choice
-                     and bool(source.follow_ups_in(o[0])) == bool(cand.follow_ups)]
-            p, item = (exact or options or [(None, None)])[0]
-            if p is None or p.removed & (added | removed) or p.added & removed:
+            options = [c for c in islice(self.session.repair_session.candidates(v, near), MAX_TRIED)
+                       if c.patch.operator == offer.operator and c.item == offer.item]
+            exact = [c for c in options if canonical(c.patch.choice) == offer.choice
+                     and bool(c.follow_ups) == bool(offer.follow_ups)]
+            c = (exact or options or [None])[0]
+            if c is None or c.patch.clashes(added, removed):
                 continue
-            chosen.append(Chosen(v, p, item))
-            added, removed = added | p.added, removed | p.removed
+            chosen.append(c)
+            added, removed = added | c.patch.added, removed | c.patch.removed
         return chosen
 
-    def _apply_answer(self, cand: Candidate) -> RepairOutcome:
+    def _apply_answer(self, offer: Offer) -> RepairOutcome:
         """Apply a compiled CQ answer as one delta, verify what it touched, and record the use on its operator."""
         s = self.session
-        cq = self._cq(cand.signature)
+        cq = self._cq(offer.signature)
         found = stored_answer(s.memory, cq)
         if found is None:
             raise ToolError("that compiled answer's delta is gone from memory; write the triples with "
@@ -227,8 +227,8 @@ class RepairSteps:
         delta = s.record(s.ws.apply(fresh, gone, note=f"compiled answer {cq.id}"), "compiled")
         prior = s.view(s.ws.versions[-2].key) if delta is not None else None
         before = {v.key for v in prior.violations} if prior is not None else set()
-        result = self._check(fresh, gone, {t[0] for t in fresh}) if delta is not None else s.view()
         touched = {t[0] for t in fresh}
+        result = self._check(s.repair_session.near(fresh, gone, touched)) if delta is not None else s.view()
         new = [v for v in (s.baseline.mine(result.violations) if result else []) if v.focus in touched
                and v.key not in before]
         passes = evaluate(cq, s.ws.working).passed
@@ -236,55 +236,28 @@ class RepairSteps:
         self.used.append(op.id)
         s.counts.compiled_used += 1
         s.counts.compiled_verified += passes and not new
-        return RepairOutcome(cand.id, delta, 1, int(passes), 0, len(new), passes)
+        return RepairOutcome(offer.id, delta, 1, int(passes), 0, len(new), passes)
 
-    def _check(self, added: set, removed: set, foci: set):
-        """Verify what a delta touched (one counted run; the whole graph when the shapes need it or nothing current
-        is known) and take the result in."""
+    def _check(self, focus: frozenset | None):
+        """Verify what a delta touched, `focus` (one counted run; the whole graph when the shapes need it or nothing
+        current is known), and take the result in."""
         s = self.session
-        near = delta_focus(s.ws.working, added, removed)
         prior = s.view(s.ws.versions[-2].key)
-        near = None if near is None or prior is None else near | foci
         s.counts.verify_runs += 1
-        return s.verified(verify(s.ws.working, s.ws.shapes, focus=near), near, prior)
+        return s.verified(s.repair_session.verify(None if prior is None else focus, prior=prior))
 
     # ---- shared ----
-    def _source(self) -> Candidates:
-        """Repair's candidate source for this step: memory's compiled operators when the session uses memory."""
-        s = self.session
-        return Candidates(s.memory if s.use_memory else None, s.ws.shapes, s.guards().protected)
+    def _done(self) -> None:
+        """Note the nested trial checks the repair session's strategies have run."""
+        self.session.counts.nested_checks = self.session.repair_session.checks.count
 
-    def _context(self, violations: list, source: Candidates) -> Context:
-        """What the strategies read: the working graph, the shapes, the run's nested checks, the open violations."""
-        s = self.session
-        return Context(s.ws.working, s.ws.shapes, checks=self.checks, keep_values=s.keep_values,
-                       flagged=frozenset((v.focus, v.value) for v in violations if v.value is not None),
-                       reported=frozenset(v.key for v in violations),
-                       learned=source.learned if source.memory is not None else None)
-
-    def _allowed(self, source: Candidates, ctx: Context, v, violations: list):
-        """(patch, compiled item or None) for `v` that repair's guards allow and that leave baseline nodes alone."""
-        guards, frozen = self.session.guards(), self.session.baseline.frozen
-        near = {x.focus for x in violations}
-        for p, item in source.of(ctx, v):
-            if guards.allow(ctx.graph, p, near) and not any(t[0] in frozen for t in p.added | p.removed):
-                yield p, item
-
-    def _done(self, source: Candidates) -> None:
-        """Note what a candidate source found on the way: trial checks run, compiled replays that searched."""
-        self.session.counts.nested_checks = self.checks.count
-        self.searched |= source.searched
-
-    def _count(self, source: Candidates, chosen: list, cleared: list) -> None:
-        """Count a repair step and record the use of each compiled item and follow-up it applied."""
+    def _count(self, chosen: list[Candidate], cleared: list[Candidate]) -> None:
+        """Count a repair step and the compiled items it applied (their uses are recorded by the repair session)."""
         s, ok = self.session, {id(c) for c in cleared}
         s.counts.repairs_applied += 1
         s.counts.repairs_verified += len(cleared) == len(chosen)
         for c in chosen:
-            for follow in source.follow_ups_in(c.patch):
-                s.memory.record_use(follow, id(c) in ok)
             if c.item is not None:
-                s.memory.record_use(c.item, id(c) in ok)
                 self.used.append(c.item)
                 s.counts.compiled_used += 1
                 s.counts.compiled_verified += id(c) in ok

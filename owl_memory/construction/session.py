@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from rdflib import URIRef
 
 from ..errors import ToolError
-from ..repair import Guards, Patch, VerifyResult, Violation, applied, target_nodes, verify
+from ..model import Violation
+from ..repair import Guards, Patch, RepairSession, VerifyResult, applied, target_nodes
 from ..store import BlobStore
 from .baseline import Baseline
 from .cq import CompetencyQuestion, CQResult, evaluate_all
@@ -86,9 +87,13 @@ class ConstructionSession:
         self.views: dict[str, VerifyResult] = {}  # version key -> what verification found on it (latest few)
         self.results: list[CQResult] = evaluate_all(sprint.cqs, self.ws.working)
         self.flips: dict[str, str] = {}  # cq id -> key of the delta that last made it pass
-        self.repairs = RepairSteps(self)
-        self.final_checks = 0  # verifications made after the agent stopped, to judge its result
         self._guards: tuple[str, Guards] | None = None  # the current version's key and its guards
+        self.repair_session = RepairSession(  # every verification and repair step goes through it
+            self.ws.working, self.ws.shapes, self.guards, memory=memory, use_memory=self.use_memory,
+            keep_values=keep_values, blobs=self.blobs,
+            edit=lambda added, removed, note: self.ws.apply(added, removed, note=note))
+        self.repairs = RepairSteps(self)  # the agent's repair_candidates / repair_apply on that session
+        self.final_checks = 0  # verifications made after the agent stopped, to judge its result
 
     # ---- competency questions ----
     def cq(self, cq_id) -> CompetencyQuestion:
@@ -145,12 +150,12 @@ class ConstructionSession:
                               "the shape instead of meeting it; keep their types")
 
     def guards(self) -> Guards:
-        """Repair's minimal-change rules over the current working graph (the seed protected when kept), made once
-        per version."""
+        """Repair's minimal-change rules over the current working graph (the seed protected when kept, the baseline's
+        focus nodes frozen), made once per version."""
         head = self.ws.head.key
         if self._guards is None or self._guards[0] != head:
             seed = frozenset(self.ws.base) if self.keep_seed else frozenset()
-            self._guards = (head, Guards(self.ws.working, self.ws.shapes, seed))
+            self._guards = (head, Guards(self.ws.working, self.ws.shapes, seed, self.baseline.frozen))
         return self._guards[1]
 
     def refuse(self, message: str) -> ToolError:
@@ -184,9 +189,12 @@ class ConstructionSession:
             kind = "a version handle, not a delta" if any(v.key == key for v in self.ws.versions) else "unknown here"
             raise ToolError(f"that handle is {kind}; pass a 'delta' value workspace_apply, repair_apply or "
                             "workspace_undo returned in this sprint")
-        added, removed = self.ws.delta_triples(delta)
-        revert = self.ws.apply(added=removed, removed=[t for t in added if t in self.ws.working],
-                               note=f"undo {key[7:19]}")
+        note, step = f"undo {key[7:19]}", self.repairs.steps.get(key)
+        if step is not None:  # a repair step's: the repair session takes its candidates back
+            revert = self.repair_session.undo(step.candidates, note=note)
+        else:
+            added, removed = self.ws.delta_triples(delta)
+            revert = self.ws.apply(added=removed, removed=added, note=note)
         self.undone[key] = revert.ref.key if revert is not None else None
         self.counts.deltas_undone += 1
         self.record(revert, "undo")
@@ -196,16 +204,11 @@ class ConstructionSession:
     def verify(self) -> VerifyResult:
         """Verify the whole working graph (one counted pySHACL run, its report stored as a handle)."""
         self.counts.verify_runs += 1
-        return self.verified(verify(self.ws.working, self.ws.shapes, blobs=self.blobs))
+        return self.verified(self.repair_session.verify(store=True))
 
-    def verified(self, result: VerifyResult, focus: set | None = None,
-                 prior: VerifyResult | None = None) -> VerifyResult:
-        """Take in a verification of the current version; a focus-scoped one is merged with `prior`, what was known
-        of the version before, outside the focus."""
-        if result.scope == "focus" and prior is not None:
-            keep = [v for v in prior.violations if v.focus not in focus]
-            result.violations = sorted(keep + result.violations, key=lambda v: v.key)
-            result.violation_count, result.conforms = len(result.violations), not result.violations
+    def verified(self, result: VerifyResult) -> VerifyResult:
+        """Take in a verification of the current version (a focus-scoped one merged already with what was known of
+        the version before, outside the focus)."""
         self.views[self.ws.head.key] = result
         while len(self.views) > MAX_VIEWS:
             self.views.pop(next(iter(self.views)))
@@ -223,7 +226,7 @@ class ConstructionSession:
         view = self.view()
         if view is None:
             self.final_checks += 1
-            view = self.verified(verify(self.ws.working, self.ws.shapes, blobs=self.blobs))
+            view = self.verified(self.repair_session.verify(store=True))
         return view
 
     def open_violations(self) -> list[Violation]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from rdflib import BNode, Graph
 from rdflib.namespace import SH
 
-from ..model import ChangeSet
-from ..repair import Violation
+from ..model import ChangeSet, Violation
 from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
 

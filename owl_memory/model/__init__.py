@@ -1,5 +1,5 @@
 """Typed values every package speaks: items, search hits, payload handles, compiled operators, query results, runs,
-LM calls."""
+LM calls, SHACL violations."""
 
 from .changes import ChangeSet
 from .consolidation import ConsolidationFigures, Report
@@ -19,7 +19,7 @@ from .events import (
     event_from_dict,
 )
 from .handles import Ref, Window, sha256
-from .items import Card, Hit, Item, ItemSpec, UseCounts, item_id, normalize_kind
+from .items import Card, Hit, Item, ItemSpec, UseCounts, best_first, item_id, normalize_kind
 from .judge_rules import JudgeRule, QueryConstraint
 from .lm import LmCall, LmUsage
 from .ontologies import OntologyContext
@@ -37,14 +37,15 @@ from .operators import (
 from .results import SearchExplanation, SparqlResult, ValidationReport
 from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult, ToolStats
 from .training import Agreement, LearnedRules, RuleCounts, TrainedTask, TrainSummary
+from .violations import Violation, violation_signature
 
 __all__ = [
-    "Card", "ChangeSet", "CompiledOperator", "CqAnswer", "CustomAction", "FollowUp", "Hit", "Item", "ItemSpec",
-    "JudgeRule", "LmCall", "LmUsage", "QueryConstraint",
-    "MemoryAccess", "MemoryUse", "OntologyContext", "Parameter", "QueryRecipe", "Quota", "Ref", "RepairDecision",
-    "RunConfig", "RunMetrics", "RunResult", "SearchExplanation", "SparqlResult", "ToolSequence", "UseCounts",
-    "ValidationReport", "Window", "item_id", "normalize_kind", "operator_from_json", "sha256",
-    "Agreement", "ConsolidationFigures", "LearnedRules", "Report", "RuleCounts", "TrainedTask", "TrainSummary",
-    "CallArgs", "ConstraintViolation", "Construction", "Event", "Iteration", "LayerBrief", "OntologyBrief",
-    "RunComplete", "RunSettings", "RunStart", "ToolCall", "ToolResult", "ToolStats", "event_from_dict",
+    "Agreement", "CallArgs", "Card", "ChangeSet", "CompiledOperator", "ConsolidationFigures", "ConstraintViolation",
+    "Construction", "CqAnswer", "CustomAction", "Event", "FollowUp", "Hit", "Item", "ItemSpec", "Iteration",
+    "JudgeRule", "LayerBrief", "LearnedRules", "LmCall", "LmUsage", "MemoryAccess", "MemoryUse", "OntologyBrief",
+    "OntologyContext", "Parameter", "QueryConstraint", "QueryRecipe", "Quota", "Ref", "RepairDecision", "Report",
+    "RuleCounts", "RunComplete", "RunConfig", "RunMetrics", "RunResult", "RunSettings", "RunStart",
+    "SearchExplanation", "SparqlResult", "ToolCall", "ToolResult", "ToolSequence", "ToolStats", "TrainSummary",
+    "TrainedTask", "UseCounts", "ValidationReport", "Violation", "Window", "best_first", "event_from_dict", "item_id",
+    "normalize_kind", "operator_from_json", "sha256", "violation_signature",
 ]

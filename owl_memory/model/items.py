@@ -235,6 +235,11 @@ class Item(Card):
         return _plain(out)
 
 
+def best_first(items) -> list[Item]:
+    """Compiled operators best first: by their smoothed success ratio ((successes + 1) / (uses + 2)), then id."""
+    return sorted(items, key=lambda it: (-(it.success_count + 1) / (it.use_count + 2), it.id))
+
+
 def _visible(name: str, text: str) -> None:
     """InvalidItem naming the first bidirectional or zero-width character of a shown field, and where it is."""
     m = INVISIBLE.search(text)

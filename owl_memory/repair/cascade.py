@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..compiled import follow_up_spec, follow_ups
-from ..model import FollowUp
+from ..compiled import follow_up_spec, follows_key
+from ..model import FollowUp, Item, Violation
 from .context import Context
-from .patch import Chosen, Patch, applied, merge
+from .patch import Candidate, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
-from .verification import Violation, abstract_signature
+from .verification import abstract_signature
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,6 @@ class Cascade:
     patch: Patch
     second: Violation
     rule: str
-
-
-def follows_key(v: Violation, p: Patch, shapes) -> str:
-    """The signature a follow-up is stored under: the first violation's abstract signature and its strategy."""
-    return f"follows:{abstract_signature(v, shapes)}|{p.operator}"
 
 
 def _value_rule(first: Violation, p: Patch, second: Violation) -> str | None:
@@ -46,13 +41,14 @@ def _written(v: Violation, p: Patch) -> list:
     return sorted(o for s, _, o in p.added if s == v.focus)
 
 
-def cascades(chosen: list[Chosen], before: set, after: list[Violation]) -> list[Cascade]:
+def cascades(chosen: list[Candidate], before: set, after: list[Violation]) -> list[Cascade]:
     """New violations on a patched focus and shape whose value the patch explains, as cascades."""
     out = []
     for w in after:
         if w.key in before:
             continue
-        for v, p, _ in chosen:
+        for c in chosen:
+            v, p = c.violation, c.patch
             rule = _value_rule(v, p, w) if (v.focus, v.shape) == (w.focus, w.shape) else None
             if rule is not None:
                 out.append(Cascade(v, p, w, rule))
@@ -64,15 +60,17 @@ def store_follow_up(memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_
     """Compile a cascade and the strategy that fixed its second violation into memory; returns the operator id."""
     choice = None if isinstance(fixed_by.choice, dict) else fixed_by.choice
     follow_up = FollowUp(fixed_by.operator, c.second.signature.split("|", 1)[0], c.rule, choice)
-    return memory.add(follow_up_spec(key=follows_key(c.first, c.patch, shapes), first_operator=c.patch.operator,
+    key = follows_key(abstract_signature(c.first, shapes), c.patch.operator)
+    return memory.add(follow_up_spec(key=key, first_operator=c.patch.operator,
                                      follow_up=follow_up, hook=hook, run_id=run_id))
 
 
-def with_follow_ups(memory, ctx: Context, v: Violation, p: Patch) -> tuple[Patch, list[str]]:
-    """The patch extended by every learned, undemoted follow-up that applies (and the operator ids used)."""
+def with_follow_ups(ctx: Context, v: Violation, p: Patch,
+                    found: list[tuple[Item, FollowUp]]) -> tuple[Patch, list[str]]:
+    """The patch extended by every one of the learned, undemoted follow-ups `found` for it (item, follow-up) that
+    applies (and the operator ids used)."""
     total, used = p, []
-    for c in follow_ups(memory, follows_key(v, p, ctx.shapes)):
-        follow_up = c.action_schema
+    for c, follow_up in found:
         op = follow_up.operator
         if op not in STRATEGIES:
             continue

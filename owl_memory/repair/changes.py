@@ -11,7 +11,7 @@ from rdflib.collection import Collection
 
 from ..vocab import RDF, SH, XSD
 from .derive import derivations
-from .patch import Chosen
+from .patch import Candidate
 from .synth import nudge
 
 OTHER = "other changes"  # the group of delta triples no recorded patch names (none in a normal run)
@@ -71,11 +71,13 @@ class ChangeGroup:
                 "operator": self.operator, "changes": [c.to_dict() for c in self.changes]}
 
 
-def change_list(original: Graph, shapes: Graph, applied: list[Chosen], added: set, removed: set) -> list[ChangeGroup]:
+def change_list(original: Graph, shapes: Graph, applied: list[Candidate], added: set,
+                removed: set) -> list[ChangeGroup]:
     """The final delta (`added`, `removed` against `original`) grouped by the patches that made it, in focus order;
     a delta triple no patch names goes to a last group of its own."""
     groups, left, named = [], set(added) | set(removed), constants(shapes)
-    for v, p, _ in applied:
+    for c in applied:
+        v, p = c.violation, c.patch
         mine = sorted(t for t in (p.added | p.removed) if t in left)
         if not mine:
             continue

@@ -9,32 +9,31 @@ from rdflib import BNode, Graph, URIRef
 
 from ..compiled import abstract_decision_spec, repair_decision_specs, store_decisions
 from ..errors import OwlMemoryError
-from ..model import RepairDecision
+from ..model import RepairDecision, Violation
 from ..model.operators import canonical
 from .cascade import Cascade, store_follow_up
-from .patch import Chosen, Patch
+from .patch import Candidate, Patch
 from .registry import STRATEGIES
-from .verification import Violation, abstract_signatures
+from .verification import abstract_signatures
 
 _PER_INSTANCE = frozenset({"or.satisfy_branch", "xone.satisfy_one"})  # a choice without a plan fits one node
 
 
-def compile_decisions(memory, shapes: Graph, worked: dict[str, list[Chosen]], skip: set, searched: set, run_id: str,
+def compile_decisions(memory, shapes: Graph, worked: list[Candidate], skip: set, searched: set, run_id: str,
                       report_key: str) -> list[str]:
     """Store each distinct verified decision per signature (not those under `skip`, nor patches a stored operator
     made whose replay ran no trial check) as a RepairOperator plus an Episode, and its abstract forms, in one batch;
     returns the ids of the operators new to the memory ([] when the memory refuses the batch: the repair stands)."""
-    specs = []
-    for sig, fixes in sorted(worked.items()):
-        done = set()
-        for v, p, item in fixes:
-            key = (p.operator, canonical(_stored_choice(p)))
-            # a patch a stored operator made is known already (concrete or abstract: both keep the whole
-            # choice), unless its replay had to try candidates: what the trial checks found is new
-            if (item is not None and v.key not in searched) or sig in skip or key in done:
-                continue
-            done.add(key)
-            specs += _specs(sig, v, p, shapes, run_id, report_key)
+    specs, done = [], set()
+    for c in sorted(worked, key=lambda c: c.violation.signature):
+        v, p, sig = c.violation, c.patch, c.violation.signature
+        key = (sig, p.operator, canonical(_stored_choice(p)))
+        # a patch a stored operator made is known already (concrete or abstract: both keep the whole
+        # choice), unless its replay had to try candidates: what the trial checks found is new
+        if (c.item is not None and v.key not in searched) or sig in skip or key in done:
+            continue
+        done.add(key)
+        specs += _specs(sig, v, p, shapes, run_id, report_key)
     if not specs:
         return []
     try:
@@ -43,10 +42,9 @@ def compile_decisions(memory, shapes: Graph, worked: dict[str, list[Chosen]], sk
         return []
 
 
-def compile_cascades(memory, shapes: Graph, cascades: list[Cascade], worked: dict[str, list[Chosen]],
-                     run_id: str) -> None:
+def compile_cascades(memory, shapes: Graph, cascades: list[Cascade], worked: list[Candidate], run_id: str) -> None:
     """Store each cascade whose second violation a later patch fixed as a learned follow-up."""
-    fixed = {v.key: p for fixes in worked.values() for v, p, _ in fixes}
+    fixed = {c.violation.key: c.patch for c in worked}
     for c in cascades:
         if c.second.key in fixed:
             try:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from rdflib import Graph
 from rdflib.collection import Collection
 
+from ..model import Violation
 from ..vocab import SH
 from .conformance import read, readable
-from .verification import NestedChecks, Violation
+from .verification import NestedChecks
 
 
 @dataclass(frozen=True)

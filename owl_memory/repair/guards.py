@@ -112,11 +112,12 @@ class Guards:
         original: the data graph as given.
         shapes: the shapes graph.
         protected: triples the caller forbids removing (shape triples and target types are added).
+        frozen: nodes the caller forbids editing: no patch adds or removes a triple about one (a sprint's baseline).
     """
 
-    def __init__(self, original: Graph, shapes: Graph, protected=frozenset()) -> None:
+    def __init__(self, original: Graph, shapes: Graph, protected=frozenset(), frozen=frozenset()) -> None:
         """Targets, protected triples (the caller's, shapes, target types), nodes present, watched predicates."""
-        self.shapes = shapes
+        self.shapes, self.frozen = shapes, frozen
         self.targets = target_nodes(original, shapes)
         self.protected = set(protected) | shape_triples(shapes) | _target_types(original, shapes)
         self.present = {n for t in original for n in (t[0], t[2])}
@@ -124,10 +125,11 @@ class Guards:
         self.selected = sparql_targets(original, shapes)  # a removal at one of these may stop a SPARQL target
 
     def allow(self, g: Graph, p: Patch, focus: set) -> bool:
-        """Minimal-change rules: no protected triple, removals touch a repaired focus, targets and nodes stay."""
+        """Minimal-change rules: no protected triple, no frozen node, removals touch a repaired focus, targets and
+        nodes stay."""
         if not p.added and not p.removed:
             return False
-        if p.removed & self.protected:
+        if p.removed & self.protected or any(t[0] in self.frozen for t in p.added | p.removed):
             return False
         near = focus | p.touches
         if any(s not in near and o not in near for s, _, o in p.removed):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from rdflib import Graph
 
+from ..model import Violation
 from .context import Context
 from .paths import path_of, value_triple
-from .verification import Violation
 
 
 @dataclass(frozen=True)
@@ -35,13 +34,35 @@ class Patch:
         """Number of triples changed."""
         return len(self.added) + len(self.removed)
 
+    def clashes(self, added: set, removed: set) -> bool:
+        """True when this patch cannot join a change that adds `added` and removes `removed`: it removes what the
+        change adds or removes, or adds what the change removes."""
+        return bool(self.removed & (added | removed) or self.added & removed)
 
-class Chosen(NamedTuple):
-    """A patch the loop chose for a violation, and the compiled item it came from (None: library or proposer)."""
+    @property
+    def fingerprint(self) -> tuple:
+        """The patch's identity: its strategy and its triples."""
+        return (self.operator, tuple(sorted(" ".join(n.n3() for n in t) for t in self.added)),
+                tuple(sorted(" ".join(n.n3() for n in t) for t in self.removed)))
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """A repair choice: a patch offered for a violation and where it came from (equal only to itself: one offer).
+
+    Args:
+        violation: the violation it repairs.
+        patch: the change, its strategy and the strategy's choice.
+        item: the compiled memory item it replays (None: the library's strategies or the proposer).
+        memory_key: the signature or abstract key that item was found under (None when not from memory).
+        follow_ups: ids of the learned follow-ups folded into the patch.
+    """
 
     violation: Violation
     patch: Patch
-    item: str | None
+    item: str | None = None
+    memory_key: str | None = None
+    follow_ups: tuple[str, ...] = ()
 
 
 def applied(g: Graph, p: Patch) -> Graph:

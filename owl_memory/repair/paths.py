@@ -5,10 +5,9 @@ from __future__ import annotations
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..model import sha256
+from ..model import Violation, sha256
 from ..vocab import RDF, SH
 from .context import Context
-from .verification import Violation
 
 NEW = "urn:owl-memory:new:"
 

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..model import sha256
+from ..model import Violation, sha256
 from ..vocab import RDF, RDFS, SH
 from .conformance import instances
 from .context import Context
@@ -16,7 +16,7 @@ from .patch import Patch, applied, merge, replace_value
 from .paths import values
 from .registry import STRATEGIES, candidates, run_strategy
 from .synth import convert, default_literal
-from .verification import Violation, path_text
+from .verification import path_text
 
 MAX_DEPTH = 3
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from ..adapters import rdflib as rdf
 from ..errors import LoadError
-from ..model import ChangeSet
+from ..model import ChangeSet, Violation
 from ..vocab import SH
 from .context import Context
 from .patch import Patch
 from .registry import SPARQL_BASED, strategy
-from .verification import Violation
 
 OPERATOR = "llm.propose"
 THIS, VALUE = "$this", "$value"  # placeholders for the focus node and the violation's value in a compiled template

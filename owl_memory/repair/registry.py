@@ -13,12 +13,12 @@ from types import MappingProxyType
 
 from rdflib import Graph, Literal, URIRef
 
+from ..model import Violation
 from ..vocab import SH
 from .completion import completed
 from .context import Context
 from .cost import change_cost
 from .patch import Patch
-from .verification import Violation
 
 SPARQL_BASED = URIRef("urn:owl-memory:component:sparql-based")  # key for components no Core IRI names
 

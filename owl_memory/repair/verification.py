@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.term import Node
 
-from ..adapters import pyshacl as shacl, rdflib as rdf, sparql as sparql_text
+from ..adapters import pyshacl as shacl, sparql as sparql_text
 from ..errors import ConfigError, LoadError
-from ..model import Ref
+from ..model import Ref, Violation, violation_signature
+from ..model.violations import value_kind
 from ..rdfio import load_graph
 from ..store import BlobStore
 from ..vocab import OWL, RDF, RDFS, SH
@@ -20,61 +20,6 @@ from ..vocab import OWL, RDF, RDFS, SH
 INFERENCE = ("none", "rdfs", "owlrl", "both")
 _NESTING = (SH.node, SH.qualifiedValueShape, SH["and"], SH["or"], SH.xone, SH["not"], SH.sparql)
 _PATH_KINDS = ((SH.inversePath, "^"), (SH.zeroOrMorePath, "*"), (SH.oneOrMorePath, "+"), (SH.zeroOrOnePath, "?"))
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One SHACL validation result, reduced to what repair needs.
-
-    Args:
-        focus: the focus node.
-        component: the source constraint component IRI.
-        shape: the source shape (IRI or blank node of the shapes graph).
-        path: the result path node (None for node-level results).
-        value: the value node (None when the result names none).
-        message: the result message.
-        severity: the severity IRI.
-        path_text: the path as SPARQL-like text ("-" when there is none).
-        signature: component | shape IRI | path text | value kind (see `signature`).
-        detail_of: for a result pySHACL gives as a sh:detail of another (a member of a sh:node value, say), that
-            result's key joined by " | " ("" for a top-level result).
-    """
-
-    focus: Node
-    component: Node | None
-    shape: Node | None
-    path: Node | None = None
-    value: Node | None = None
-    message: str = ""
-    severity: Node | None = None
-    path_text: str = "-"
-    signature: str = ""
-    detail_of: str = ""
-
-    @property
-    def key(self) -> tuple:
-        """Identity across verifications: focus, signature, value."""
-        return (self.focus.n3(), self.signature, self.value.n3() if self.value is not None else "")
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form: every term as N3 (None stays None)."""
-        return {f.name: _n3(getattr(self, f.name)) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Violation:
-        """The Violation `to_dict` produced (terms parsed back from N3)."""
-        text = {"message", "path_text", "signature", "detail_of"}
-        return cls(**{k: (d.get(k, "") if k in text else _term(d.get(k))) for k in (f.name for f in fields(cls))})
-
-
-def _n3(x):
-    """A term as N3, a string unchanged, None as None."""
-    return x if x is None or isinstance(x, str) and not isinstance(x, Node) else x.n3()
-
-
-def _term(text):
-    """An RDF term from N3 (None stays None)."""
-    return None if text is None else rdf.term(text)
 
 
 @dataclass
@@ -270,7 +215,7 @@ def violations_of(report: Graph) -> list[Violation]:
         found[r] = Violation(focus=report.value(r, SH.focusNode), component=comp, shape=shape, path=path,
                              value=value, message=str(report.value(r, SH.resultMessage) or ""),
                              severity=report.value(r, SH.resultSeverity), path_text=text,
-                             signature=signature(comp, shape, text, value))
+                             signature=violation_signature(comp, shape, text, value))
     parents = {d: " | ".join(found[r].key) for r, d in report.subject_objects(SH.detail) if r in found}
     out = [replace(v, detail_of=parents.get(r, "")) for r, v in found.items()]
     return sorted(out, key=lambda v: (v.signature, v.focus.n3(), v.value.n3() if v.value is not None else ""))
@@ -292,22 +237,6 @@ def path_text(graph: Graph, path) -> str:
     if alt is not None:
         return "(" + "|".join(path_text(graph, p) for p in Collection(graph, alt)) + ")"
     return "?"
-
-
-def value_kind(value) -> str:
-    """IRI, BlankNode, Literal:<datatype>, Literal@lang or none: the kind of a result's value."""
-    if value is None:
-        return "none"
-    if isinstance(value, Literal):
-        return f"Literal@{value.language}" if value.language else f"Literal:{value.datatype or 'plain'}"
-    return "BlankNode" if isinstance(value, BNode) else "IRI"
-
-
-def signature(component, shape, path: str, value) -> str:
-    """Stable violation signature: component local name | shape IRI ("_" when blank) | path | value kind."""
-    comp = str(component).removeprefix(str(SH)) if component is not None else "?"
-    shape_id = str(shape) if isinstance(shape, URIRef) else "_"
-    return f"{comp}|{shape_id}|{path}|{value_kind(value)}"
 
 
 def abstract_signature(v: Violation, shapes: Graph) -> str:

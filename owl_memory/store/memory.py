@@ -22,6 +22,7 @@ from ..model import (
     UseCounts,
     ValidationReport,
     Window,
+    best_first,
 )
 from ..model.operators import operator_from_json
 from ..rdfio import check_output, write_graph as write_rdf
@@ -262,8 +263,7 @@ class Memory:
 
     def by_signature(self, signature: str) -> list[Item]:
         """RepairOperators compiled for a violation signature, best first (success ratio, then id)."""
-        items = [self.get(i) for i in self.backend.with_signature(signature)]
-        return sorted(items, key=lambda it: (-(it.success_count + 1) / (it.use_count + 2), it.id))
+        return best_first(self.get(i) for i in self.backend.with_signature(signature))
 
     def require_writable(self) -> None:
         """MemoryReadOnly, before any work, when this memory cannot be written (call it first in anything that will

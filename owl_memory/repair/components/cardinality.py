@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rdflib import Literal
 
+from ...model import Violation
 from ...vocab import SH
 from ..conformance import is_instance
 from ..context import Context
@@ -11,7 +12,6 @@ from ..patch import Patch, dropping
 from ..paths import link_triples, path_of, shortcuts, value_triple, values
 from ..registry import strategy
 from ..synth import synthesize
-from ..verification import Violation
 
 
 @strategy("minCount.add_values", SH.MinCountConstraintComponent,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rdflib import Literal, URIRef
 
+from ...model import Violation
 from ...vocab import RDF, RDFS, SH, XSD
 from ..context import Context
 from ..patch import Patch, applied, drop_value, merge, replace_value
 from ..plans import descend_all, planned, replay_descend, replay_member, run_steps, shape_key, swap_term
 from ..registry import strategy
-from ..verification import Violation
 
 
 @strategy("and.descend", SH.AndConstraintComponent,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rdflib import URIRef
 
+from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..patch import Patch, replace_value
 from ..paths import link_triples, path_of
 from ..registry import strategy
 from ..synth import listed_fit
-from ..verification import Violation
 
 
 @strategy("closed.drop_property", SH.ClosedConstraintComponent,

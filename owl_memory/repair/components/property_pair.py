@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rdflib import Literal
 
+from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..patch import Patch, drop_value, replace_value
 from ..paths import link_triples, path_of, values
 from ..registry import strategy
 from ..synth import nudge
-from ..verification import Violation
 
 
 @strategy("equals.align", SH.EqualsConstraintComponent,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rdflib import Literal, URIRef
 
+from ...model import Violation
 from ...vocab import SH
 from ..conformance import instances
 from ..context import Context
@@ -11,7 +12,6 @@ from ..patch import Patch, applied, dropping
 from ..paths import fresh, link_triples, path_of, value_triple, values
 from ..plans import descend_all, replay_member, swap_term
 from ..registry import strategy
-from ..verification import Violation
 
 
 @strategy("node.descend", SH.NodeConstraintComponent,

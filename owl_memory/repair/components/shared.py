@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from rdflib import Literal
 
+from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..derive import derivations, meets
 from ..patch import Patch, drop_value, replace_value
 from ..paths import path_of, values
 from ..registry import strategy
-from ..verification import Violation
 
 DROPPABLE = tuple(SH[f"{c}ConstraintComponent"] for c in (
     "Class", "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "LanguageIn", "MinInclusive",

@@ -9,12 +9,12 @@ from __future__ import annotations
 from rdflib import BNode, Literal, URIRef
 
 from ...adapters import sparql as sparql_text
+from ...model import Violation
 from ...vocab import RDF, SH
 from ..context import Context
 from ..patch import Patch, applied
 from ..paths import fresh
 from ..registry import SPARQL_BASED, strategy
-from ..verification import Violation
 
 MAX_CANDIDATES = 40  # change sets tried (each one nested check) per violation
 _VALIDATORS = (SH.validator, SH.nodeValidator, SH.propertyValidator)

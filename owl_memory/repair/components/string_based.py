@@ -6,13 +6,13 @@ import re
 
 from rdflib import Literal
 
+from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..patch import Patch, drop_value, dropping, replace_value
 from ..paths import path_of, value_triple, values
 from ..registry import strategy
 from ..synth import generate, same_kind
-from ..verification import Violation
 
 
 @strategy("minLength.pad", SH.MinLengthConstraintComponent,

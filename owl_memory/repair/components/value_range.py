@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..patch import Patch, replace_value
 from ..registry import strategy
 from ..synth import clamp
-from ..verification import Violation
 
 
 @strategy("range.clamp", SH.MinInclusiveConstraintComponent, SH.MinExclusiveConstraintComponent,

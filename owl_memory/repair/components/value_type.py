@@ -6,7 +6,7 @@ import re
 
 from rdflib import BNode, Literal, URIRef
 
-from ...model import sha256
+from ...model import Violation, sha256
 from ...vocab import RDF, SH
 from ..conformance import instances, is_instance
 from ..context import Context
@@ -14,7 +14,6 @@ from ..patch import Patch, replace_value
 from ..paths import fresh
 from ..registry import strategy
 from ..synth import convert, default_literal, typed
-from ..verification import Violation
 
 
 @strategy("class.add_type", SH.ClassConstraintComponent,
