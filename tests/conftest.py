@@ -1,5 +1,5 @@
 """Shared fixtures: a temp memory (a copy of one built per session), the shared data directory, real SPARQL servers on
-loopback, clean DSPy settings; and how the suite spreads over pytest-xdist workers (two by default)."""
+loopback, clean DSPy settings; and how the suite spreads over pytest-xdist workers."""
 
 import os
 import shutil
@@ -13,49 +13,19 @@ from owl_memory import Memory
 from owl_memory.datadir import data_dir
 from owl_memory_bench.servers import Oxigraph, Virtuoso, clear, drop_memory_graphs
 
-SHARED_SCOPES = {"package", "module", "class"}  # a fixture of these scopes is built once for the tests that share it
-
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    """`pytest` runs on as many xdist workers as there are cores (`-n auto`, 2 on the development machine and CI),
-    scheduled by `--dist loadgroup` in the order of collection; `-n 0`, `-n N` or `--dist` given on the command line
-    win, and `-p no:xdist` (or a clone without pytest-xdist) runs in one process."""
+    """`pytest` runs on as many xdist workers as there are cores (`-n auto`: 2 on the development machine and CI), each
+    test file on one worker (`--dist loadfile`: a module's fixtures are built once, session ones once per worker; the
+    files with the most tests start first); -n or --dist on the command line win, and `-n 0` or `-p no:xdist` (or a
+    clone without pytest-xdist) runs in one process."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     if config.option.numprocesses is None and not config.option.usepdb:
         config.option.numprocesses = "auto"
     if config.option.dist == "no":
-        config.option.dist, config.option.loadscopereorder = "loadgroup", False
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups, in its own hook on each worker
-def pytest_collection_modifyitems(config, items):
-    """The slowest tests start first, and tests that share an expensive fixture run on one worker.
-
-    A module whose tests use a module-, class- or package-scoped fixture is one xdist group (one worker builds that
-    fixture once, where two would each build it); every other test is scheduled on its own. Units holding a test
-    marked `slow` (over 5 s) come first, so the long ones start while the short ones fill in around them and the
-    workers finish together; otherwise the order of collection is kept.
-    """
-    shared = {item.fspath for item in items if _uses_shared_fixture(item)}
-    for item in items:
-        if item.fspath in shared and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(Path(item.fspath).stem))
-    slow_units = {_unit(item) for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: _unit(item) not in slow_units)
-
-
-def _uses_shared_fixture(item) -> bool:
-    """Whether the test uses a fixture built once per module, class or package."""
-    defs = getattr(item, "_fixtureinfo", None)
-    return defs is not None and any(d.scope in SHARED_SCOPES for ds in defs.name2fixturedefs.values() for d in ds)
-
-
-def _unit(item) -> str:
-    """The unit xdist schedules the test in: its group, or the test alone."""
-    mark = item.get_closest_marker("xdist_group")
-    return f"@{mark.args[0] if mark.args else mark.kwargs.get('name', 'default')}" if mark else item.nodeid
+        config.option.dist = "loadfile"
 
 
 @pytest.fixture(scope="session")
