@@ -115,8 +115,8 @@ def test_near_duplicates_merge_with_counters_and_both_provenance_chains(memory):
     assert similarity("declare prefixes", "count rows") == 0.0
 
 
-def test_the_bound_archives_the_least_useful_on_every_write(tmp_path):
-    with Memory(tmp_path / "m", max_items=3) as m:
+def test_the_bound_archives_the_least_useful_on_every_write(tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "m"), max_items=3) as m:
         ids = [m.add(ItemSpec("Principle", f"Rule number {i}", "Use when testing.", f"c{i}")) for i in range(3)]
         m.record_use(ids[0], True)
         m.record_use(ids[1], False)  # the least useful: one failure
@@ -131,7 +131,8 @@ def test_the_bound_archives_the_least_useful_on_every_write(tmp_path):
         assert not m.get(ids[1]).archived and len(m.search(k=50)) == 3 and len(m.forgotten) == 1
     from owl_memory.store.copy import copy_memory
 
-    with Memory(tmp_path / "m") as src, Memory(tmp_path / "small", max_items=2) as dst:  # a copy is a write too
+    small = fresh_memory(tmp_path / "small")
+    with Memory(tmp_path / "m") as src, Memory(small, max_items=2) as dst:  # a copy is a write too
         assert len(copy_memory(src, dst).archived) == 1 and len(dst.search(k=50)) == 2 and len(dst) == 5
 
 
@@ -165,8 +166,8 @@ def test_provenance_answers_which_items_failed_runs_used_and_validates(course, m
 
 
 @pytest.mark.slow
-def test_hermit_finds_a_memory_with_compiled_fields_on_every_kind_consistent(tmp_path):
-    with Memory(tmp_path / "m") as m:
+def test_hermit_finds_a_memory_with_compiled_fields_on_every_kind_consistent(tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "m")) as m:
         ep = m.add(ItemSpec("Episode", "One run", "Use as grounding.", "ep", provenance={"run": "r1"}))
         for kind in KINDS:
             if kind != "Episode":

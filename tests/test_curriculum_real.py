@@ -48,6 +48,7 @@ def test_tasks_from_a_real_ontology_have_gold_the_judge_reads(shared_data, tmp_p
         assert not judge(t.expect, "I could not find it.", ontology=graph, task=t.query).success, t.id
 
 
+@pytest.mark.slow
 def test_the_entity_split_holds_on_several_real_ontologies(shared_data):
     made = make_curriculum([path(shared_data, n) for n in ("prov-o.ttl", "skos.ttl", "fabio.ttl")],
                            MakeOptions(tasks=90, seed=7))
@@ -57,6 +58,7 @@ def test_the_entity_split_holds_on_several_real_ontologies(shared_data):
     assert {t.ontology for t in holdout} == {"prov-o", "skos", "fabio"}  # each ontology has held-out entities
 
 
+@pytest.mark.slow
 def test_the_ontology_split_holds_whole_ontologies_out_and_train_judges_on_each_tasks_own(shared_data, tmp_path):
     files = [str(path(shared_data, n)) for n in ("skos.ttl", "prov-o.ttl", "cito.ttl")]
     out = tmp_path / "o.yaml"

@@ -197,7 +197,7 @@ def test_a_deliberately_wrong_rule_lowers_agreement(memory, tmp_path):
     assert worse.covered == 1 and worse.agreement < 1.0 and worse.recall == 0.0
 
 
-def test_packs_carry_judge_rules(memory, tmp_path):
+def test_packs_carry_judge_rules(memory, tmp_path, fresh_memory):
     from owl_memory import Memory
     from owl_memory.learning.packs import export_pack, import_pack
 
@@ -205,7 +205,7 @@ def test_packs_carry_judge_rules(memory, tmp_path):
     t = task(course, "lib-lookup-01")
     rule = learn(course, memory, tmp_path, t.query, "lib:Economy, lib:Passages", expect=t.expect).judge_rules[0]
     assert export_pack(memory, tmp_path / "rules.jsonl", kind="JudgeRule") == 1
-    with Memory(tmp_path / "other") as other:
+    with Memory(fresh_memory(tmp_path / "other")) as other:
         assert import_pack(other, tmp_path / "rules.jsonl").added == (rule,)
         assert other.get(rule).action_schema == memory.get(rule).action_schema
         judge = RuleJudge(other)

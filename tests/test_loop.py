@@ -155,8 +155,8 @@ def test_an_empty_expect_is_no_gold_and_the_llm_judges(course, memory, tmp_path)
     assert r.judgment.judge == "llm" and r.judgment.success and r.judge_rules == ()
 
 
-def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path):
-    with Memory(tmp_path / "m", max_items=1) as m:
+def test_a_bounded_memory_stays_bounded_through_the_loop(course, tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "m"), max_items=1) as m:
         learn(course, m, "lib-schema-01", DummyLM(query_agent("lib:author rdfs:domain ?x", "names[0]")), tmp_path)
         r = learn(course, m, "lib-schema-02", DummyLM(query_agent("lib:publishedBy rdfs:range ?x", "names[0]")),
                   tmp_path)

@@ -29,8 +29,8 @@ async def _session_calls(memory: str, calls: list[tuple[str, dict]]) -> tuple[se
         return names, texts
 
 
-def test_a_real_mcp_client_gets_capped_tools_and_error_texts(tmp_path):
-    with Memory(tmp_path / "mem") as m:
+def test_a_real_mcp_client_gets_capped_tools_and_error_texts(tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "mem")) as m:
         item = m.add(ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", CONTENT,
                               applies_to=("http://purl.org/dc/terms/",)))
     calls = [

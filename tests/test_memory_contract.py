@@ -18,9 +18,10 @@ SERVERS = {"oxigraph": "server_url", "virtuoso": "virtuoso_url"}
 
 
 @pytest.fixture(params=["embedded", "oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
-def memory(request, tmp_path):
+def memory(request, tmp_path, fresh_memory):
     """A fresh memory on each backend, closed after the test."""
-    location = tmp_path / "mem" if request.param == "embedded" else request.getfixturevalue(SERVERS[request.param])
+    location = fresh_memory(tmp_path / "mem") if request.param == "embedded" else \
+        request.getfixturevalue(SERVERS[request.param])
     with Memory(location) as m:
         yield m
 

@@ -80,6 +80,7 @@ def test_every_spelling_of_an_ontology_finds_the_same_items(built):
             assert LIB in {ontology_iri(a) for a in h.applies_to}
 
 
+@pytest.mark.slow
 def test_defining_sparql_and_embedded_agree_with_spellings_and_about_filters(built):
     path, exported = built
     checked = 0

@@ -30,10 +30,16 @@ def test_every_case_is_a_pinned_verdict():
                                                                                                  UNKNOWN)
 
 
+@pytest.fixture(scope="module")
+def cases() -> dict:
+    """The folder's cases by name, parsed once for the module."""
+    return {c.name: c for c in folder_cases(FOLDER)}
+
+
 @pytest.mark.parametrize("name", sorted(n for n, v in VERDICTS.items() if v["validations"] <= 12))
-def test_a_cheap_pinned_verdict_reproduces(name):
+def test_a_cheap_pinned_verdict_reproduces(name, cases):
     """The oracle gives the pinned verdict again (the cheap ones; the rest take minutes)."""
-    [case] = [c for c in folder_cases(FOLDER) if c.name == f"heldout/{name}"]
+    case = cases[f"heldout/{name}"]
     assert oracle(case.data, case.shapes, max_size=3, budget=2000, cost=True).to_dict() == VERDICTS[name]
 
 

@@ -79,6 +79,7 @@ def test_defining_sparql_and_fts5_agree_on_every_shape_without_text(built):
     assert checked >= 20  # most of the 24 shapes return something: the comparison is not vacuous
 
 
+@pytest.mark.slow
 def test_a_memory_made_before_the_accelerator_tables_gets_them_on_open_and_read_only_ones_search_the_same(built):
     """The order and postings tables (store format 2) are built when an older memory is opened for writing; a
     read-only older memory searches through FTS5 alone: the same ids in the same order either way."""

@@ -8,11 +8,11 @@ from owl_memory_bench.retrieval import baselines, generator
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # rdflib's Dataset, on each triple pattern
-def test_rdflib_baseline_ranks_every_shape_as_memory_search(tmp_path):
+def test_rdflib_baseline_ranks_every_shape_as_memory_search(tmp_path, fresh_memory):
     """On a generated memory with superseded items, the baseline (the defining SELECT without text, the SPARQL
     server backend's text search on rdflib with text) returns Memory.search's ids, in order, for every shape."""
     specs = generator.item_specs(240)
-    with Memory(tmp_path / "m") as m:
+    with Memory(fresh_memory(tmp_path / "m")) as m:
         m.add_many(specs, validate=False)
         generator.supersede_some(m, specs, 12)
         m.to_graph().serialize(destination=str(tmp_path / "items.nt"), format="nt", encoding="utf-8")

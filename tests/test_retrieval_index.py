@@ -109,7 +109,7 @@ def test_postings_rank_text_exactly_as_fts5(zipf, monkeypatch, few, small):
     assert compared >= 100 and (len(walks) >= 20 if few == 2 else True)
 
 
-def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
+def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path, fresh_memory):
     """An item whose index row is rewritten (a copy over an older one) leaves no stale postings: document
     frequencies equal FTS5's own and every item set what the items' own rows say, with the changes still in the
     deltas and once folded, and the ranking still equals FTS5's."""
@@ -117,7 +117,7 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path):
 
     from owl_memory.store.items import item_graph
 
-    with Memory(tmp_path / "m") as m:
+    with Memory(fresh_memory(tmp_path / "m")) as m:
         specs = zipf_specs(120, 2)
         m.add_many(specs, validate=False)
         changed = [ItemSpec(s.kind, s.title, "Use when rollback rollback.", s.content, s.applies_to,
@@ -210,13 +210,13 @@ def _members(blob: bytes) -> set[int]:
     return {s for s in range(bits.bit_length()) if bits >> s & 1}
 
 
-def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path):
+def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path, fresh_memory):
     """The memory's own adds and rewrites change its kept item sets in place (no word's sets are read again), and
     every search after each write still ranks exactly as FTS5 does, with the writes' changes still in the deltas
     and once folded."""
     from owl_memory.store.items import item_graph
 
-    with Memory(tmp_path / "m") as m, pytest.MonkeyPatch.context() as patch:
+    with Memory(fresh_memory(tmp_path / "m")) as m, pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "FOLD", 150)
         specs = zipf_specs(260, 3)
         m.add_many(specs[:200], validate=False)
@@ -240,7 +240,7 @@ def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path):
         assert read == []
 
 
-def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path):
+def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path, fresh_memory):
     """Item sets a text search decoded are kept while the memory is unchanged, and never outlive a change: an add on
     the same Memory, a commit by a second connection (as another process makes it), and a write rolled back inside
     a transaction that searched meanwhile each leave the next search equal to FTS5's ranking."""
@@ -254,7 +254,7 @@ def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path):
         assert [r[1] for r in fast] == [r[1] for r in slow]
         return [r[1] for r in fast]
 
-    with Memory(tmp_path / "m") as m, Memory(tmp_path / "m") as other:
+    with Memory(fresh_memory(tmp_path / "m")) as m, Memory(tmp_path / "m") as other:
         m.add_many([spec(n, f"Shared rule {n} about shapes") for n in range(40)], validate=False)
         agrees(m, "shapes rule")
         assert m.backend.index.sets.decoded.kept  # kept for the next search

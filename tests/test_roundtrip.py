@@ -77,9 +77,9 @@ def test_any_window_of_any_text_is_the_python_slice(blobs, text, start, length):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=ANY_TEXT.filter(str.strip))
-def test_memory_content_windows_round_trip(tmp_path_factory, content):
+def test_memory_content_windows_round_trip(tmp_path_factory, fresh_memory, content):
     """An item's content, read back through Memory.window, is the content stored."""
-    with Memory(tmp_path_factory.mktemp("m")) as m:
+    with Memory(fresh_memory(tmp_path_factory.mktemp("m") / "m")) as m:
         i = m.add(ItemSpec("Principle", "Exact payloads", "Use when payloads hold odd characters.", content))
         assert read_all(lambda s, n: m.window(i, s, n).to_dict(), m.get(i).size, 97) == content
 

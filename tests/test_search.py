@@ -68,8 +68,8 @@ def test_k_bounds(memory):
     assert len(memory.search(k=10 ** 6)) == 5
 
 
-def test_deterministic_across_reopen(tmp_path):
-    with Memory(tmp_path / "m") as m:
+def test_deterministic_across_reopen(tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "m")) as m:
         fill(m)
         queries = [dict(text="lineage"), dict(ontology=PROV_O), dict(task_type="cq-answering", k=10),
                    dict(text="use skos", kinds=["Principle"])]

@@ -53,8 +53,8 @@ def test_the_shapes_refuse_the_same_characters(prop):
         assert not result.conforms and any("bidirectional or zero-width" in m for m in result.messages), hex(ord(char))
 
 
-def test_nothing_is_stored_and_payloads_keep_any_character(tmp_path):
-    with Memory(tmp_path / "m") as m:
+def test_nothing_is_stored_and_payloads_keep_any_character(tmp_path, fresh_memory):
+    with Memory(fresh_memory(tmp_path / "m")) as m:
         with pytest.raises(InvalidItem):
             m.add(ItemSpec("Principle", "Looks \u202eesrever", "Use when testing.", "c"))
         i = m.add(ItemSpec("Principle", "Payloads keep everything", "Use when testing.", "a\u202eb\u200bc"))

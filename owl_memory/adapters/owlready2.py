@@ -33,9 +33,10 @@ def live_condition(item: str) -> str:
     return _LIVE.format(item=item)
 
 
-def new_world(path: Path) -> Quadstore:
-    """A new World on its own SQLite file at `path` (non-exclusive), for a graph file being created."""
-    return Quadstore(owlready2.World(filename=str(path), exclusive=False))
+def new_world(path: Path, db: sqlite3.Connection) -> Quadstore:
+    """A new World on the empty SQLite file at `path` (non-exclusive) over the connection `db` (opened by the caller),
+    for a graph file being created."""
+    return Quadstore(owlready2.World(filename=str(path), exclusive=False, connection=db))
 
 
 def open_world(path: Path, db: sqlite3.Connection) -> Quadstore:
