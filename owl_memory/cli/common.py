@@ -83,6 +83,23 @@ def quota_options(f: Decorated) -> Decorated:
                                          "2,1,1 (top 2 success, 1 failure, 1 seed item).")(f)
 
 
+def endpoint_map_option(f: Decorated) -> Decorated:
+    """Shared `--endpoint-map TARGET=URL` option (run, train, ablate, score)."""
+    return click.option("--endpoint-map", "endpoint_map", multiple=True, metavar="TARGET=URL",
+                        help="Point a corpus's endpoint (a SHACL example's schema:target, a TEXT2SPARQL file's "
+                             "dataset id) at URL (a mirror, a local copy; repeatable): agents may query URL with the "
+                             "endpoint_* tools and tasks are judged by running their reference query there. "
+                             "TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")(f)
+
+
+def corpus_options(f: Decorated) -> Decorated:
+    """Shared `--language` and `--split-seed` options (commands that load a curriculum)."""
+    f = click.option("--split-seed", type=int, default=0, show_default=True,
+                     help="TEXT2SPARQL questions files: the seed of the train / holdout split.")(f)
+    return click.option("--language", default="en", show_default=True,
+                        help="TEXT2SPARQL questions files: the language of the questions asked.")(f)
+
+
 def library_errors(f: Callable[Params, T]) -> Callable[Params, T]:
     """Turn owl-memory's typed errors (bad input) into one line on stderr, JSON under --json, and exit code 2.
 

@@ -13,7 +13,9 @@ from .common import (
     EXIT_FAILED,
     EXIT_OK,
     Memory,
+    corpus_options,
     emit,
+    endpoint_map_option,
     json_option,
     library_errors,
     lm_limits,
@@ -37,15 +39,19 @@ if TYPE_CHECKING:
 @click.option("--matts", help="parallel:K or sequential:K per task.")
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--limit", type=click.IntRange(min=1), help="Run only the first N tasks of the split.")
+@endpoint_map_option
+@corpus_options
 @memory_option
 @json_option
 @library_errors
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
-          limit: int | None, memory_path: str, as_json: bool) -> None:
+          limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, memory_path: str,
+          as_json: bool) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
-    CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
+    CURRICULUM is a curriculum YAML, a TEXT2SPARQL questions file or a folder of SHACL SPARQL examples. Exit 0 when
+    every task ran.
 
     Example: owl-memory train experiments/curricula/library.yaml --lm openai/gpt-4o-mini --memory .owl-memory
     """
@@ -53,17 +59,18 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..agent import resolve_lm
-    from ..learning import load_curriculum, train_curriculum
+    from ..learning import load_curriculum, map_endpoints, train_curriculum
     from ..model import RunConfig
 
-    course, console = load_curriculum(curriculum), Console(stderr=True)
+    course, grants = map_endpoints(load_curriculum(curriculum, language, split_seed), endpoint_map)
+    console = Console(stderr=True)
     model = resolve_lm(lm, api_base, max_tokens, timeout)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
                    disable=not console.is_terminal)
     with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
-                           max_tokens=max_tokens, timeout=timeout)
+                           max_tokens=max_tokens, timeout=timeout, endpoints=grants)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))

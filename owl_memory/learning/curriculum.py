@@ -12,6 +12,9 @@ An ontology entry may name a file inside an installed package instead ({name: dc
 path: ontos/dcterms.owl}). Several ontologies: `ontologies: [{name, path}, ...]`, and each task names its own with
 `ontology: NAME` (a task without one uses the top-level `ontology`).
 
+A TEXT2SPARQL questions file (learning/text2sparql.py) is recognized by its content and read the same way: its
+questions are query tasks written for its dataset id, which `map_endpoints` maps like a schema:target.
+
 A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
 schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`. Such a
 folder is a task corpus: `map_endpoints` points its targets at endpoints the user names (a mirror, a local copy),
@@ -56,6 +59,8 @@ class Task:
         split: train or holdout.
         ontology: the name of the task's own ontology (a key of the curriculum's `ontologies`); "" for the
             curriculum's one ontology.
+        classes, properties: IRIs of the classes and properties the task is about, when its source annotates them
+            (a TEXT2SPARQL question's `classes` and `properties`).
     """
 
     id: str
@@ -65,12 +70,16 @@ class Task:
     expect: Expect | None = None
     split: str = "train"
     ontology: str = ""
+    classes: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """JSON-compatible form."""
         return {"id": self.id, "query": self.query, "tags": list(self.tags), "task_type": self.task_type,
                 "expect": self.expect.to_dict() if self.expect else {}, "split": self.split,
-                **({"ontology": self.ontology} if self.ontology else {})}
+                **({"ontology": self.ontology} if self.ontology else {}),
+                **({"classes": list(self.classes)} if self.classes else {}),
+                **({"properties": list(self.properties)} if self.properties else {})}
 
 
 @dataclass(frozen=True)
@@ -107,8 +116,9 @@ class Curriculum:
         return [t for t in self.tasks if t.split == "holdout"]
 
 
-def load_curriculum(source: str | Path) -> Curriculum:
-    """A curriculum from a YAML file or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
+def load_curriculum(source: str | Path, language: str = "en", seed: int = 0) -> Curriculum:
+    """A curriculum from a YAML file (a curriculum, or a TEXT2SPARQL questions file: its questions in `language`,
+    split by `seed`) or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
     path = Path(source)
     if path.is_dir():
         return load_examples(path)
@@ -121,7 +131,9 @@ def load_curriculum(source: str | Path) -> Curriculum:
         mark = getattr(e, "problem_mark", None)
         raise LoadError(f"not valid YAML: {str(e).splitlines()[0]}", source=str(path),
                         line=mark.line + 1 if mark else None) from e
-    return _from_mapping(data, path)
+    from .text2sparql import is_questions_file, load_questions
+
+    return load_questions(data, path, language, seed) if is_questions_file(data) else _from_mapping(data, path)
 
 
 def _from_mapping(data, path: Path) -> Curriculum:
