@@ -7,7 +7,7 @@ from .metrics import (
     spent as spent,
     summed as summed,
 )
-from .query_worker import QueryLimits as QueryLimits, QueryWorker as QueryWorker
+from .query_worker import QueryLimits as QueryLimits, QueryResult as QueryResult, QueryWorker as QueryWorker
 from .runner import (
     LM_ENV as LM_ENV,
     RLM as RLM,

@@ -1,5 +1,5 @@
-"""Commands of the learning loop: train (a curriculum through the loop), pack (export / import) and curriculum
-(make one from ontologies)."""
+"""Commands of the learning loop: train (a curriculum through the loop), pack (export / import), curriculum
+(make one from ontologies) and score (a TEXT2SPARQL answers file, by the challenge's metric)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..learning import ScoreReport
     from ..model import LearnedRules, TrainSummary
 
 
@@ -208,4 +209,34 @@ def _made_report(summary: dict) -> None:
                f"{summary['split']}, {apart}")
 
 
-COMMANDS = (train, pack, curriculum)
+@click.command("score")
+@click.argument("questions", type=click.Path())
+@click.argument("answers", type=click.Path())
+@endpoint_map_option
+@click.option("--language", default="en", show_default=True, help="The language of the answered questions.")
+@json_option
+@library_errors
+def score(questions: str, answers: str, endpoint_map: tuple[str, ...], language: str, as_json: bool) -> None:
+    """Score a TEXT2SPARQL answers file (a JSON list of {qname, question, query}) as the challenge does: each
+    question's reference and answer run on the endpoint the dataset id is mapped to, set_P / set_recall / set_F over
+    the values of their results, averaged over every question (an unanswered, refused or failing one counts 0).
+
+    Example: owl-memory score questions.yml ck25_answers.json --endpoint-map
+    https://text2sparql.aksw.org/2025/corporate/=http://127.0.0.1:7878/query
+    """
+    from ..learning import score_answers
+
+    emit(score_answers(questions, answers, endpoint_map, language), as_json, _score_report)
+
+
+def _score_report(report: ScoreReport) -> None:
+    """Print one row per question (the reason last), then the average."""
+    table(("qname", "set_P", "set_recall", "set_F", "values", "reason"),
+          [(q.qname, f"{q.scores.set_P:.3f}", f"{q.scores.set_recall:.3f}", f"{q.scores.set_F:.3f}",
+            f"{q.answer_values}/{q.reference_values}", q.reason) for q in report.questions], "no questions")
+    a = report.average
+    click.echo(f"average over {len(report.questions)} questions on {report.endpoint}: set_P {a.set_P:.4f}, "
+               f"set_recall {a.set_recall:.4f}, set_F {a.set_F:.4f}")
+
+
+COMMANDS = (train, pack, curriculum, score)

@@ -28,4 +28,7 @@ from .packs import (
     pack_path as pack_path,
     shipped_packs as shipped_packs,
 )
+from .scoring import QuestionScore as QuestionScore, ScoreReport as ScoreReport, score_answers as score_answers
+from .set_metric import average as average, set_scores as set_scores
+from .text2sparql import is_questions_file as is_questions_file, load_questions as load_questions
 from .train import train_curriculum as train_curriculum

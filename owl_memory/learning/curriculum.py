@@ -93,6 +93,7 @@ class Curriculum:
         ontology_path: the ontology file, resolved; None for endpoint-only corpora and for several ontologies.
         tasks: the tasks in order.
         ontologies: every ontology by name -> its file, resolved (the one of `ontology_path` included).
+        dataset: the dataset id a TEXT2SPARQL questions file's tasks were written for ("" for other curricula).
     """
 
     id: str
@@ -100,6 +101,7 @@ class Curriculum:
     ontology_path: Path | None
     tasks: tuple[Task, ...]
     ontologies: Mapping[str, Path] = field(default_factory=dict)
+    dataset: str = ""
 
     def ontology_for(self, task: Task) -> Path | None:
         """The ontology file `task` runs over: its own when it names one, else the curriculum's."""

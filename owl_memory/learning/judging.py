@@ -99,9 +99,14 @@ def gold_query(expect: Expect) -> str:
 def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> Judgment:
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
     run over the graph `g`); terms the task names do not count against precision."""
+    return _set_verdict(*term_sets(answer, gold_terms, g, task), "sparql")
+
+
+def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
+    """(the answer's term keys, the gold's term keys) as judge_terms compares them; terms the task names that are
+    not gold are left out of the answer's."""
     gold_keys = {_key(t) for t in gold_terms}
-    found = answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys)
-    return _set_verdict(found, gold_keys, "sparql")
+    return answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys), gold_keys
 
 
 def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:

@@ -59,7 +59,7 @@ def load_questions(data: dict, path: Path, language: str = "en", seed: int = 0) 
                   for q, qid in zip(questions, ids, strict=True))
     if not tasks:
         raise LoadError("the questions file holds no questions", source=str(path))
-    return Curriculum(f"{prefix}-{language}", prefix, None, tasks)
+    return Curriculum(f"{prefix}-{language}", prefix, None, tasks, dataset=target)
 
 
 def _held_out(ids: list[str], seed: int) -> set[str]:
