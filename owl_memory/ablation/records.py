@@ -38,6 +38,8 @@ class TaskOutcome:
             characters sent to the LMs.
         memory_ids_filtered: items A1 left out because a run of this very task made them.
         answer_hash: sha256 of the answer text.
+        set_P, set_recall, set_F: the TEXT2SPARQL set scores of a task judged on its endpoint (0 for a run that
+            failed there), None for other tasks.
     """
 
     success: bool
@@ -69,6 +71,9 @@ class TaskOutcome:
     prompt_chars: int = 0
     memory_ids_filtered: tuple[str, ...] = ()
     answer_hash: str | None = None
+    set_P: float | None = None  # noqa: N815 - the challenge's own names
+    set_recall: float | None = None
+    set_F: float | None = None  # noqa: N815
 
     @classmethod
     def of_run(cls, metrics: RunMetrics, success: bool, judge: str) -> TaskOutcome:

@@ -134,7 +134,8 @@ def _ablation_report(summary: Summary, priced: Estimate | None, out: str) -> Non
         if construction and summary.settings.get("lm"):
             cost += f", verify runs/holdout task {c.holdout_verify_runs_per_task:g}, tokens/task " \
                     f"{c.tokens_per_task:g}, {leaked}"
-        click.echo(f"{name}: holdout success {last.mean if last else 0:.2f}, {cost}, iterations/holdout task "
+        scored = f", holdout set_F {last.set_F:.3f}" if last and last.set_F is not None else ""
+        click.echo(f"{name}: holdout success {last.mean if last else 0:.2f}{scored}, {cost}, iterations/holdout task "
                    f"{c.holdout_iterations_per_task:g}, memory {c.memory_growth.items_end:g} items" + _run_line(c))
     for criterion in summary.criteria:
         click.echo(f"criterion {criterion.name}: {criterion.status} ({criterion.detail})")

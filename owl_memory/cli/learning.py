@@ -87,7 +87,10 @@ def _train_report(summary: TrainSummary) -> None:
     table(("task", "ok", "ext", *TRAIN_FIGURES.values(), "judge"), rows, "no tasks ran")
     click.echo("ext: items extracted; consolidation: " + ", ".join(f"{short} {name}" for name, short in
                                                                    TRAIN_FIGURES.items()))
-    click.echo(f"{summary.succeeded}/{summary.ran} succeeded; memory holds {summary.items} items")
+    scored = summary.set_scores
+    click.echo(f"{summary.succeeded}/{summary.ran} succeeded" + (f" (set_P {scored.set_P:.3f}, set_recall "
+               f"{scored.set_recall:.3f}, set_F {scored.set_F:.3f})" if scored else "") +
+               f"; memory holds {summary.items} items")
     click.echo(_rule_line(summary.judge_rules))
 
 

@@ -11,6 +11,7 @@ from .curriculum import (
     shipped_curriculum as shipped_curriculum,
 )
 from .curriculum_make import make_curriculum as make_curriculum
+from .endpoint_judge import grant_of as grant_of
 from .extraction import Extraction as Extraction, RunRecord as RunRecord, extract as extract, outline as outline
 from .generated import MakeOptions as MakeOptions
 from .judging import (
@@ -29,6 +30,5 @@ from .packs import (
     shipped_packs as shipped_packs,
 )
 from .scoring import QuestionScore as QuestionScore, ScoreReport as ScoreReport, score_answers as score_answers
-from .set_metric import average as average, set_scores as set_scores
-from .text2sparql import is_questions_file as is_questions_file, load_questions as load_questions
+from .set_metric import set_scores as set_scores
 from .train import train_curriculum as train_curriculum

@@ -21,7 +21,7 @@ from ..model.endpoints import EndpointGrant
 from ..model.judgments import SetScores
 from .curriculum import Task, load_curriculum, map_endpoints
 from .endpoint_judge import JUDGE_LIMITS, grant_of
-from .set_metric import answer_values, average, reference_values, set_scores
+from .set_metric import answer_values, reference_values, set_scores
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def score_answers(questions: str | Path, answers: str | Path, endpoint_map, lang
                           "(e.g. http://127.0.0.1:7878/query)")
     given = read_answers(answers)
     rows = tuple(_score(task, given.get(task.id), grant) for task in mapped.tasks)
-    return ScoreReport(target, grant.url, average(r.scores for r in rows), rows)
+    return ScoreReport(target, grant.url, SetScores.mean(r.scores for r in rows), rows)
 
 
 def read_answers(path: str | Path) -> dict[str, str]:

@@ -15,10 +15,9 @@ harmonic mean, each 0 when its denominator is; the average is over every questio
 from __future__ import annotations
 
 from collections.abc import Iterable
-from statistics import fmean
 
 from ..agent import QueryResult
-from ..model.judgments import SET_METRICS, SetScores
+from ..model.judgments import SetScores
 
 ASK_VALUE = "true"
 
@@ -49,11 +48,3 @@ def set_scores(answer: Iterable[str], relevant: Iterable[str]) -> SetScores:
     recall = hit / len(gold) if gold else 0.0
     f = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return SetScores(precision, recall, f)
-
-
-def average(scores: Iterable[SetScores | None]) -> SetScores:
-    """The mean of each metric over every question, None (unanswered, not run) counting 0; all 0 for none."""
-    rows = [s or SetScores() for s in scores]
-    if not rows:
-        return SetScores()
-    return SetScores(*(fmean(getattr(s, name) for s in rows) for name in SET_METRICS))

@@ -3,7 +3,9 @@ ablations and the run result)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from statistics import fmean
 
 from ..errors import ConfigError
 
@@ -34,6 +36,14 @@ class SetScores:
     def from_dict(cls, d: dict) -> SetScores:
         """Inverse of to_dict."""
         return cls(float(d["set_P"]), float(d["set_recall"]), float(d["set_F"]))
+
+    @classmethod
+    def mean(cls, scores: Iterable[SetScores | None]) -> SetScores:
+        """The mean of each metric over every question, None (unanswered, not run) counting 0; all 0 for none."""
+        rows = [s or cls() for s in scores]
+        if not rows:
+            return cls()
+        return cls(*(fmean(getattr(s, name) for s in rows) for name in SET_METRICS))
 
 
 @dataclass(frozen=True)

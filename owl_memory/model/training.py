@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .consolidation import ConsolidationFigures, Report
-from .judgments import Judgment
+from .judgments import Judgment, SetScores
 from .runs import MemoryUse
 
 AGREEMENT_FIGURES = ("agreement", "precision", "recall", "coverage", "coverage_trained")
@@ -183,8 +183,18 @@ class TrainSummary:
         """The per-run consolidation figures summed over the tasks."""
         return sum((t.figures for t in self.tasks), ConsolidationFigures())
 
+    @property
+    def set_scores(self) -> SetScores | None:
+        """The TEXT2SPARQL set scores averaged over the tasks (a failed run or one without them counts 0); None when
+        no task was judged on an endpoint."""
+        scores = [t.judgment.scores if t.judgment else None for t in self.tasks]
+        return SetScores.mean(scores) if any(scores) else None
+
     def to_dict(self) -> dict:
-        """JSON form (`owl-memory train --json`): the counts, the summed figures, judge rules, and every task."""
+        """JSON form (`owl-memory train --json`): the counts, the summed figures, judge rules, the average set
+        scores (tasks judged on an endpoint), and every task."""
+        scored = self.set_scores
         return {"curriculum": self.curriculum, "ran": self.ran, "succeeded": self.succeeded, "errors": self.errors,
                 "consolidation": self.consolidation.to_dict(), "items": self.items,
-                "judge_rules": self.judge_rules.to_dict(), "tasks": [t.to_dict() for t in self.tasks]}
+                "judge_rules": self.judge_rules.to_dict(), **({"set_scores": scored.to_dict()} if scored else {}),
+                "tasks": [t.to_dict() for t in self.tasks]}
