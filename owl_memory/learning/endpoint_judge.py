@@ -1,9 +1,10 @@
 """Judging a SHACL-example task on its endpoint: the reference query runs on the endpoint the user pointed the
 task's schema:target at (`owl-memory ablate CORPUS --endpoint-map TARGET=URL`), and the answer is compared with its
 results as answers are compared today (judge.judge_terms: a set match of terms, precision and recall). An answer that
-is itself a SELECT or ASK query is run there too (guarded like any agent query) and its results compared. Every such
-judgment carries the TEXT2SPARQL set scores (set_metric.py): exactly the challenge's for a query answer, over the
-terms the judge read for a text answer; a query that is refused or fails scores 0.
+is itself a SELECT or ASK query is run there too (guarded like any agent query) and the values of its results are
+compared with the reference's (success: precision = recall = 1). Every such judgment carries the TEXT2SPARQL set
+scores (set_metric.py): exactly the challenge's for a query answer, over the terms the judge read for a text answer;
+a query that is refused or fails scores 0.
 
 A task's expect carries its grant: `endpoint` is "TARGET=URL" once the user mapped the target (curriculum
 map_endpoints); a bare target was not granted, nothing is contacted and the structural judge decides as before.
@@ -62,13 +63,15 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
                             "endpoint", ("a query that runs",), "query-failed", scores=SetScores())
     if gold.ask is not None:  # an ASK reference
         return _ask_verdict(answer, got, gold, grant.url)
-    from .judging import term_sets  # judging imports this module: a top-level import would be a cycle
+    from .judging import set_verdict, term_sets  # judging imports this module: a top-level import would be a cycle
 
-    terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
-    given: str | list[str] = answer if got is None else [text for row in got.rows for _, text in filter(None, row)]
-    verdict = compare(given, terms, _names(terms), task)
-    scores = set_scores(answer_values(got), reference_values(gold)) if got is not None else \
-        set_scores(*term_sets(given, terms, _names(terms), task))
+    if got is not None:  # a query answer: its values against the reference's, as the challenge compares them
+        values, relevant = answer_values(got), reference_values(gold)
+        verdict, scores = set_verdict(set(values), set(relevant), "endpoint"), set_scores(values, relevant)
+    else:
+        terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
+        verdict = compare(answer, terms, _names(terms), task)
+        scores = set_scores(*term_sets(answer, terms, _names(terms), task))
     cut = f" (the reference's rows were cut at {limits.max_rows}: judged on those)" if gold.truncated else ""
     return replace(verdict, judge="endpoint", reason=f"on {grant.url}: {verdict.reason}{cut}",
                    confidence="low" if cut else verdict.confidence, scores=scores)

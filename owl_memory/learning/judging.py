@@ -55,7 +55,7 @@ def judge_answer(answer, expected) -> Judgment:
     """Normalized exact match for a string, set match (precision / recall) for a list."""
     if isinstance(expected, list | tuple | set):
         got = answer if isinstance(answer, list | tuple) else [p for p in re.split(r"[,;\n]|\band\b", str(answer))]
-        return _set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
+        return set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
     ok = normalize(answer) == normalize(expected)
     return Judgment(ok, "the answer equals the expected answer" if ok else "the answer differs from the expected "
                     "answer (normalized exact match)", "high", "answer", () if ok else (str(expected)[:200],),
@@ -99,7 +99,7 @@ def gold_query(expect: Expect) -> str:
 def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> Judgment:
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
     run over the graph `g`); terms the task names do not count against precision."""
-    return _set_verdict(*term_sets(answer, gold_terms, g, task), "sparql")
+    return set_verdict(*term_sets(answer, gold_terms, g, task), "sparql")
 
 
 def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
@@ -161,7 +161,7 @@ def _key(term) -> str:
     return str(term) if isinstance(term, URIRef) else "literal:" + normalize(term)
 
 
-def _set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
+def set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
     """Set comparison with precision and recall; success only when both are 1."""
     hit = found & gold
     precision = len(hit) / len(found) if found else (1.0 if not gold else 0.0)
