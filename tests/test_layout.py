@@ -286,3 +286,20 @@ def test_every_folder_has_a_front_door_and_no_public_name_hides_a_submodule():
         assert sorted(names) == module.__all__
         for name in names:
             assert getattr(module, name) is not None, f"{package}.{name}"
+
+
+def test_the_architecture_page_draws_the_floors_and_names_every_module():
+    """docs/architecture.md is true to the code: its picture of the floors is pyproject's layers contract, top to
+    bottom, and its table names each folder's modules, no more and no fewer."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = re.findall(r"^floor +\d+ +(.+?)\s*$", page, re.M)
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert drawn == next(c for c in contracts if c["type"] == "layers")["layers"], (
+        "redraw the floors in docs/architecture.md from pyproject's layers contract")
+    rows = {m[1]: set(re.findall(r"`(\w+)`", m[2]))
+            for m in re.finditer(r"^\| `(owl_memory/[\w/]*)` \|[^|]*\|([^|]*)\|$", page, re.M)}
+    folders = {p.parent.relative_to(ROOT).as_posix() + "/" for p in PACKAGE.rglob("*.py")}
+    assert set(rows) == folders, f"rows to add or remove: {sorted(set(rows) ^ folders)}"
+    for folder, named in rows.items():
+        files = {p.stem for p in (ROOT / folder).glob("*.py")} - {"__init__"}
+        assert named == files, f"{folder}: add {sorted(files - named)}, remove {sorted(named - files)}"
