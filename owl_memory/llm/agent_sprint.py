@@ -28,6 +28,7 @@ from ..construction import (
     write_out,
 )
 from ..errors import OwlMemoryError
+from ..rdfio import named_inside
 from ..model import Event, RunComplete, RunConfig, RunMetrics, RunStart
 from .construction_script import construction_lm
 
@@ -67,7 +68,7 @@ def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=N
     config = RunConfig.of(config, **options)
     named = config.lm if config.lm is not None else os.environ.get(LM_ENV) or None
     lm = construction_lm() if named == SCRIPTED else resolve_lm(named, config.api_base)
-    folder = trajectory_folder(config.trajectory_dir, memory) / f"sprint-{spec.name}-{_stamp()}"
+    folder = named_inside(trajectory_folder(config.trajectory_dir, memory), f"sprint-{spec.name}-{_stamp()}")
     config = RunConfig.of(config, lm=lm, trajectory_dir=folder)
     session = ConstructionSession(spec, memory, use_memory=config.access.tools, keep_seed=keep_seed,
                                   keep_values=keep_values, progress=progress)
