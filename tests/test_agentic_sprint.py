@@ -3,6 +3,7 @@ construction tools alone, the built graph is checked independently, the rerun ta
 hostile code gets "[Error]" observations and changes nothing; the CLI and the provider path; --lm costs."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -266,3 +267,13 @@ def test_a_sprint_name_that_climbs_folders_writes_inside_the_memorys_runs(tmp_pa
     assert all(p == mem or mem in p.parents for p in new), sorted(str(p) for p in new if mem not in p.parents)
     (folder,) = (mem / "runs").glob("sprint-*")
     assert "pwn" in folder.name and ".." not in folder.name and (folder / "summary.json").is_file()
+
+
+def test_a_refused_out_creates_no_memory_folder(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for agent in ([], ["--agent", "--lm", "scripted"]):
+        done = CliRunner().invoke(main, ["sprint", str(SPRINT1), *agent, "--out", str(fifo),
+                                         "--memory", str(tmp_path / "new")])
+        assert done.exit_code == 2 and "FIFO" in done.output, done.output
+        assert not (tmp_path / "new").exists()
