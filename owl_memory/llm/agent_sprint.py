@@ -28,8 +28,8 @@ from ..construction import (
     write_out,
 )
 from ..errors import OwlMemoryError
-from ..rdfio import named_inside
 from ..model import Event, RunComplete, RunConfig, RunMetrics, RunStart
+from ..rdfio import named_inside
 from .construction_script import construction_lm
 
 MAX_CQS_SHOWN = 20
