@@ -14,7 +14,7 @@ from ..errors import ConfigError, LoadError
 from ..model import Ref, Violation, violation_signature
 from ..model.violations import value_kind
 from ..rdfio import load_graph
-from ..store import BlobStore
+from ..store import PayloadStore
 from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")
@@ -51,7 +51,7 @@ class VerifyResult:
                 "report_ref": self.report_ref.to_dict() if self.report_ref else None}
 
 
-def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | None = None,
+def verify(data, shapes, *, focus=None, inference="none", blobs: PayloadStore | None = None,
            max_focus: int = 20) -> VerifyResult:
     """Validate `data` against `shapes` (pySHACL, advanced); only `focus` nodes when that is sound, else all."""
     if inference not in INFERENCE:
