@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING
 
 from ..errors import ToolError
 from ..model.operators import APPLY_DELTA, canonical
@@ -21,9 +20,6 @@ from ..repair import Candidate, Step, VerifyResult
 from .compiled_answers import cq_signature, stored_answer
 from .cq import CompetencyQuestion, evaluate
 from .workspace import Delta
-
-if TYPE_CHECKING:
-    from .session import ConstructionSession
 
 MAX_CANDIDATES = 8  # candidates one listing offers
 MAX_TRIED = 32  # patches looked at per violation when applying a candidate
@@ -101,7 +97,7 @@ class RepairSteps:
         session: the ConstructionSession the steps change.
     """
 
-    def __init__(self, session: ConstructionSession) -> None:
+    def __init__(self, session) -> None:  # a ConstructionSession: not annotated, as session.py imports this module
         """No candidate offered yet."""
         self.session = session
         self.known: dict[str, Offer] = {}
