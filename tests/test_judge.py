@@ -136,3 +136,23 @@ def test_llm_judge_through_a_scripted_lm():
     assert j == Judgment(True, "the evidence lists all three", "medium", "llm", ())
     with pytest.raises(ConfigError, match="no gold"):
         judge(None, "x")
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("answer", ["unknown", "", "Bundle, Collection, Plan"])
+def test_a_gold_that_returns_no_rows_judges_no_answer(prov, answer):
+    typo = PROV_SUBCLASSES.replace("prov:Entity", "prov:Entiti")
+    j = judge({"sparql": typo}, answer, ontology=prov, task=TASK)
+    assert not j.success and j.failure_mode == "empty-gold" and j.confidence == "low"
+    assert "returned no rows" in j.reason and "expect.empty" in j.reason
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("answer, ok", [("There are none.", True), ("Plan", False)])
+def test_a_task_whose_expected_answer_is_nothing_says_so_with_empty(prov, answer, ok):
+    none = PROV_SUBCLASSES.replace("prov:Entity", "prov:Bundle")  # prov:Bundle has no subclasses
+    j = judge({"sparql": none, "empty": True}, answer, ontology=prov, task="Subclasses of prov:Bundle?")
+    assert j.success is ok and j.failure_mode in ("", "extra-answer-terms")
+    assert Expect.from_dict({"sparql": none, "empty": True}).to_dict() == {"sparql": none, "empty": True}
+    with pytest.raises(ConfigError, match="expect.empty is true or false"):
+        Expect.from_dict({"sparql": none, "empty": "yes"})

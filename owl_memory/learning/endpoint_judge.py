@@ -63,11 +63,13 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
                             "endpoint", ("a query that runs",), "query-failed", scores=SetScores())
     if gold.ask is not None:  # an ASK reference
         return _ask_verdict(answer, got, gold, grant.url)
-    from .judging import set_verdict, term_sets  # judging imports this module: a top-level import would be a cycle
+    from .judging import empty_gold, set_verdict, term_sets  # judging imports this module: a top-level import cycles
 
     if got is not None:  # a query answer: its values against the reference's, as the challenge compares them
         values, relevant = answer_values(got), reference_values(gold)
-        verdict, scores = set_verdict(set(values), set(relevant), "endpoint"), set_scores(values, relevant)
+        verdict = empty_gold("endpoint") if not relevant and not expect.empty else \
+            set_verdict(set(values), set(relevant), "endpoint")
+        scores = set_scores(values, relevant)
     else:
         terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
         verdict = compare(answer, terms, _names(terms), task)

@@ -14,6 +14,7 @@ Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -25,7 +26,7 @@ from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
-from ..model.judgments import EXPECT_KINDS, Expect, Judgment
+from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 from .endpoint_judge import judge_on_endpoint
@@ -62,7 +63,7 @@ def judge_answer(answer, expected) -> Judgment:
                     "" if ok else "wrong-answer")
 
 
-def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
+def judge_sparql(answer, gold: str, ontology, task: str = "", empty: bool = False) -> Judgment:
     """The answer's terms compared as a set with the gold SELECT's results over the task's ontology.
 
     Terms the task itself names (e.g. the class whose subclasses are asked for) do not count against precision.
@@ -73,7 +74,7 @@ def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
     except QueryFailed as e:
         raise LoadError(f"the gold query does not run over the ontology ({e}); fix expect.sparql in the "
                         "curriculum") from e
-    return judge_terms(answer, select_terms(answer_rows), g, task)
+    return judge_terms(answer, select_terms(answer_rows), g, task, empty)
 
 
 def select_rows(result: Answer) -> tuple[tuple, ...]:
@@ -96,10 +97,14 @@ def gold_query(expect: Expect) -> str:
     return expect.gold
 
 
-def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> Judgment:
+def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "", empty: bool = False) -> Judgment:
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
-    run over the graph `g`); terms the task names do not count against precision."""
-    return set_verdict(*term_sets(answer, gold_terms, g, task), "sparql")
+    run over the graph `g`); terms the task names do not count against precision. A gold that names nothing judges
+    only a task whose expected answer is nothing (`empty`); otherwise the run is not judged a success (EMPTY_GOLD)."""
+    found, gold_keys = term_sets(answer, gold_terms, g, task)
+    if not gold_keys and not empty:
+        return empty_gold("sparql")
+    return set_verdict(found, gold_keys, "sparql")
 
 
 def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
@@ -107,6 +112,13 @@ def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> 
     not gold are left out of the answer's."""
     gold_keys = {_key(t) for t in gold_terms}
     return answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys), gold_keys
+
+
+def empty_gold(judge: str) -> Judgment:
+    """The verdict on a run whose gold returned no rows: no answer can be checked against it (EMPTY_GOLD)."""
+    return Judgment(False, "the gold query returned no rows, so no answer can be checked against it (a typo in the "
+                    "gold? fix it, or set expect.empty: true when no answer is the expected one); judged no answer, "
+                    "and nothing is learned from this run", "low", judge, (), EMPTY_GOLD)
 
 
 def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:
@@ -284,14 +296,14 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
     if expect.kind == "sparql":
         if ontology is None:
             raise ConfigError("expect.sparql needs the task's ontology: pass ontology=PATH")
-        return judge_sparql(answer, gold_query(expect), ontology, task)
+        return judge_sparql(answer, gold_query(expect), ontology, task, expect.empty)
     if expect.kind == "answer":
         return judge_answer(answer, expect.gold)
     if expect.kind == "ask":
         return judge_ask(run_graph(ontology, str(answer)), gold_query(expect))
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
-    return judge_on_endpoint(str(answer), expect, task, judge_terms) or \
+    return judge_on_endpoint(str(answer), expect, task, functools.partial(judge_terms, empty=expect.empty)) or \
         judge_structural(str(answer), gold_query(expect), expect.endpoint)
 
 
@@ -305,7 +317,7 @@ def as_expect(expect: Expect | dict | None) -> Expect | None:
 def check_expect(expect: dict) -> Expect:
     """The Expect of a curriculum's expect block; ConfigError when it is malformed (so a curriculum fails at load,
     not mid-run): exactly one kind, and its query valid SPARQL of the kind's form (sparql: SELECT, ask: ASK)."""
-    keys = set(expect) - {"endpoint"}
+    keys = set(expect) - set(EXPECT_OPTIONS)
     if len(keys) != 1 or not keys <= set(EXPECT_KINDS):
         raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KINDS)}, got {sorted(expect)}")
     checked = Expect.from_dict(expect)
