@@ -2,8 +2,6 @@
 
 from .consolidation import Report as Report, consolidate as consolidate, similarity as similarity
 from .curriculum import (
-    Curriculum as Curriculum,
-    Task as Task,
     load_curriculum as load_curriculum,
     load_examples as load_examples,
     map_endpoints as map_endpoints,
@@ -31,4 +29,5 @@ from .packs import (
 )
 from .scoring import QuestionScore as QuestionScore, ScoreReport as ScoreReport, score_answers as score_answers
 from .set_metric import set_scores as set_scores
+from .tasks import Curriculum as Curriculum, Task as Task
 from .train import train_curriculum as train_curriculum

@@ -24,6 +24,7 @@ from ..errors import ConfigError, OwlMemoryError
 from ..model.endpoints import EndpointGrant, EndpointLimits
 from ..model.judgments import Expect, Judgment, SetScores
 from .set_metric import answer_values, reference_values, set_scores
+from .verdicts import compare_sets
 
 JUDGE_LIMITS = EndpointLimits(seconds=30.0, max_bytes=20_000_000, max_rows=10_000, requests=2)
 TRUE, FALSE = {"true", "yes"}, {"false", "no"}
@@ -39,11 +40,11 @@ def grant_of(expect: Expect) -> EndpointGrant | None:
         return None
 
 
-def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
+def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callable,
                       limits: EndpointLimits = JUDGE_LIMITS) -> Judgment | None:
     """The answer judged against the reference query's results on the granted endpoint, with the TEXT2SPARQL set
-    scores (set_metric.py); None when the task's endpoint was not granted. `compare(answer, gold_terms, graph, task)`
-    is the judge's term comparison."""
+    scores (set_metric.py); None when the task's endpoint was not granted. `term_sets(answer, gold_terms, graph,
+    task)` gives the answer's and the gold's term keys as the judge reads a text answer (judging.term_sets)."""
     grant = grant_of(expect)
     if grant is None:
         return None
@@ -63,17 +64,14 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
                             "endpoint", ("a query that runs",), "query-failed", scores=SetScores())
     if gold.ask is not None:  # an ASK reference
         return _ask_verdict(answer, got, gold, grant.url)
-    from .judging import empty_gold, set_verdict, term_sets  # judging imports this module: a top-level import cycles
-
     if got is not None:  # a query answer: its values against the reference's, as the challenge compares them
         values, relevant = answer_values(got), reference_values(gold)
-        verdict = empty_gold("endpoint") if not relevant and not expect.empty else \
-            set_verdict(set(values), set(relevant), "endpoint")
+        verdict = compare_sets(set(values), set(relevant), "endpoint", expect.empty)
         scores = set_scores(values, relevant)
     else:
         terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
-        verdict = compare(answer, terms, _names(terms), task)
-        scores = set_scores(*term_sets(answer, terms, _names(terms), task))
+        found, keys = term_sets(answer, terms, _names(terms), task)
+        verdict, scores = compare_sets(found, keys, "endpoint", expect.empty), set_scores(found, keys)
     cut = f" (the reference's rows were cut at {limits.max_rows}: judged on those)" if gold.truncated else ""
     return replace(verdict, judge="endpoint", reason=f"on {grant.url}: {verdict.reason}{cut}",
                    confidence="low" if cut else verdict.confidence, scores=scores)

@@ -14,7 +14,6 @@ Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections import Counter
@@ -26,14 +25,14 @@ from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
-from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, Expect, Judgment
+from ..model.judgments import EXPECT_KINDS, EXPECT_OPTIONS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 from .endpoint_judge import judge_on_endpoint
+from .verdicts import MAX_MISSING, compare_sets, set_verdict
 
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
-MAX_MISSING = 10
 QUERY_KINDS = {"sparql": "SELECT", "ask": "ASK", "query": None}  # expect kinds whose gold is a query: its form
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
@@ -101,10 +100,7 @@ def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "", e
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
     run over the graph `g`); terms the task names do not count against precision. A gold that names nothing judges
     only a task whose expected answer is nothing (`empty`); otherwise the run is not judged a success (EMPTY_GOLD)."""
-    found, gold_keys = term_sets(answer, gold_terms, g, task)
-    if not gold_keys and not empty:
-        return empty_gold("sparql")
-    return set_verdict(found, gold_keys, "sparql")
+    return compare_sets(*term_sets(answer, gold_terms, g, task), "sparql", empty)
 
 
 def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
@@ -112,13 +108,6 @@ def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> 
     not gold are left out of the answer's."""
     gold_keys = {_key(t) for t in gold_terms}
     return answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys), gold_keys
-
-
-def empty_gold(judge: str) -> Judgment:
-    """The verdict on a run whose gold returned no rows: no answer can be checked against it (EMPTY_GOLD)."""
-    return Judgment(False, "the gold query returned no rows, so no answer can be checked against it (a typo in the "
-                    "gold? fix it, or set expect.empty: true when no answer is the expected one); judged no answer, "
-                    "and nothing is learned from this run", "low", judge, (), EMPTY_GOLD)
 
 
 def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:
@@ -171,20 +160,6 @@ def _local_names(g: Graph) -> dict[str, set[str]]:
 def _key(term) -> str:
     """Comparable key of an RDF term: IRIs as they are, literals normalized."""
     return str(term) if isinstance(term, URIRef) else "literal:" + normalize(term)
-
-
-def set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
-    """Set comparison with precision and recall; success only when both are 1."""
-    hit = found & gold
-    precision = len(hit) / len(found) if found else (1.0 if not gold else 0.0)
-    recall = len(hit) / len(gold) if gold else 1.0
-    ok = precision == 1.0 and recall == 1.0
-    missing = tuple(sorted(m.removeprefix("literal:") for m in gold - found))[:MAX_MISSING]
-    reason = (f"precision {precision:.2f} ({len(hit)} of {len(found)} answer terms expected), recall {recall:.2f} "
-              f"({len(hit)} of {len(gold)} expected terms given)")
-    mode = "" if ok else "no-answer-terms" if not found else "extra-answer-terms" if precision < 1 else \
-        "missing-answer-terms"
-    return Judgment(ok, reason, "high", judge, missing, mode)
 
 
 # ---- graphs ---------------------------------------------------------------------------------------------------
@@ -303,7 +278,7 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
         return judge_ask(run_graph(ontology, str(answer)), gold_query(expect))
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
-    return judge_on_endpoint(str(answer), expect, task, functools.partial(judge_terms, empty=expect.empty)) or \
+    return judge_on_endpoint(str(answer), expect, task, term_sets) or \
         judge_structural(str(answer), gold_query(expect), expect.endpoint)
 
 

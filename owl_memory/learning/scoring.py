@@ -19,9 +19,10 @@ from ..agent import EndpointClient, QueryResult
 from ..errors import ConfigError, LoadError, OwlMemoryError, QueryRefused
 from ..model.endpoints import EndpointGrant
 from ..model.judgments import SetScores
-from .curriculum import Task, load_curriculum, map_endpoints
+from .curriculum import load_curriculum, map_endpoints
 from .endpoint_judge import JUDGE_LIMITS, grant_of
 from .set_metric import answer_values, reference_values, set_scores
+from .tasks import Task
 
 
 @dataclass(frozen=True)

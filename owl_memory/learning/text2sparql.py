@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ..errors import LoadError
 from ..model.judgments import Expect
-from .curriculum import Curriculum, Task
 from .curriculum_make import share_of
+from .tasks import Curriculum, Task
 
 HOLDOUT_SHARE = 0.2
 AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP", "HAVING"}

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from ..errors import OwlMemoryError
 from ..model import LearnedRules, RuleCounts, RunConfig, TrainedTask, TrainSummary
 from .agreement import rule_agreement
-from .curriculum import Curriculum, Task
 from .loop import Learning, run_learning
+from .tasks import Curriculum, Task
 
 if TYPE_CHECKING:
     from ..store import Memory
