@@ -140,10 +140,16 @@ def test_score_without_a_map_for_the_dataset_is_one_line_exit_2(ck25, args, mess
     assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("which, message", [("answers", "not JSON"), ("questions", "not a TEXT2SPARQL questions file")])
-def test_score_with_a_bad_file_is_one_line_exit_2(ck25, tmp_path, which, message):
+@pytest.mark.parametrize("which, text, message", [
+    ("answers", "{not json", "not JSON"),
+    ("answers", '{"qname": "ck25:1-en"}', "a JSON list of {qname, question, query} objects"),
+    ("questions", "id: x\ntasks: []\n", "not a TEXT2SPARQL questions file"),
+    ("questions", "dataset: {id: 'https://example.org/d/'}\nquestions: [{id: 1, question: {en: Who is it}}]\n",
+     "not a valid TEXT2SPARQL questions file at questions.0: 'query' is a required property"),
+])
+def test_score_with_a_bad_file_is_one_line_exit_2(ck25, tmp_path, which, text, message):
     bad = tmp_path / "bad.json"
-    bad.write_text("id: x\ntasks: []\n" if which == "questions" else "{not json")
+    bad.write_text(text)
     files = [bad, ck25 / "answers" / "WSE" / "ck25_answers.json"] if which == "questions" else \
         [ck25 / "questions.yml", bad]
     result = CliRunner().invoke(main, ["score", *map(str, files), "--endpoint-map", f"{DATASET}=http://127.0.0.1:9/q"])

@@ -10,7 +10,8 @@
         properties: [":memberOf"]
         query: {sparql: "PREFIX pv: ... SELECT DISTINCT ?result WHERE { ... }"}
 
-A file is recognized by its content (a `dataset` with an `id` and a list of `questions`), not by its name. Each
+A file is recognized by its content (a `dataset` with an `id` and a list of `questions`), not by its name, and checked
+against schemas/text2sparql-questions.schema.json. Each
 question in the chosen language is a task whose id is the challenge's qname, "PREFIX:ID-LANG" (ck25:1-en), the key
 every answers file and result set of the challenge uses. Its expect is the reference query written for the dataset
 id, so `--endpoint-map DATASET_ID=URL` points the tasks at an endpoint serving the data (curriculum.map_endpoints)
@@ -26,9 +27,11 @@ from pathlib import Path
 
 from ..errors import LoadError
 from ..model.judgments import Expect
+from ..resources import schema_error
 from .curriculum_make import share_of
 from .tasks import Curriculum, Task
 
+SCHEMA_NAME = "text2sparql-questions.schema.json"
 HOLDOUT_SHARE = 0.2
 AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP", "HAVING"}
 
@@ -46,19 +49,22 @@ def task_type(features: tuple[str, ...]) -> str:
 
 
 def load_questions(data: dict, path: Path, language: str = "en", seed: int = 0) -> Curriculum:
-    """The questions in `language` as a curriculum of endpoint tasks; LoadError naming what is wrong."""
+    """The questions in `language` as a curriculum of endpoint tasks, the file checked against
+    schemas/text2sparql-questions.schema.json; LoadError naming what is wrong."""
+    error = schema_error(SCHEMA_NAME, data)
+    if error is not None:
+        raise LoadError(f"not a valid TEXT2SPARQL questions file at {error}; schemas/{SCHEMA_NAME} lists the keys and "
+                        "their types", source=str(path))
     dataset = data["dataset"]
     prefix, target = str(dataset.get("prefix") or "q"), str(dataset["id"])
     namespace = str(dataset.get("defaultNamespace") or "")
     questions = data["questions"]
-    ids = [str(q.get("id", "")) if isinstance(q, dict) else "" for q in questions]
-    if "" in ids or len(set(ids)) != len(ids):
-        raise LoadError("every question needs a unique `id`", source=str(path))
+    ids = [str(q["id"]) for q in questions]
+    if len(set(ids)) != len(ids):
+        raise LoadError(f"question ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}", source=str(path))
     held = _held_out(ids, seed)
     tasks = tuple(_task(q, qid, prefix, target, namespace, language, qid in held, path)
                   for q, qid in zip(questions, ids, strict=True))
-    if not tasks:
-        raise LoadError("the questions file holds no questions", source=str(path))
     return Curriculum(f"{prefix}-{language}", prefix, None, tasks, dataset=target)
 
 
@@ -73,17 +79,14 @@ def _held_out(ids: list[str], seed: int) -> set[str]:
 
 def _task(q: dict, qid: str, prefix: str, target: str, namespace: str, language: str, held: bool,
           path: Path) -> Task:
-    """One question as a task; LoadError naming the question when its text or reference is missing."""
-    texts, query = q.get("question") or {}, q.get("query") or {}
-    if not isinstance(texts, dict) or not str(texts.get(language) or "").strip():
-        have = ", ".join(sorted(texts)) if isinstance(texts, dict) else "none"
-        raise LoadError(f"question {qid} has no {language!r} text (languages: {have}); pick one with --language",
-                        source=str(path))
-    if not isinstance(query, dict) or not str(query.get("sparql") or "").strip():
-        raise LoadError(f"question {qid} needs `query: {{sparql: ...}}`", source=str(path))
+    """One question (its form checked by the schema) as a task; LoadError when it lacks the language."""
+    texts = q["question"]
+    if not str(texts.get(language) or "").strip():
+        raise LoadError(f"question {qid} has no {language!r} text (languages: {', '.join(sorted(texts))}); pick one "
+                        "with --language", source=str(path))
     features = tuple(str(f) for f in q.get("features") or ())
     return Task(f"{prefix}:{qid}-{language}", " ".join(str(texts[language]).split()), features, task_type(features),
-                Expect("query", str(query["sparql"]), target), "holdout" if held else "train",
+                Expect("query", str(q["query"]["sparql"]), target), "holdout" if held else "train",
                 classes=_terms(q.get("classes"), namespace), properties=_terms(q.get("properties"), namespace))
 
 
