@@ -190,7 +190,7 @@ def test_mapped_tasks_are_judged_on_the_endpoint_with_set_scores(ck25, endpoint)
     assert grants[0].examples == 50
     task = next(t for t in course.tasks if t.id == "ck25:3-en")
     answers = {x["qname"]: x["query"] for x in json.loads((ck25 / "answers/INFAI/ck25_answers.json").read_text())}
-    verdict = judge(task.expect, answers["ck25:3-en"], task=task.query)  # the manager and her name: a value extra
+    verdict = judge(task.expect, answers["ck25:3-en"], task=task.query)  # the manager and her name: one value extra
     assert verdict.judge == "endpoint" and not verdict.success and verdict.failure_mode == "extra-answer-terms"
     assert verdict.scores == pytest.approx(SetScores(0.5, 1.0, 2 / 3))
     assert verdict.to_dict()["set_F"] == pytest.approx(2 / 3)
@@ -252,3 +252,8 @@ def test_train_and_ablate_take_the_corpus_options(ck25, endpoint, tmp_path):
                                        str(tmp_path / "o")])
     assert german.exit_code == 2 and "has no 'de' text (languages: en)" in german.output
     assert len(german.output.strip().splitlines()) == 1
+    memory = ["--memory", str(tmp_path / "m2")]
+    for command in (["run", "Which departments are there?", *memory], ["train", questions, *memory],
+                    ["ablate", questions, "--out", str(tmp_path / "b")]):  # one shared option on all three
+        bad = CliRunner().invoke(main, [*command, "--lm", "scripted", "--endpoint-map", "=http://127.0.0.1:9/q"])
+        assert bad.exit_code == 2 and "an endpoint map entry is TARGET=URL" in bad.output, command
