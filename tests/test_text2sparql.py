@@ -71,6 +71,7 @@ def official(ck25, system):
     return json.loads((ck25 / "answers" / system / "ck25_eval.json").read_text())
 
 
+@pytest.mark.slow  # the `scored` fixture scores four systems on the endpoint: about 20 s
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_score_reproduces_the_official_scores_per_question(scored, ck25, system):
     report, theirs = scored[system], official(ck25, system)
@@ -88,6 +89,7 @@ def test_score_reproduces_the_official_scores_per_question(scored, ck25, system)
     assert report.average.set_F == pytest.approx(sum(q.scores.set_F for q in report.questions) / 50)
 
 
+@pytest.mark.slow
 def test_differences_have_the_documented_causes(scored):
     rows = {(s, q.qname): q for s, r in scored.items() for q in r.questions}
     for key, (_, _, why) in DIFFERENCES.items():
@@ -99,6 +101,7 @@ def test_differences_have_the_documented_causes(scored):
             assert rows[key].reason == "" and rows[key].reference_values > 0
 
 
+@pytest.mark.slow
 def test_the_metric_scores_ask_and_empty_answers_as_the_challenge(scored):
     rows = {q.qname: q for q in scored["INFAI"].questions}
     assert rows["ck25:16-en"].scores == SetScores(1.0, 1.0, 1.0)  # an ASK answer against a reference ASK true
@@ -108,6 +111,7 @@ def test_the_metric_scores_ask_and_empty_answers_as_the_challenge(scored):
     assert set_scores(["a", "b"], ["a"]) == SetScores(0.5, 1.0, 2 / 3) and set_scores([], ["a"]) == SetScores()
 
 
+@pytest.mark.slow
 def test_score_cli_prints_the_table_and_json(ck25, endpoint):
     args = ["score", str(ck25 / "questions.yml"), str(ck25 / "answers" / "WSE" / "ck25_answers.json"),
             "--endpoint-map", f"{DATASET}={endpoint}"]
@@ -214,6 +218,7 @@ def recorded_lm(answers: dict[str, str]):
                     "": {"reasoning": "Run the recorded query.", "code": code}})
 
 
+@pytest.mark.slow
 def test_an_ablation_on_ck25_carries_the_set_scores(ck25, endpoint, tmp_path):
     from owl_memory.ablation.harness import ablate
 
