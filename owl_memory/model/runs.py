@@ -326,6 +326,24 @@ class MemoryUse:
 
 
 @dataclass(frozen=True)
+class AnswerQuery:
+    """The SPARQL that produced a run's submitted answer (agent/trajectory.answering_query says which query that is):
+    the query tool, where it ran (source: "ontology" or the endpoint URL), its text and sha256, and how it ended
+    (rows of a SELECT, None for an ASK; error: the class of its error when no query of the run answered)."""
+
+    tool: str
+    source: str
+    sparql: str
+    sha: str
+    rows: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON form: {tool, source, sparql, sha, rows, error}."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What one agent run produced.
 
@@ -338,6 +356,8 @@ class RunResult:
         memory_ids_used: memory items injected (A1, A3's hint) or read through tools (A2-A5).
         memory_usage: every item used, with its rank and score.
         memory_ids_filtered: items A1's retrieval found but left out because a run of this very task made them.
+        answer_query: the SPARQL that produced the answer (None: the run ran no ontology or endpoint query).
+        injected_ref: blob key of the text A1 or A3 put in front of the model (None: nothing was injected).
     """
 
     answer: str
@@ -348,6 +368,8 @@ class RunResult:
     memory_ids_used: tuple[str, ...] = ()
     memory_usage: tuple[MemoryUse, ...] = ()
     memory_ids_filtered: tuple[str, ...] = ()
+    answer_query: AnswerQuery | None = None
+    injected_ref: str | None = None
 
     @property
     def answer_hash(self) -> str:
@@ -360,4 +382,6 @@ class RunResult:
                 "trajectory_id": self.trace_ref, "log_path": str(self.trajectory_path),
                 "memories_used": [u.to_dict() for u in self.memory_usage], "trajectory": str(self.trajectory_path),
                 "memory_ids_used": list(self.memory_ids_used), "memory_ids_filtered": list(self.memory_ids_filtered),
-                "answer_hash": self.answer_hash, "metrics": self.metrics.to_dict()}
+                "answer_hash": self.answer_hash, "metrics": self.metrics.to_dict(),
+                "answer_query": self.answer_query.to_dict() if self.answer_query else None,
+                "injected_ref": self.injected_ref}

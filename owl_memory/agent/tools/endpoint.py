@@ -17,13 +17,13 @@ from rdflib import Graph
 from rdflib.namespace import Namespace
 
 from ...adapters import sparql as sparql_text
-from ...errors import EndpointError, OwlMemoryError
+from ...errors import EndpointError, OwlMemoryError, QueryRefused
 from ...model import Hit, RunResult
 from ...model.endpoints import EndpointLimits
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
-from .results import constraint_notes, store_rows
+from .results import answered_query, constraint_notes, failed_query, store_rows
 from .toolbox import Toolbox, ToolFamily, family
 
 if TYPE_CHECKING:
@@ -157,13 +157,16 @@ class EndpointTools(ToolFamily):
         notebook = self._session().notebook
         try:
             result = self._select(url, sparql)
-        except EndpointError as e:
-            notebook.query_failed(url, sparql, str(e))
+        except (EndpointError, QueryRefused) as e:
+            self.box.emit(failed_query("endpoint_query", url, sparql, e))
+            if isinstance(e, EndpointError):
+                notebook.query_failed(url, sparql, str(e))
             raise
         triples, _ = sparql_text.patterns(sparql_text.parse(sparql))
         notebook.query_answered(url, sparql, *namespaces_and_classes(triples), len(result.rows) or bool(result.ask),
                                 result.truncated)
         out = {"ask": result.ask} if result.kind == "ASK" else store_rows(self.box, result)
+        self.box.emit(answered_query("endpoint_query", url, sparql, result, out.get("handle")))
         broken = constraint_notes(self.box, "endpoint", sparql)
         return {"source": url, **out, **({"constraints": broken} if broken else {}), "requests_left": self._left()}
 
