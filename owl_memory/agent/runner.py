@@ -41,7 +41,7 @@ from .injection import FIELD, Retrieval, experience, hint_text, retrieve
 from .metrics import note_spent, run_metrics
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
-from .tools.endpoint import granted_urls, prepare_endpoints, remember_endpoints
+from .tools.endpoint import endpoint_vocabularies, granted_urls, prepare_endpoints, remember_endpoints
 from .trajectory import Trajectory, answering_query, read_trajectory, trajectory_folder
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ def run(task: str, memory: Memory | None = None, prompt: str | None = None, onto
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
     box.constraints = query_constraints(memory, graph, config.access)
-    injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type)
+    injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type,
+                        endpoint_vocabularies(memory, config.endpoints))
     injected = prepare_endpoints(box, config.endpoints, memory, injected)
     bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,

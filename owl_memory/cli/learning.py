@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 @library_errors
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
-          limit: int | None, memory_path: str, as_json: bool) -> None:
+          limit: int | None, memory_path: str, as_json: bool, max_output_chars: int | None) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
@@ -63,7 +63,8 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
-                           max_tokens=max_tokens, timeout=timeout)
+                           max_tokens=max_tokens, timeout=timeout,
+                           **({"max_output_chars": max_output_chars} if max_output_chars else {}))
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))

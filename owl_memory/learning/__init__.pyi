@@ -14,6 +14,7 @@ from .curriculum_make import make_curriculum as make_curriculum
 from .extraction import Extraction as Extraction, RunRecord as RunRecord, extract as extract, outline as outline
 from .generated import MakeOptions as MakeOptions
 from .judging import (
+    capped as capped,
     judge as judge,
     judge_answer as judge_answer,
     judge_ask as judge_ask,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import replace
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
@@ -25,6 +26,7 @@ from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
+from ..model import RunMetrics
 from ..model.judgments import EXPECT_KINDS, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
@@ -33,6 +35,7 @@ from .endpoint_judge import judge_on_endpoint
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
 MAX_MISSING = 10
+ITERATION_CAP = "iteration-cap"  # the failure mode of a run that never submitted
 QUERY_KINDS = {"sparql": "SELECT", "ask": "ASK", "query": None}  # expect kinds whose gold is a query: its form
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
@@ -315,3 +318,14 @@ def check_expect(expect: dict) -> Expect:
                               f"{sparql_text.form(parsed)}; a SELECT of the answer's terms goes in expect.sparql, an "
                               "ASK in expect.ask")
     return checked
+
+
+def capped(judgment: Judgment, metrics: RunMetrics, max_iters: int) -> Judgment:
+    """A run that reached its iteration cap without SUBMIT (dspy forced an answer out of it) fails with failure mode
+    ITERATION_CAP, whatever that forced answer was worth (the judge's verdict on it is kept in the reason); a run that
+    submitted keeps its judgment."""
+    if metrics.converged:
+        return judgment
+    return replace(judgment, success=False, failure_mode=ITERATION_CAP,
+                   reason=f"the run reached its iteration cap ({max_iters}) without SUBMIT; its forced answer: "
+                          f"{judgment.reason}")

@@ -101,12 +101,13 @@ class RunSettings:
     max_output_chars: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form, keys in the order trajectories have them."""
+        """JSON form, keys in the order trajectories have them (max_output_chars when recorded: older lines lack it)."""
         return {"condition": self.condition, "lm": self.lm, "sub_lm": self.sub_lm, "max_iters": self.max_iters,
                 "max_llm_calls": self.max_llm_calls, "max_tokens": self.max_tokens, "timeout": self.timeout,
                 "interpreter": self.interpreter, "max_read": self.max_read, "read_budget": self.read_budget,
                 "task_id": self.task_id, "k": self.k, "budgets": dict(self.budgets), "tools": list(self.tools),
-                "layers": [layer.to_dict() for layer in self.layers], "max_output_chars": self.max_output_chars}
+                "layers": [layer.to_dict() for layer in self.layers],
+                **_when("max_output_chars", self.max_output_chars)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunSettings:

@@ -141,6 +141,15 @@ def parse_layers(spec) -> tuple[str, ...]:
     return tuple(n for n in LAYERS if n in names)
 
 
+def check_output_cap(value: object) -> int:
+    """A REPL output cap (characters the model sees of one iteration's output): a whole number >= 1, else
+    ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"max_output_chars (REPL output the model sees per iteration) must be a whole number >= 1, "
+                          f"got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything one agent run is given besides its task, memory, prompt and ontology; checked on construction.
@@ -154,7 +163,7 @@ class RunConfig:
         task_id, task_type: the curriculum task this run solves: A1 retrieves by its task type and never injects an
             item that a run of the same task id made (provenance says which).
         max_iters, max_llm_calls: the RLM's iteration and LM-call limits.
-        max_output_chars: REPL output the model sees per iteration.
+        max_output_chars: REPL output the model sees per iteration (characters; dspy.RLM cuts the rest).
         read_budget, reads_per_handle, max_read: the run's read allowance (store.blobs.ReadBudget: characters all
             reads may return, reads of one handle, characters of one read); None keeps ReadBudget's default.
         sandbox: run the model's code under bubblewrap (True, or an agent.sandbox.Sandbox); False: dspy's
@@ -204,6 +213,7 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
                 raise ConfigError(f"{name} must be a positive number, got {value!r}")
+        check_output_cap(self.max_output_chars)
         if self.trajectory_dir is not None:
             object.__setattr__(self, "trajectory_dir", Path(self.trajectory_dir))
 
