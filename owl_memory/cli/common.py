@@ -66,7 +66,7 @@ def lm_options(f: Decorated) -> Decorated:
 def lm_limits(f: Decorated) -> Decorated:
     """Shared `--sub-lm MODEL`, `--max-tokens N`, `--timeout SECONDS` and `--max-output-chars N` options (commands
     that run an RLM)."""
-    f = click.option("--max-output-chars", type=click.IntRange(min=1),
+    f = click.option("--max-output-chars", type=click.IntRange(min=1), metavar="N",
                      help="Characters of REPL output the model sees per iteration (default 4000; dspy.RLM cuts the "
                           "rest). Runs and records show it.")(f)
     f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
