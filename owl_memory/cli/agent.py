@@ -99,7 +99,7 @@ def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str |
                        k=k, budgets=budgets, max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
                        layers=parse_layers(layers), guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
                        task_id=task_id, task_type=task_type, endpoints=parse_grants(endpoints),
-                       **({"max_output_chars": max_output_chars} if max_output_chars else {}))
+                       max_output_chars=max_output_chars or RunConfig.max_output_chars)
     interpreter_factory(sandbox)
     prompt = read_text(prompt_file) if prompt_file else None
     if expect_sparql and expect_answer:

@@ -64,7 +64,7 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
                            max_tokens=max_tokens, timeout=timeout,
-                           **({"max_output_chars": max_output_chars} if max_output_chars else {}))
+                           max_output_chars=max_output_chars or RunConfig.max_output_chars)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))

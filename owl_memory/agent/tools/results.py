@@ -69,11 +69,12 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     return {**out, "constraints": broken} if broken else out
 
 
-def answered_query(tool: str, source: str, sparql: str, result: QueryResult, handle: str | None) -> AgentQuery:
-    """The agent_query event of a query that answered: its row count and results handle, or ASK's answer."""
+def answered_query(tool: str, source: str, sparql: str, result: QueryResult, handle: object) -> AgentQuery:
+    """The agent_query event of a query that answered: its row count and results handle (the tool's return's
+    "handle"), or ASK's answer."""
     asked = result.kind == "ASK"
     return AgentQuery(tool, source, sparql, sha256(sparql), None if asked else len(result.rows),
-                      bool(result.ask) if asked else None, handle)
+                      bool(result.ask) if asked else None, handle if isinstance(handle, str) else None)
 
 
 def failed_query(tool: str, source: str, sparql: str, error: OwlMemoryError) -> AgentQuery:
