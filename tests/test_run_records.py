@@ -111,3 +111,16 @@ def test_an_experiment_config_sets_its_own_output_cap(tmp_path):
     refused = CliRunner().invoke(main, ["ablate", str(bad), "--conditions", "C", "--lm", "scripted", "--out",
                                         str(tmp_path / "bad")])
     assert refused.exit_code == 2 and "max_output_chars" in refused.output
+
+
+def test_train_json_names_each_runs_injected_text_and_answer_query(tmp_path):
+    memory_path = tmp_path / "mem"
+    out = CliRunner().invoke(main, ["train", curriculum(tmp_path), "--lm", "scripted", "--condition", "A1", "--split",
+                                    "all", "--memory", str(memory_path), "--json", "--max-output-chars", "800"])
+    assert out.exit_code == 0, out.output
+    first, second = json.loads(out.output)["tasks"]
+    assert first["injected_ref"] is None and second["injected_ref"].startswith("sha256:")  # t1's item, shown to t2
+    assert first["answer_query"] is None  # the scripted stand-in runs no query
+    (start,) = [e for e in read_trajectory(memory_path / "runs" / f"{second['run_id']}.jsonl")
+                if isinstance(e, RunStart)]
+    assert start.config.max_output_chars == 800
