@@ -81,8 +81,9 @@ def test_run_json_names_the_injected_text_by_its_blob_key(tmp_path):
 
 
 def test_ablation_records_carry_the_answer_sparql_the_failure_mode_the_injected_text_and_the_cap(tmp_path):
-    ablate(curriculum(tmp_path), "A0,A1", out=tmp_path / "out", lm=never_submits(), max_iters=1,
-           max_output_chars=500)
+    summary = ablate(curriculum(tmp_path), "A0,A1", out=tmp_path / "out", lm=never_submits(), max_iters=1,
+                     max_output_chars=500)
+    assert summary.settings["max_output_chars"] == 500
     records = read_records(tmp_path / "out" / "results.jsonl")
     assert {(r.condition, r.phase) for r in records} >= {("A0", "train"), ("A1", "holdout")}
     for r in records:

@@ -329,7 +329,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     out = Path(out)
     symbolic = kind == "construction" and lm is None
     limits = {"max_iters": max_iters, "max_llm_calls": max_llm_calls, "sub_lm": _name(sub_lm),
-              "max_tokens": max_tokens, "timeout": timeout}
+              "max_tokens": max_tokens, "timeout": timeout, "max_output_chars": max_output_chars}
     options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
                                    ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
                                    ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))
