@@ -85,6 +85,11 @@ class MemoryCorrupt(OwlMemoryError):
     """A memory file is damaged (not SQLite, or pages fail the integrity check); restore it from a backup."""
 
 
+class DiskFull(OwlMemoryError, OSError):
+    """The disk holding a memory (or an output) is full: the write was rolled back and nothing was lost; free space
+    and retry."""
+
+
 class VersionMismatch(OwlMemoryError):
     """The memory was written in a store format this owl-memory does not read; upgrade owl-memory."""
 

@@ -115,6 +115,19 @@ def output_folder(path: str | Path) -> Path:
     return path
 
 
+def named_inside(folder: str | Path, name: str) -> Path:
+    """`folder / name` for a name that comes from a file or a user (a sprint's name, a task id): every character
+    outside letters, digits, `.`, `_` and `-` (and every run of dots) becomes one `-`, leading and trailing dots and
+    dashes go, at most 120 characters, and the path is checked to stay inside `folder` once resolved (OutputError if
+    not: a link inside the folder pointing out)."""
+    safe = re.sub(r"-+", "-", re.sub(r"[^A-Za-z0-9._-]+|\.{2,}", "-", name)).strip(".-")[:120] or "unnamed"
+    path = Path(folder) / safe
+    if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+        raise OutputError(f"{str(path)[:200]!r} resolves outside {str(folder)[:200]!r}; remove the link or pick "
+                          f"another folder")
+    return path
+
+
 def _kind(path: Path) -> str:
     """What is at `path`: missing, file, folder, FIFO, device, socket or special file."""
     try:

@@ -3,10 +3,13 @@ real ontologies that installed dependencies ship (DC Terms inside owlready2, sch
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 from rdflib import Graph
 
 from .adapters import rdflib as rdf
@@ -19,6 +22,26 @@ def shipped(package: str, name: str) -> Path:
     if spec is None or not spec.submodule_search_locations:  # imported from a source checkout without installing
         return Path(__file__).resolve().parents[1] / _FOLDERS.get(package, package) / name
     return Path(next(iter(spec.submodule_search_locations))) / name
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A shipped JSON schema (schemas/NAME, installed as owl_memory.schemas)."""
+    return json.loads(shipped("schemas", name).read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(name))
+
+
+def schema_error(name: str, value: object) -> str | None:
+    """The first place `value` breaks the shipped schema `name`, as "WHERE: WHAT" in one line, or None."""
+    error = min(_validator(name).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path], default=None)
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"{where}: {error.message[:200]}"
 
 
 # packages whose top-level folder has another name

@@ -3,6 +3,8 @@ construction tools alone, the built graph is checked independently, the rerun ta
 hostile code gets "[Error]" observations and changes nothing; the CLI and the provider path; --lm costs."""
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pyshacl
@@ -246,3 +248,32 @@ def test_repair_lm_records_tokens_and_leakage(tmp_path, monkeypatch):
     out = json.loads(res.stdout)
     assert out["lm_calls"] == 2 and out["metrics"]["lm_calls"] == 2 and out["metrics"]["prompt_tokens"] == 200
     assert out["metrics"]["payload_chars_by_source"]["results"] > 0
+
+
+def test_a_sprint_name_that_climbs_folders_writes_inside_the_memorys_runs(tmp_path):
+    """A sprint named `../../../../pwn` run with --agent: its trajectory and summary land in <memory>/runs under a
+    sanitized name, and nothing is written anywhere above it."""
+    deep = tmp_path / "a" / "b" / "c" / "d"
+    sprint = deep / "sprint"
+    shutil.copytree(SPRINT1.parent, sprint)
+    spec = yaml.safe_load((sprint / "sprint.yaml").read_text())
+    (sprint / "sprint.yaml").write_text(yaml.safe_dump({**spec, "name": "../../../../pwn"}))
+    mem = deep / "mem"
+    before = {p for p in tmp_path.rglob("*")}
+    done = CliRunner().invoke(main, ["sprint", str(sprint / "sprint.yaml"), "--agent", "--lm", "scripted",
+                                     "--memory", str(mem)])
+    assert done.exit_code == 1, done.output  # the scripted agent invents nothing on an empty memory
+    new = {p for p in tmp_path.rglob("*")} - before
+    assert all(p == mem or mem in p.parents for p in new), sorted(str(p) for p in new if mem not in p.parents)
+    (folder,) = (mem / "runs").glob("sprint-*")
+    assert "pwn" in folder.name and ".." not in folder.name and (folder / "summary.json").is_file()
+
+
+def test_a_refused_out_creates_no_memory_folder(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for agent in ([], ["--agent", "--lm", "scripted"]):
+        done = CliRunner().invoke(main, ["sprint", str(SPRINT1), *agent, "--out", str(fifo),
+                                         "--memory", str(tmp_path / "new")])
+        assert done.exit_code == 2 and "FIFO" in done.output, done.output
+        assert not (tmp_path / "new").exists()

@@ -7,6 +7,8 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -186,3 +188,53 @@ def test_a_page_damaged_mid_read_is_memory_corrupt_naming_the_file(tmp_path, fil
         with pytest.raises(MemoryCorrupt, match=file):
             reads[command[0]](m)
         assert any(msg.startswith(f"{file}: ") for msg in m.validate().messages)
+
+
+FULL_DISK = r'''
+import json, subprocess, sys
+from click.testing import CliRunner
+from owl_memory import ItemSpec, Memory
+from owl_memory.cli import main
+from owl_memory.errors import DiskFull
+folder = sys.argv[1]
+m, n, error = Memory(folder + "/mem"), 0, None
+try:
+    while n < 1000:
+        m.add(ItemSpec("Principle", f"Item number {n} fills", "Use when testing a full disk.", "x" * 20000 + str(n)))
+        n += 1
+except DiskFull as e:
+    error = str(e)
+m.close()
+for k in range(50):  # the command line on the same full disk: adds until one fails
+    cli = CliRunner().invoke(main, ["add", "Principle", f"One more item {k}", "Use when the disk is full.",
+                                    "--content", "z" * 40000 + str(k), "--memory", folder + "/mem"])
+    if cli.exit_code != 0:
+        break
+    n += 1
+subprocess.run(["mount", "-o", "remount,size=64m", folder], check=True)  # space freed
+after = CliRunner().invoke(main, ["validate", "--memory", folder + "/mem"])
+with Memory(folder + "/mem") as m:
+    kept = len(m)
+    m.add(ItemSpec("Principle", "Written after space was freed", "Use when the disk has room again.", "y"))
+    print(json.dumps({"stored": n, "error": error, "cli": [cli.exit_code, cli.output], "kept": kept,
+                      "validate": [after.exit_code, after.output], "then": len(m)}))
+'''
+
+
+@pytest.mark.skipif(not shutil.which("unshare") or os.system("unshare -rm true 2>/dev/null") != 0,
+                    reason="needs a user and mount namespace (unshare -rm) to give the memory a small disk")
+def test_a_full_disk_is_disk_full_and_the_memory_is_whole_once_space_is_freed(tmp_path):
+    """A memory on a 3 MB tmpfs filled by adds: the failing add is DiskFull (never 'damaged'), the CLI says so in one
+    line with exit 2, and once space is freed the memory validates and holds every add that returned."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = f"mount -t tmpfs -o size=3m tmpfs {disk} && {sys.executable} -c \"$SCRIPT\" {disk}"
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "SCRIPT": FULL_DISK})
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["error"] and "is full" in got["error"] and "nothing was lost" in got["error"]
+    assert got["cli"][0] == 2 and "is full" in got["cli"][1], got["cli"]
+    assert "damaged" not in got["cli"][1] and len(got["cli"][1].strip().splitlines()) == 1
+    assert got["validate"][0] == 0, got["validate"]
+    assert got["kept"] == got["stored"] and got["then"] == got["stored"] + 1

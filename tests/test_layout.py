@@ -1,6 +1,6 @@
 """The package's shape holds: every package is installed, rooms stay small, no import cycle, a dependency's private
 API and internal modules are used only inside its adapter (owl_memory/adapters/), handlers that catch everything are
-few and say why, and importing a module writes nothing to the environment."""
+few and say why, importing a module writes nothing to the environment, and mypy finds no type error."""
 
 import ast
 import collections
@@ -12,6 +12,7 @@ import sys
 import tokenize
 from pathlib import Path
 
+import pytest
 import tomllib
 
 from owl_memory.lazy import stub_names
@@ -270,6 +271,15 @@ def test_import_contracts_hold():
     assert "0 broken" in done.stdout
 
 
+@pytest.mark.slow
+def test_types_check():
+    """mypy over the package as pyproject's [tool.mypy] configures it (default strictness plus the bodies of
+    unannotated functions) reports no error; a failure shows mypy's report."""
+    done = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert done.stdout.startswith("Success: no issues found"), done.stdout[-6000:]
+
+
 def test_every_folder_has_a_front_door_and_no_public_name_hides_a_submodule():
     """A folder's __init__.pyi lists its public names; a name spelled like a submodule would be shadowed by it
     once the submodule is imported (the lazy front door then hands out the module), so none may be."""
@@ -286,3 +296,20 @@ def test_every_folder_has_a_front_door_and_no_public_name_hides_a_submodule():
         assert sorted(names) == module.__all__
         for name in names:
             assert getattr(module, name) is not None, f"{package}.{name}"
+
+
+def test_the_architecture_page_draws_the_floors_and_names_every_module():
+    """docs/architecture.md is true to the code: its picture of the floors is pyproject's layers contract, top to
+    bottom, and its table names each folder's modules, no more and no fewer."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = re.findall(r"^floor +\d+ +(.+?)\s*$", page, re.M)
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert drawn == next(c for c in contracts if c["type"] == "layers")["layers"], (
+        "redraw the floors in docs/architecture.md from pyproject's layers contract")
+    rows = {m[1]: set(re.findall(r"`(\w+)`", m[2]))
+            for m in re.finditer(r"^\| `(owl_memory/[\w/]*)` \|[^|]*\|([^|]*)\|$", page, re.M)}
+    folders = {p.parent.relative_to(ROOT).as_posix() + "/" for p in PACKAGE.rglob("*.py")}
+    assert set(rows) == folders, f"rows to add or remove: {sorted(set(rows) ^ folders)}"
+    for folder, named in rows.items():
+        files = {p.stem for p in (ROOT / folder).glob("*.py")} - {"__init__"}
+        assert named == files, f"{folder}: add {sorted(files - named)}, remove {sorted(named - files)}"

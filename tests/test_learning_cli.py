@@ -173,3 +173,19 @@ def test_train_shows_a_progress_bar_on_a_terminal_and_keeps_stdout_json(tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     assert "lib-hierarchy-01 (1/2)" in done.stderr and "2/2" in done.stderr and "━" in done.stderr  # the bar
     assert json.loads(done.stdout)["ran"] == 2  # the bar goes to stderr, the JSON to stdout
+
+
+def test_a_gold_that_answers_nothing_is_flagged_and_teaches_nothing(tmp_path, monkeypatch):
+    """A typo'd class in --expect-sparql: the gold returns no rows, so the agent's "unknown" is judged no answer
+    (not a success), stderr says why, exit 1, and memory gains no item from the run."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    typo = PREFIXES + "SELECT ?x WHERE { ?x rdfs:subClassOf lib:Wrok }"
+    with ScriptedServer(agent("?x rdfs:subClassOf lib:Wrok", "'unknown'")) as server:
+        res = cli(["run", "Direct subclasses of lib:Wrok?", "--ontology", str(COURSE.ontology_path),
+                   "--expect-sparql", typo, "--learn", "--memory", str(tmp_path / "m"), "--json"], server)
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert not out["judgment"]["success"] and out["judgment"]["failure_mode"] == "empty-gold"
+    assert out["extracted"] == [] and "returned no rows" in res.stderr and "expect.empty" in res.stderr
+    with Memory(tmp_path / "m") as m:
+        assert len(m) == 0

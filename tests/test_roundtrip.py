@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox
-from owl_memory.agent.trajectory import Trajectory, read_trajectory, schema
+from owl_memory.agent.trajectory import SCHEMA_NAME, Trajectory, read_trajectory
 from owl_memory.model import (
     AgentQuery,
     CallArgs,
@@ -28,6 +28,7 @@ from owl_memory.model import (
     sha256,
 )
 from owl_memory.model.events import EVENTS
+from owl_memory.resources import schema
 from owl_memory.store.blobs import BlobStore
 
 # Every code point, surrogates included (Python strs may hold lone ones); NUL and astral characters are drawn often.
@@ -125,7 +126,7 @@ def test_trajectory_files_read_typed_and_write_back_byte_for_byte(name):
 def test_the_trajectory_fixtures_hold_every_kind_of_event():
     """The byte-compatibility files above cover each kind a trajectory line may be."""
     kinds = {e.kind for path in TRAJECTORIES.glob("*.jsonl") for e in read_trajectory(path)}
-    assert kinds == set(EVENTS) == set(schema()["properties"]["event"]["enum"])
+    assert kinds == set(EVENTS) == set(schema(SCHEMA_NAME)["properties"]["event"]["enum"])
 
 
 def test_every_kind_of_event_reads_back_as_written(tmp_path):

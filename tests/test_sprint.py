@@ -1,6 +1,7 @@
 """Ontology construction sprints: sprint 1 offline, the fabric sprint on real data, reruns from memory, CLI."""
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -136,17 +137,38 @@ def test_unanswerable_cq_fails_cleanly(memory, tmp_path):
     assert [memory.by_signature(cq_signature(cq)) for cq in spec.cqs] == [[], []]  # only a finished sprint compiles
 
 
+OK = "ontology: v.ttl\ncqs: c.yaml\n"
+
+
 @pytest.mark.parametrize("text, error, message", [
-    ("name: x\n", LoadError, "missing keys"),
-    ("ontology: v.ttl\ncqs: c.yaml\ncolour: red\n", LoadError, "unknown keys"),
-    ("ontology: v.ttl\ncqs: c.yaml\nbaseline: maybe\n", LoadError, "baseline"),
+    ("name: x\n", LoadError, "'ontology' is a required property"),
+    (OK + "colour: red\n", LoadError, "'colour' was unexpected"),
+    (OK + "baseline: maybe\n", LoadError, "baseline: 'maybe' is not one of"),
     ("ontology: [\n", LoadError, "invalid YAML"),
     ("ontology: missing.ttl\ncqs: c.yaml\n", ConfigError, "not found"),
+    (OK + "namespace: 7\n", LoadError, "namespace: 7 is not of type 'string'"),
+    (OK + "namespace: http://ex.org/my data/\n", LoadError, "namespace: 'http://ex.org/my data/' does not match"),
+    (OK + "namespace: http://ex.org/data\n", LoadError, "namespace: 'http://ex.org/data' does not match"),
+    (OK + "budget: 12\n", LoadError, "budget: 12 is not of type 'object'"),
+    (OK + "budget: {max_steps: many}\n", LoadError, "budget.max_steps: 'many' is not of type 'integer'"),
+    (OK + "budget: {max_steps: 0}\n", LoadError, "budget.max_steps: 0 is less than the minimum of 1"),
+    (OK + "budget: {max_repair_rounds: -3}\n", LoadError, "budget.max_repair_rounds: -3 is less than the minimum"),
+    ("ontology: 5\ncqs: c.yaml\n", LoadError, "ontology: 5 is not valid"),
+    ("- a\n- b\n", LoadError, "is not of type 'object'"),
 ])
 def test_bad_sprint_files(tmp_path, text, error, message):
     (tmp_path / "sprint.yaml").write_text(text)
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=re.escape(message)):
         load_sprint(tmp_path / "sprint.yaml")
+
+
+def test_a_bad_sprint_file_is_one_line_and_exit_2_and_makes_no_memory(tmp_path):
+    (tmp_path / "sprint.yaml").write_text(OK + "budget: {max_steps: many}\n")
+    for agent in ([], ["--agent", "--lm", "scripted"]):
+        done = CliRunner().invoke(main, ["sprint", str(tmp_path / "sprint.yaml"), *agent,
+                                         "--memory", str(tmp_path / "m")])
+        assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1, done.output
+        assert "budget.max_steps" in done.output and not (tmp_path / "m").exists()
 
 
 def _llm_answer(turtle: str) -> dict:

@@ -9,15 +9,12 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from ..errors import InvalidItem, LoadError
 from ..model import AgentQuery, Event, ToolCall, ToolResult, event_from_dict
-from ..resources import shipped
+from ..resources import schema_error
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -26,24 +23,11 @@ SCHEMA_NAME = "trajectory.schema.json"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-@cache
-def schema() -> dict[str, Any]:
-    """The trajectory line schema (shipped as owl_memory.schemas)."""
-    return json.loads(shipped("schemas", SCHEMA_NAME).read_text(encoding="utf-8"))
-
-
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    """A compiled validator for trajectory lines."""
-    return jsonschema.Draft202012Validator(schema())
-
-
 def validate_event(line: dict[str, Any]) -> None:
     """Raise InvalidItem naming the first schema violation of one trajectory line."""
-    error = next(iter(sorted(_validator().iter_errors(line), key=lambda e: list(e.path))), None)
+    error = schema_error(SCHEMA_NAME, line)
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(line)"
-        raise InvalidItem(f"trajectory {line.get('event')!r} event is invalid at {where}: {error.message[:200]}; "
+        raise InvalidItem(f"trajectory {line.get('event')!r} event is invalid at {error}; "
                           "this is a bug in the writer, please report it")
 
 

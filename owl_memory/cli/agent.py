@@ -19,6 +19,7 @@ from .common import (
     lm_options,
     memory_option,
     quota_options,
+    warn_empty_gold,
 )
 
 
@@ -114,6 +115,8 @@ def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str |
         except Exception as e:  # the LM or the interpreter failed: the trajectory says where
             _failed(e, as_json)
     emit(result, as_json, lambda r: click.echo(f"{r.answer}\n\ntrajectory: {r.trajectory_path}"))
+    if isinstance(result, LearnedRun):
+        warn_empty_gold([(task_id or "this run", result.judgment)])
     if isinstance(result, LearnedRun) and not result.judgment.success:
         sys.exit(EXIT_FAILED)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 import click
 
 from ..errors import ConfigError, OwlMemoryError
+from ..model.judgments import EMPTY_GOLD, Judgment
 
 if TYPE_CHECKING:
     from .. import store
@@ -178,3 +179,12 @@ def mapping(data: Mapping[str, object]) -> None:
     """Print a dict as key: value lines."""
     for key, value in data.items():
         click.echo(f"{key}: {value}")
+
+
+def warn_empty_gold(judged: Sequence[tuple[str, Judgment | None]]) -> None:
+    """A warning on stderr for each task whose gold query returned no rows (failure mode EMPTY_GOLD): it was judged
+    no answer and taught nothing, which a typo in the gold usually explains."""
+    for task, judgment in judged:
+        if judgment is not None and judgment.failure_mode == EMPTY_GOLD:
+            click.echo(f"owl-memory: warning: the gold of {task} returned no rows: judged no answer, nothing learned; "
+                       "fix the gold, or set expect.empty: true when no answer is the expected one", err=True)

@@ -55,12 +55,13 @@ def sprint(sprint_file: str | None, agent: bool, out: str | None, max_iters: int
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from ..construction import AgentSprintResult, default_sprint, load_sprint
+    from ..construction import AgentSprintResult, check_out, default_sprint, load_sprint
     from ..errors import ConfigError
 
     if max_iters is not None and not agent:
         raise ConfigError("--max-iters bounds the agent's RLM iterations: use it with --agent")
     spec = load_sprint(sprint_file or default_sprint())
+    check_out(out)  # before the memory folder is made: a refused --out leaves nothing behind
     console = Console(stderr=True)
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True,
                    disable=not console.is_terminal)

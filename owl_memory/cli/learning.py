@@ -21,6 +21,7 @@ from .common import (
     mapping,
     memory_option,
     table,
+    warn_empty_gold,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
     emit(summary, as_json, _train_report)  # the TrainSummary as its to_dict(): JSON, or printed for people
+    warn_empty_gold([(f"task {t.id}", t.judgment) for t in summary.tasks])
     sys.exit(EXIT_OK if not summary.errors else EXIT_FAILED)
 
 

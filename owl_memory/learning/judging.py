@@ -14,6 +14,7 @@ Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -27,7 +28,7 @@ from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
 from ..model import RunMetrics
-from ..model.judgments import EXPECT_KINDS, Expect, Judgment
+from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, ITERATION_CAP, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 from .endpoint_judge import judge_on_endpoint
@@ -35,7 +36,6 @@ from .endpoint_judge import judge_on_endpoint
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
 MAX_MISSING = 10
-ITERATION_CAP = "iteration-cap"  # the failure mode of a run that never submitted
 QUERY_KINDS = {"sparql": "SELECT", "ask": "ASK", "query": None}  # expect kinds whose gold is a query: its form
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
@@ -65,7 +65,7 @@ def judge_answer(answer, expected) -> Judgment:
                     "" if ok else "wrong-answer")
 
 
-def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
+def judge_sparql(answer, gold: str, ontology, task: str = "", empty: bool = False) -> Judgment:
     """The answer's terms compared as a set with the gold SELECT's results over the task's ontology.
 
     Terms the task itself names (e.g. the class whose subclasses are asked for) do not count against precision.
@@ -76,7 +76,7 @@ def judge_sparql(answer, gold: str, ontology, task: str = "") -> Judgment:
     except QueryFailed as e:
         raise LoadError(f"the gold query does not run over the ontology ({e}); fix expect.sparql in the "
                         "curriculum") from e
-    return judge_terms(answer, select_terms(answer_rows), g, task)
+    return judge_terms(answer, select_terms(answer_rows), g, task, empty)
 
 
 def select_rows(result: Answer) -> tuple[tuple, ...]:
@@ -99,11 +99,16 @@ def gold_query(expect: Expect) -> str:
     return expect.gold
 
 
-def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> Judgment:
+def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "", empty: bool = False) -> Judgment:
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
-    run over the graph `g`); terms the task names do not count against precision."""
+    run over the graph `g`); terms the task names do not count against precision. A gold that names nothing judges
+    only a task whose expected answer is nothing (`empty`); otherwise the run is not judged a success (EMPTY_GOLD)."""
     gold_keys = {_key(t) for t in gold_terms}
     found = answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys)
+    if not gold_keys and not empty:
+        return Judgment(False, "the gold query returned no rows, so no answer can be checked against it (a typo in "
+                        "the gold? fix it, or set expect.empty: true when no answer is the expected one); judged no "
+                        "answer, and nothing is learned from this run", "low", "sparql", (), EMPTY_GOLD)
     return _set_verdict(found, gold_keys, "sparql")
 
 
@@ -282,14 +287,14 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
     if expect.kind == "sparql":
         if ontology is None:
             raise ConfigError("expect.sparql needs the task's ontology: pass ontology=PATH")
-        return judge_sparql(answer, gold_query(expect), ontology, task)
+        return judge_sparql(answer, gold_query(expect), ontology, task, expect.empty)
     if expect.kind == "answer":
         return judge_answer(answer, expect.gold)
     if expect.kind == "ask":
         return judge_ask(run_graph(ontology, str(answer)), gold_query(expect))
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
-    return judge_on_endpoint(str(answer), expect, task, judge_terms) or \
+    return judge_on_endpoint(str(answer), expect, task, functools.partial(judge_terms, empty=expect.empty)) or \
         judge_structural(str(answer), gold_query(expect), expect.endpoint)
 
 
@@ -303,7 +308,7 @@ def as_expect(expect: Expect | dict | None) -> Expect | None:
 def check_expect(expect: dict) -> Expect:
     """The Expect of a curriculum's expect block; ConfigError when it is malformed (so a curriculum fails at load,
     not mid-run): exactly one kind, and its query valid SPARQL of the kind's form (sparql: SELECT, ask: ASK)."""
-    keys = set(expect) - {"endpoint"}
+    keys = set(expect) - set(EXPECT_OPTIONS)
     if len(keys) != 1 or not keys <= set(EXPECT_KINDS):
         raise ConfigError(f"expect needs exactly one of {', '.join(EXPECT_KINDS)}, got {sorted(expect)}")
     checked = Expect.from_dict(expect)
@@ -323,8 +328,9 @@ def check_expect(expect: dict) -> Expect:
 def capped(judgment: Judgment, metrics: RunMetrics, max_iters: int) -> Judgment:
     """A run that reached its iteration cap without SUBMIT (dspy forced an answer out of it) fails with failure mode
     ITERATION_CAP, whatever that forced answer was worth (the judge's verdict on it is kept in the reason); a run that
-    submitted keeps its judgment."""
-    if metrics.converged:
+    submitted keeps its judgment, and so does one whose gold answers nothing (EMPTY_GOLD: nothing is learned from
+    it either way)."""
+    if metrics.converged or judgment.failure_mode == EMPTY_GOLD:
         return judgment
     return replace(judgment, success=False, failure_mode=ITERATION_CAP,
                    reason=f"the run reached its iteration cap ({max_iters}) without SUBMIT; its forced answer: "

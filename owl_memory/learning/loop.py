@@ -22,7 +22,7 @@ from rdflib import Graph
 from ..agent import lm_name, read_trajectory, resolve_lm, run as run_agent
 from ..errors import ConfigError
 from ..model import ItemSpec, Report, RunConfig, RunResult
-from ..model.judgments import Expect
+from ..model.judgments import EMPTY_GOLD, Expect
 from ..provenance import RunInfo, provenance_graph
 from ..rdfio import load_graph
 from ..vocab import declared_ontology
@@ -143,6 +143,9 @@ def run_learning(task: str, memory: Memory | None, config: RunConfig, learning: 
     rejected: list[str] = []
     wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
+        if judgment.failure_mode == EMPTY_GOLD:  # a gold that answers nothing teaches nothing either way
+            rejected.append(f"nothing extracted: {judgment.reason}")
+            continue
         ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
         rejected += ex.rejected

@@ -15,10 +15,18 @@ from .operators import CompiledOperator, operator_from_json
 
 _TUPLES = ("applies_to", "task_types", "failure_modes", "tags", "grounded_by", "about_classes", "about_properties")
 _WHEN_SET = ("about_classes", "about_properties", "carried_over_from")  # card keys shown only with a value
-# Characters that make text display as something other than what it is (Unicode TR #36, CVE-2021-42574): bidirectional
-# marks, embeddings, overrides and isolates, and zero-width characters. shapes/owl-memory-shapes.ttl refuses the same
-# set in titles, summaries and tags, so every write path and backend enforces it; this names the one found.
-INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Characters that make text display as something other than what it is (Unicode TR #36, CVE-2021-42574): every
+# default-ignorable code point (Unicode's DerivedCoreProperties: soft hyphen, combining grapheme joiner, Hangul and
+# Mongolian fillers, variation selectors, zero-width characters, the tag block U+E0000-E0FFF) and every format
+# character (category Cf: bidirectional marks, embeddings, overrides and isolates, interlinear annotations, Arabic
+# and Egyptian format signs), and the line and paragraph separators. shapes/owl-memory-shapes.ttl refuses the same
+# class (written out there, checked equal by tests/test_visible_text.py) in titles, summaries and tags, so every write
+# path and backend enforces it; `check_visible` names the one found.
+INVISIBLE_CLASS = (r"\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u115f-\u1160\u17b4-\u17b5"
+                   r"\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+                   r"\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+                   r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
+INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 
 
 def item_id(title: str, content: str, scope: str = "general") -> str:
@@ -90,7 +98,7 @@ class ItemSpec:
             raise InvalidItem(f"priority must be an integer and confidence a number in [0, 1] ({e})") from e
         put(self, "action_schema", operator_from_json(self.action_schema))
         for name, text in (("title", self.title), ("summary", self.summary), *(("tag", t) for t in self.tags)):
-            _visible(name, text)
+            check_visible(name, text)
 
     @cached_property
     def id(self) -> str:
@@ -240,8 +248,9 @@ def best_first(items) -> list[Item]:
     return sorted(items, key=lambda it: (-(it.success_count + 1) / (it.use_count + 2), it.id))
 
 
-def _visible(name: str, text: str) -> None:
-    """InvalidItem naming the first bidirectional or zero-width character of a shown field, and where it is."""
+def check_visible(name: str, text: str) -> None:
+    """InvalidItem naming the first character of a shown field that displays as something other than what it is
+    (INVISIBLE), and where it is."""
     m = INVISIBLE.search(text)
     if m:
         char = m.group()

@@ -47,6 +47,9 @@ class Judgment:
 
 
 EXPECT_KINDS = ("sparql", "answer", "ask", "shacl", "query")
+EXPECT_OPTIONS = ("endpoint", "empty")  # keys an expect block may hold beside its one kind
+EMPTY_GOLD = "empty-gold"  # the failure mode of a run whose gold query returned nothing (nothing is learned from it)
+ITERATION_CAP = "iteration-cap"  # the failure mode of a run that reached its iteration cap without SUBMIT
 
 
 @dataclass(frozen=True)
@@ -59,25 +62,32 @@ class Expect:
             structure).
         gold: the query, answer (a tuple for a list) or shapes file of that kind.
         endpoint: the SPARQL endpoint a reference query was written for (kind query), when known.
+        empty: the task's expected answer is nothing (`empty: true`): a gold query that returns no rows then
+            judges an answer naming nothing a success. Without it such a gold judges nothing (failure mode
+            empty-gold, with a warning: a gold that answers nothing is usually a typo).
     """
 
     kind: str
     gold: object
     endpoint: str | None = None
+    empty: bool = False
 
     def to_dict(self) -> dict:
-        """JSON-compatible form: {kind: gold} and the endpoint when there is one."""
+        """JSON-compatible form: {kind: gold}, the endpoint when there is one, empty when it is true."""
         gold = list(self.gold) if isinstance(self.gold, tuple) else self.gold
-        return {self.kind: gold, **({"endpoint": self.endpoint} if self.endpoint is not None else {})}
+        return {self.kind: gold, **({"endpoint": self.endpoint} if self.endpoint is not None else {}),
+                **({"empty": True} if self.empty else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> Expect:
         """An expect block: the first kind of EXPECT_KINDS it holds; ConfigError for unknown keys or no kind."""
-        unknown = set(d) - set(EXPECT_KINDS) - {"endpoint"}
+        unknown = set(d) - set(EXPECT_KINDS) - set(EXPECT_OPTIONS)
         if unknown:
             raise ConfigError(f"unknown expect keys {sorted(unknown)}; use one of {', '.join(EXPECT_KINDS)}")
         kind = next((k for k in EXPECT_KINDS if k in d), None)
         if kind is None:
             raise ConfigError(f"expect needs one of {', '.join(EXPECT_KINDS)}, got {sorted(d)}")
+        if not isinstance(d.get("empty", False), bool):
+            raise ConfigError(f"expect.empty is true or false, got {d['empty']!r}")
         gold = tuple(d[kind]) if isinstance(d[kind], list | tuple) else d[kind]
-        return cls(kind, gold, None if d.get("endpoint") is None else str(d["endpoint"]))
+        return cls(kind, gold, None if d.get("endpoint") is None else str(d["endpoint"]), bool(d.get("empty")))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 from urllib.parse import quote
 
-from ..errors import LoadError, MemoryCorrupt, MemoryLocked, MemoryReadOnly
+from ..errors import DiskFull, LoadError, MemoryCorrupt, MemoryLocked, MemoryReadOnly
 from .locking import lock_wait
 
 Isolation = Literal["DEFERRED", "EXCLUSIVE", "IMMEDIATE"] | None  # sqlite3's isolation levels (None: autocommit)
@@ -37,9 +37,16 @@ def connect(path: Path, read_only: bool, isolation_level: Isolation = "DEFERRED"
     raise typed_error(last, path) from last
 
 
+SQLITE_FULL = 13  # SQLite's primary result code for "database or disk is full"
+
+
 def typed_error(e: sqlite3.DatabaseError, path: Path) -> Exception:
-    """The typed error an SQLite failure on a memory file stands for: locked, damaged, or unreadable."""
+    """The typed error an SQLite failure on a memory file stands for: a full disk, locked, read-only, unreadable or
+    damaged."""
     text = str(e)
+    if getattr(e, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in text:
+        return DiskFull(f"the disk holding {path} is full (SQLite: {text}); free space and retry: nothing was lost, "
+                        "the write was rolled back")
     if "locked" in text or "busy" in text:
         return MemoryLocked(f"{path} is locked by another process that opened it exclusively (an older owl-memory, "
                             f"or another SQLite tool); close that process and retry ({text})")
@@ -51,7 +58,7 @@ def typed_error(e: sqlite3.DatabaseError, path: Path) -> Exception:
     return MemoryCorrupt(f"{path} is damaged (SQLite: {text}); restore the memory folder from a backup")
 
 
-_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)  # our mistakes, not the file's
+BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)  # our mistakes, not the file's
 
 
 def typed_reads(path_of: Callable[[Files], Path]) -> Callable[[type[Files]], type[Files]]:
@@ -64,7 +71,7 @@ def typed_reads(path_of: Callable[[Files], Path]) -> Callable[[type[Files]], typ
         def guarded(self: Files, *args: object, **kwargs: object) -> object:
             try:
                 return method(self, *args, **kwargs)
-            except _BUGS:
+            except BUGS:
                 raise
             except sqlite3.DatabaseError as e:
                 raise typed_error(e, path_of(self)) from e

@@ -20,7 +20,7 @@ from ...vocab import ITEM, KINDS, OM
 from ..export import TBOX_IRI
 from ..locking import WriteLock
 from ..retrieval import normalized_key
-from ..sqlite_files import connect, typed_error
+from ..sqlite_files import BUGS, connect, typed_error
 from . import postings
 from .keys import key_token
 
@@ -87,10 +87,12 @@ class World:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield
-            except BaseException:
+                self.db.commit()
+            except BaseException as e:
                 self.db.rollback()
+                if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, BUGS):
+                    raise typed_error(e, self.path) from e  # a full disk at the commit, a page damaged mid-write
                 raise
-            self.db.commit()
 
     def close(self) -> None:
         """Close the quadstore and its connection."""
