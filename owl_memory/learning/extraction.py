@@ -9,16 +9,15 @@ ontology_query and endpoint_query alike; the pattern is read on the parsed SPARQ
 `verificationHook` names the check that judged the run. An endpoint run's items apply to the endpoint's vocabulary
 (the run's ontology, else the namespaces of the terms the query is about) and carry the endpoint's key tag
 (`endpoint-<16 hex>`, as its EndpointProfile does); a failed run's AntiPattern also names what failed in its query
-(QUERY_MODES: an empty result, a term the vocabulary does not have, an error class). An LLM extractor (a DSPy
-signature) may write the prose; it reads a bounded outline of the trajectory, never the whole trace, and what it
-returns is checked on its parsed form: wrong kinds, malformed items and items that copy the task's strings are
+(query_facts.QUERY_MODES: an empty result, a term the vocabulary does not have, an error class). An LLM extractor
+(a DSPy signature) may write the prose; it reads a bounded outline of the trajectory, never the whole trace, and what
+it returns is checked on its parsed form: wrong kinds, malformed items and items that copy the task's strings are
 rejected and reported, never stored.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -30,7 +29,6 @@ from ..agent import answering_query
 from ..errors import InvalidItem
 from ..llm import Draft, llm_drafts, parse_draft
 from ..model import (
-    AgentQuery,
     CompiledOperator,
     Event,
     ItemSpec,
@@ -41,11 +39,11 @@ from ..model import (
     ToolResult,
     ToolSequence,
 )
-from ..model.endpoints import endpoint_key
 from ..model.judgments import Judgment
 from ..vocab import STANDARD_PREFIXES, local_name
 from .consolidation import action_key
 from .judging import answer_terms, canonical_names
+from .query_facts import endpoint_tags, instances, namespaces, query_failure, triples
 
 MAX_ITEMS = 3
 MAX_ABOUT = 8  # classes, and properties, an extracted item is about at most
@@ -66,7 +64,6 @@ _ADVICE = {
                      "soon as the rows answer the question",
     "query-error": "the query failed: read the error class, fix the SPARQL (PREFIXes, syntax, a LIMIT) and rerun it",
 }
-QUERY_MODES = ("empty-result", "unknown-term", "query-error")  # what failed in a failed run's query
 
 
 @dataclass(frozen=True)
@@ -139,34 +136,10 @@ def _term(t, names: dict, constants: set[str], params: dict) -> str:
 
 def task_constants(record: RunRecord) -> set[str]:
     """The run's constants, as strings: IRIs the task and the answer name, and on an endpoint the instances its query
-    names (IRIs in subject or object position that are no rdf:type object, no standard term and no class or property
-    the run's ontology declares)."""
+    names (query_facts.instances)."""
     named = set() if record.graph is None else \
         answer_terms(record.task, record.graph, set()) | answer_terms(record.answer, record.graph, set())
-    query = answering_query(record.events)
-    if query is None or query.tool != "endpoint_query":
-        return named
-    declared = _declared(record.graph)
-    return named | {str(t) for s, p, o in _triples(query) for t in (s, o) if isinstance(t, URIRef)
-                    and not (p == RDF.type and t == o) and not str(t).startswith(tuple(_SHORT)) and t not in declared}
-
-
-def _declared(graph: Graph | None) -> set:
-    """The classes and properties an ontology declares (none without one)."""
-    if graph is None:
-        return set()
-    kinds = (OWL.Class, OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty, RDF.Property)
-    return {s for kind in kinds for s in graph.subjects(RDF.type, kind)}
-
-
-def _triples(query: AgentQuery | None) -> list[tuple]:
-    """The triple patterns of an agent query (none when there is no query or it does not parse)."""
-    if query is None:
-        return []
-    try:
-        return sparql_text.patterns(sparql_text.parse(query.sparql))[0]
-    except sparql_text.QuerySyntaxError:
-        return []
+    return named | instances(answering_query(record.events), record.graph)
 
 
 def forbidden_strings(record: RunRecord) -> set[str]:
@@ -278,7 +251,7 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
                              f"Pattern: {_json(schema) if schema else 'none recorded'}"])
         return _spec("Procedure", title, summary, content, record, judgment, compiled, ())
     mode = judgment.failure_mode or "wrong-answer"
-    failed = query_failure(record)
+    failed = query_failure(answering_query(record.events), record.graph)
     modes = tuple(dict.fromkeys((mode, failed[0]) if failed else (mode,)))
     title = f"Avoid {_readable(mode)} on {kind_of} questions"
     summary = f"Use before answering {kind_of} questions with one query over {over}: this failed before ({mode})."
@@ -287,37 +260,6 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
                          f"Failed pattern: {_json(schema) if schema else 'none recorded'}",
                          *([note] if note else [])])
     return _spec("AntiPattern", title, summary, content, record, judgment, compiled, modes)
-
-
-def query_failure(record: RunRecord) -> tuple[str, str] | None:
-    """What failed in the query behind a run's answer, as (one of QUERY_MODES, what it was): its error class, the
-    terms it used that the run's ontology does not have, or its empty result; None when nothing did."""
-    query = answering_query(record.events)
-    if query is None:
-        return None
-    if query.error:
-        return "query-error", f"error class {query.error}"
-    unknown = unknown_terms(record.graph, _triples(query))
-    if unknown:
-        return "unknown-term", "not in the vocabulary: " + ", ".join(local_name(t) for t in unknown[:4])
-    return ("empty-result", "0 rows") if query.rows == 0 else None
-
-
-def unknown_terms(graph: Graph | None, triples: list[tuple]) -> list[str]:
-    """The vocabulary terms of a query (predicates, rdf:type objects) in a namespace the ontology declares terms in
-    that the ontology never mentions, sorted (none without an ontology)."""
-    if graph is None:
-        return []
-    declared = _declared(graph)
-    spaces = {_namespace(str(t)) for t in declared if isinstance(t, URIRef)} - {""}
-    used = {t for s, p, o in triples for t in (p, o if p == RDF.type else None) if isinstance(t, URIRef)}
-    return sorted(str(t) for t in used if _namespace(str(t)) in spaces and (t, None, None) not in graph
-                  and (None, None, t) not in graph)
-
-
-def _namespace(iri: str) -> str:
-    """An IRI without its local name (up to its last # or /)."""
-    return re.sub(r"[^#/]*$", "", iri)
 
 
 def _about_words(record: RunRecord) -> str:
@@ -331,16 +273,8 @@ def _about_words(record: RunRecord) -> str:
 def vocabularies(record: RunRecord) -> tuple[str, ...]:
     """What an item of the run applies to: the run's ontology, else (an endpoint run without one) the namespaces of
     the terms its query is about."""
-    if record.ontology_iri:
-        return (record.ontology_iri,)
     classes, properties = about_terms(record)
-    return tuple(sorted({_namespace(t) for t in classes + properties} - {""}))
-
-
-def endpoint_tags(record: RunRecord) -> tuple[str, ...]:
-    """The key tag of the endpoint the run's answering query ran on (as its EndpointProfile carries), if any."""
-    query = answering_query(record.events)
-    return (f"endpoint-{endpoint_key(query.source)}",) if query and query.tool == "endpoint_query" else ()
+    return (record.ontology_iri,) if record.ontology_iri else namespaces(classes + properties)
 
 
 def about_terms(record: RunRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -349,10 +283,11 @@ def about_terms(record: RunRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
     properties the predicates. The task's constants are left out (the action schema lifts them to parameters, so the
     item is about the pattern, not the one question), and so are RDF, RDFS, OWL and XSD terms (they belong to no
     target ontology)."""
-    triples = _triples(answering_query(record.events))
+    patterns = triples(answering_query(record.events))
     declared = set(record.graph.subjects(RDF.type, OWL.Class)) if record.graph is not None else set()
-    classes = {o for _, p, o in triples if p == RDF.type} | {t for s, _, o in triples for t in (s, o) if t in declared}
-    properties = {p for _, p, _ in triples if p != RDF.type}
+    classes = {o for _, p, o in patterns if p == RDF.type} | \
+        {t for s, _, o in patterns for t in (s, o) if t in declared}
+    properties = {p for _, p, _ in patterns if p != RDF.type}
     skip = task_constants(record)
 
     def kept(terms: set) -> tuple[str, ...]:
@@ -368,7 +303,8 @@ def _spec(kind, title, summary, content, record: RunRecord, judgment: Judgment, 
     classes, properties = about_terms(record)
     return ItemSpec(kind, title, summary, content, applies_to=vocabularies(record),
                     about_classes=classes, about_properties=properties, task_types=(record.task_type,),
-                    failure_modes=modes, tags=("learned", judgment.judge, *endpoint_tags(record)),
+                    failure_modes=modes, tags=("learned", judgment.judge,
+                                               *endpoint_tags(answering_query(record.events))),
                     confidence={"high": 0.7, "medium": 0.6}.get(judgment.confidence, 0.5),
                     provenance={"run": record.run_id, **({"derived_from": record.trace_ref} if record.trace_ref
                                                          else {})},
