@@ -25,8 +25,6 @@ CASES = [
      {(EX.a, EX.p, Literal("5", datatype=XSD.integer))}, {(EX.a, EX.p, Literal("5"))}),
     ("datatype-convert", 'ex:a ex:p "2.0"^^xsd:decimal .' + PROP.format("sh:datatype xsd:integer"),
      "datatype.convert", {(EX.a, EX.p, Literal("2", datatype=XSD.integer))}, None),
-    ("datatype-default", 'ex:a ex:p "abc" .' + PROP.format("sh:datatype xsd:integer"), "datatype.convert",
-     {(EX.a, EX.p, Literal("0", datatype=XSD.integer))}, {(EX.a, EX.p, Literal("abc"))}),
     ("nodekind", 'ex:a ex:p "http://ex.org/z" .' + PROP.format("sh:nodeKind sh:IRI"), "nodeKind.convert",
      {(EX.a, EX.p, EX.z)}, {(EX.a, EX.p, Literal("http://ex.org/z"))}),
     ("mincount", "ex:a ex:q 1 ." + PROP.format("sh:minCount 1 ; sh:datatype xsd:string"), "minCount.add_values",
@@ -169,13 +167,18 @@ def test_iris_from_patterns_are_completed_only_where_the_pattern_allows(pattern,
     ('ex:a ex:p "abc" .' + PROP.format('sh:in ( "x" "y" )'), "value.drop", set(), {(EX.a, EX.p, Literal("abc"))}),
 ])
 def test_the_smallest_change_set_is_taken_by_default(text, operator, added, removed):
-    """Candidates are tried smallest change set first; keep_values=True never drops an offending value."""
+    """Candidates are tried smallest change set first; keep_values=True never drops an offending value (nor puts a
+    datatype's placeholder in place of "abc": that one is left, and the data does not conform)."""
     g = Graph().parse(data=HEAD + text, format="turtle")
     res = repair(g, g)
     assert res.conforms and [a.operator for a in res.operators_applied] == [operator]
     assert res.added == added and res.removed == removed
     kept = repair(g, g, keep_values=True)
-    assert kept.conforms and "value.drop" not in [a.operator for a in kept.operators_applied]
+    assert "value.drop" not in [a.operator for a in kept.operators_applied]
+    if "xsd:integer" in text:  # no integer keeps "abc": it is left
+        assert not kept.conforms and (EX.a, EX.p, Literal("abc")) in kept.graph
+    else:
+        assert kept.conforms
 
 
 def test_a_required_value_is_not_dropped():
@@ -184,6 +187,9 @@ def test_a_required_value_is_not_dropped():
                       format="turtle")
     res = repair(g, g)
     assert res.conforms and res.added == {(EX.a, EX.p, Literal("0", datatype=XSD.integer))}
+    assert [a.operator for a in res.operators_applied] == ["datatype.convert"]  # the datatype's default
+    kept = repair(g, g, keep_values=True)  # keeping values, the placeholder never takes the user's text's place
+    assert not kept.conforms and kept.added == set() and (EX.a, EX.p, Literal("abc")) in kept.graph
 
 
 def test_the_registry_holds_typed_strategies_filled_by_the_decorator():
