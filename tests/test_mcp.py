@@ -2,7 +2,11 @@
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -11,6 +15,7 @@ from mcp.types import CallToolResult, InitializeResult
 from owl_memory import ItemSpec, Memory, __version__
 from owl_memory.agent.tools import MAX_RETURN
 from owl_memory.resources import shipped
+from test_ablation_signals import alive, descendants
 
 ONTOLOGY = str(shipped("ontology", "owl-memory.ttl"))
 CONTENT = "Bind every value with VALUES and escaped literals; never paste user text into a query. " * 40
@@ -77,3 +82,35 @@ def test_a_bad_k_an_error_and_the_version_reach_the_client_as_mcp_defines_them(t
         assert refused.is_error and _text(refused) == "[Error] memory_search: k must be 1 to 10, e.g. k=5"
     assert not many.is_error and json.loads(_text(many))["count"] == 1  # above the cap is capped, as listings are
     assert unknown.is_error and _text(unknown).startswith("[Error] memory_get:")
+
+
+def test_sigterm_to_the_server_ends_its_query_worker_mid_query(tmp_path):
+    product = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"  # runs to the 10 s limit
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "drill", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "ontology_query", "arguments": {"sparql": product}}}]
+    proc = subprocess.Popen([sys.executable, "-m", "owl_memory", "mcp", "--ontology", ONTOLOGY],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        proc.stdin.flush()
+        deadline, workers = time.monotonic() + 60, set()
+        while not workers and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = descendants(proc.pid)
+        assert workers, "the query never reached a worker"
+        time.sleep(1)  # the worker has loaded the graph and is inside the query
+        assert all(alive(w) for w in workers)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+        stopped = time.monotonic()
+        while any(alive(w) for w in workers) and time.monotonic() - stopped < 5:
+            time.sleep(0.05)
+        assert not [w for w in workers if alive(w)] and time.monotonic() - stopped < 2
+    finally:
+        for pid in [proc.pid, *descendants(proc.pid)]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
