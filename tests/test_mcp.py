@@ -11,11 +11,11 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, InitializeResult
+from test_ablation_signals import alive, descendants
 
 from owl_memory import ItemSpec, Memory, __version__
 from owl_memory.agent.tools import MAX_RETURN
 from owl_memory.resources import shipped
-from test_ablation_signals import alive, descendants
 
 ONTOLOGY = str(shipped("ontology", "owl-memory.ttl"))
 CONTENT = "Bind every value with VALUES and escaped literals; never paste user text into a query. " * 40
