@@ -28,6 +28,8 @@ def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
     if isinstance(source, Graph):
         return source
     is_path = _names_a_file(str(source)) or isinstance(source, Path)
+    if is_path and not os.path.exists(source):  # rdflib would resolve a relative path against the wrong folder
+        raise LoadError("no such file; check the path", source=str(source))
     if is_path:
         g = rdf.parse_file(source, format or guess_format(source))
     else:

@@ -69,9 +69,9 @@ def test_files_that_cannot_be_read_say_so(tmp_path):
 @pytest.mark.parametrize("path", ["missing.ttl", "data/missing.OWL", "my data/missing.jsonld"])
 def test_a_missing_file_named_by_a_string_is_not_parsed_as_turtle(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(LoadError, match=r"no such file .*; check the path") as e:
+    with pytest.raises(LoadError) as e:
         load_graph(path)
-    assert str(e.value).startswith(path) and "turtle" not in str(e.value)
+    assert str(e.value) == f"{path}: no such file; check the path"
 
 
 def test_one_line_of_turtle_is_still_text():
