@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ import click
 from ..agent import HELP as CONDITION_HELP
 from .common import (
     emit,
+    interruptible,
     json_option,
     library_errors,
     lm_limits,
@@ -20,9 +20,6 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..ablation import ConditionSummary, Estimate, Summary
-
-EXIT_INTERRUPTED = 130
-
 
 @click.command("report")
 @click.argument("folder")
@@ -75,6 +72,8 @@ def ablation_report(folder: str, as_json: bool) -> None:
                    "query there. TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")
 @json_option
 @library_errors
+@interruptible(lambda out, **_: f"ablation interrupted; the summary and report of what finished are in {out} (run the "
+               "same command again to resume)")
 def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: str | None, sub_lm: str | None,
                    max_tokens: int | None, timeout: float | None, out: str, holdout_every: int, repeats: int,
                    start_memory: str | None, pack: str | None, max_iters: int, max_llm_calls: int, k: str | None,
@@ -100,16 +99,11 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
     """
     from ..ablation import ablate
 
-    try:
-        summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
-                         memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
-                         max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
-                         timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
-                         progress=progress, endpoint_map=endpoint_map)
-    except KeyboardInterrupt:
-        click.echo(f"owl-memory: ablation interrupted; the summary and report of what finished are in {out} "
-                   "(run the same command again to resume)", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
+                     memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
+                     max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
+                     timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
+                     progress=progress, endpoint_map=endpoint_map)
     priced = None
     if estimate_for:
         from ..ablation import estimate

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..model import Hit
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 MAX_MESSAGE = 1000  # characters of an error message printed at most
 T = TypeVar("T")
 Decorated = TypeVar("Decorated", bound=Callable[..., Any])
@@ -97,6 +98,22 @@ def library_errors(f: Callable[Params, T]) -> Callable[Params, T]:
         except OwlMemoryError as e:
             fail(e, bool(kwargs.get("as_json", False)))
     return wrapper
+
+
+def interruptible(kept: Callable[..., str]) -> Callable[[Callable[Params, T]], Callable[Params, T]]:
+    """Ctrl-C (KeyboardInterrupt; an ablation's SIGTERM too) ends a long command with exit 130 and one line on stderr,
+    `kept(**the command's arguments)`, saying what was done and what was kept, instead of click's "Aborted!"."""
+    def decorate(f: Callable[Params, T]) -> Callable[Params, T]:
+        @functools.wraps(f)
+        def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> T:
+            """The command, a Ctrl-C reported."""
+            try:
+                return f(*args, **kwargs)
+            except KeyboardInterrupt:
+                click.echo(f"owl-memory: {kept(**kwargs)}", err=True)
+                sys.exit(EXIT_INTERRUPTED)
+        return wrapper
+    return decorate
 
 
 def fail(error: OwlMemoryError, as_json: bool) -> NoReturn:

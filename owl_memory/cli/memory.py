@@ -17,6 +17,7 @@ from .common import (
     EXIT_OK,
     Memory,
     emit,
+    interruptible,
     items_table,
     json_option,
     library_errors,
@@ -269,6 +270,8 @@ def validate_memory(memory_path: str, as_json: bool) -> None:
 @click.argument("dst")
 @json_option
 @library_errors
+@interruptible(lambda dst, **_: f"copy interrupted; {dst} is marked an incomplete copy (commands on it warn); run the "
+               "same copy again to finish it")
 def copy_command(src: str, dst: str, as_json: bool) -> None:
     """Copy the memory SRC into DST (directories or SPARQL server URLs): same ids, triples, counters and payloads;
     DST is validated after the copy.
