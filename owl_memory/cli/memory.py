@@ -29,6 +29,7 @@ from .common import (
 if TYPE_CHECKING:
     from ..demo import DemoReport
     from ..model import OntologyContext, SearchExplanation, SparqlResult, Window
+    from ..store import CopyReport
 
 
 @click.command("add")
@@ -282,8 +283,15 @@ def copy_command(src: str, dst: str, as_json: bool) -> None:
 
     with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
         result = copy_memory(a, b)
-    emit(result, as_json, lambda r: click.echo(f"copied {r.items} items, {r.triples} triples, {r.payloads} payloads "
-                                               f"from {src} to {dst}"), src=src, dst=dst)
+    emit(result, as_json, lambda r: click.echo(_copied(r, src, dst)), src=src, dst=dst)
+
+
+def _copied(report: CopyReport, src: str, dst: str) -> str:
+    """What a copy moved, in one line: items with their contents, triples, the other payloads."""
+    there, n = report.items - report.contents, report.items
+    return (f"copied {n} item{'' if n == 1 else 's'} with their contents" + (f" ({there} already there)" if there
+            else "") + f", {report.triples} triples and {report.payloads} other payloads (run trajectories) from "
+            f"{src} to {dst}")
 
 
 @click.command("demo")
