@@ -27,19 +27,25 @@ Decorated = TypeVar("Decorated", bound=Callable[..., Any])
 Params = ParamSpec("Params")
 
 
-def Memory(location: str | Path, *, writes: bool = False, create: bool = True) -> store.Memory:  # noqa: N802
+def Memory(location: str | Path, *, writes: bool = False, create: bool = True,  # noqa: N802
+           finishing_copy: bool = False) -> store.Memory:
     """owl_memory.Memory (this name stands in for the class at every call site), imported on first use: `--help`
     and commands without a memory skip the store's imports. `writes`: the command will write to it, so a read-only
-    memory is MemoryReadOnly now, before any work."""
+    memory is MemoryReadOnly now, before any work. A memory that is an unfinished copy is said on stderr for every
+    command (it may miss items), except the copy that finishes it (`finishing_copy`)."""
     from ..store import Memory as memory_class
 
     memory = memory_class(location, create=create)
-    if writes:
-        try:
+    try:
+        if writes:
             memory.require_writable()
-        except OwlMemoryError:
-            memory.close()
-            raise
+        partial = None if finishing_copy else memory.incomplete_copy
+    except OwlMemoryError:
+        memory.close()
+        raise
+    if partial is not None:
+        click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: it may miss items; run "
+                   f"`owl-memory copy {partial} {location}` again to finish it", err=True)
     return memory
 
 

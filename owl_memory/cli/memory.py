@@ -116,11 +116,8 @@ def search_items(text: str | None, ontology: str | None, task_type: str | None, 
                                                     failure_mode=failure_mode, kinds=kinds or None, k=k,
                                                     about_class=about_class, about_property=about_property,
                                                     about=about, context=context)
-        partial = m.incomplete_copy
-    if partial is not None:  # said on stderr, and as a field of the JSON document
-        click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "
-                   f"run `owl-memory copy {partial} {memory_path}` again to finish it", err=True)
-    if partial is not None and as_json:
+        partial = m.incomplete_copy if as_json else None  # said on stderr when opened; in JSON, as a field too
+    if partial is not None:
         emit({"incomplete_copy": partial, **(out.to_dict() if isinstance(out, SearchExplanation)
                                             else {"hits": [h.to_dict() for h in out]})}, True)
     elif isinstance(out, SearchExplanation):
@@ -281,7 +278,7 @@ def copy_command(src: str, dst: str, as_json: bool) -> None:
     """
     from ..store import copy_memory
 
-    with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
+    with Memory(src, create=False) as a, Memory(dst, writes=True, finishing_copy=True) as b:
         result = copy_memory(a, b)
     emit(result, as_json, lambda r: click.echo(_copied(r, src, dst)), src=src, dst=dst)
 
