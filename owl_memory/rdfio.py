@@ -30,12 +30,23 @@ def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
     is_path = _names_a_file(str(source)) or isinstance(source, Path)
     if is_path and not os.path.exists(source):  # rdflib would resolve a relative path against the wrong folder
         raise LoadError("no such file; check the path", source=str(source))
+    own = Graph(bind_namespaces="none")  # the file's prefixes first: among rdflib's defaults its dc: became dc1:
     if is_path:
-        g = rdf.parse_file(source, format or guess_format(source))
+        g = rdf.parse_file(source, format or guess_format(source), graph=own)
     else:
-        g = rdf.parse_text(str(source), format or "turtle")
+        g = rdf.parse_text(str(source), format or "turtle", graph=own)
+    _bind_defaults(g)
     g.base = declared_base(_head(source) if is_path else str(source)[:_HEAD])
     return g
+
+
+def _bind_defaults(g: Graph) -> None:
+    """Give `g` rdflib's default prefixes (prof:, schema: ...: shapes' SPARQL may use them undeclared) where neither
+    the prefix nor its namespace is one of the file's own, so no prefix of the file is renamed."""
+    prefixes, spaces = {p for p, _ in g.namespaces()}, {str(ns) for _, ns in g.namespaces()}
+    for prefix, ns in Graph().namespaces():
+        if prefix not in prefixes and str(ns) not in spaces:
+            g.bind(prefix, ns)
 
 
 def _names_a_file(text: str) -> bool:

@@ -53,3 +53,22 @@ def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
     assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
     assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
     assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
+
+
+def test_repair_headers_use_the_files_prefixes_and_shacl_names(tmp_path):
+    """The data binds dc: to DC Terms (rdflib's own defaults bind dc: to DC Elements and renamed the file's to dc1:);
+    an sh:sparql constraint is named sh:sparql, as SHACL spells it."""
+    data, shapes, out = tmp_path / "data.ttl", tmp_path / "shapes.ttl", tmp_path / "fixed.ttl"
+    data.write_text('@prefix dc: <http://purl.org/dc/terms/> .\n@prefix ex: <http://example.org/> .\n'
+                    'ex:a a ex:Doc ; dc:title "x", "y" .\nex:b a ex:Doc ; dc:title "z" ; ex:bad "1" .\n')
+    shapes.write_text('@prefix dc: <http://purl.org/dc/terms/> .\n@prefix ex: <http://example.org/> .\n'
+                      '@prefix sh: <http://www.w3.org/ns/shacl#> .\n'
+                      'ex:S a sh:NodeShape ; sh:targetClass ex:Doc ; sh:property [ sh:path dc:title ; sh:maxCount 1 ] ;'
+                      ' sh:sparql [ sh:select "SELECT $this WHERE { $this <http://example.org/bad> ?x }" ] .\n')
+    r = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shapes), "--memory", str(tmp_path / "m"),
+                                  "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    headers = [line.strip() for line in r.stdout.splitlines() if line.startswith("  sh:")]
+    assert headers == ["sh:maxCount on dc:title  [maxCount.drop_surplus]", "sh:sparql  [sparql.verified_change]"]
+    assert '- ex:a dc:title "y" .' in r.stdout and "dc1" not in r.stdout
+    assert "@prefix dc: <http://purl.org/dc/terms/> ." in out.read_text() and "dc1" not in out.read_text()
