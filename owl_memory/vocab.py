@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from rdflib import Graph, Namespace
 from rdflib.namespace import OWL, PROV, RDF, RDFS, SH, XSD
-from rdflib.term import Node
+from rdflib.term import Identifier, Node
 
 OM = Namespace("http://w3id.org/owl-memory#")
 ITEM = Namespace("http://w3id.org/owl-memory/item/")
@@ -19,6 +19,12 @@ BLOB = Namespace("http://w3id.org/owl-memory/blob/")
 def local_name(iri: str | Node) -> str:
     """The last segment of an IRI (after #, / or :), "node" when there is none."""
     return re.split(r"[#/:]", str(iri).rstrip("/#:"))[-1] or "node"
+
+
+def ordered(terms: Iterable[Node]) -> list[Identifier]:
+    """Graph terms in rdflib's order (kind, then text), as sorted() puts them: rdflib types a graph's terms as Node,
+    which has no order, though every term of a parsed graph is an Identifier (an IRI, a blank node or a literal)."""
+    return sorted(t for t in terms if isinstance(t, Identifier))
 
 
 def ontology_iri(iri: str | Node) -> str:

@@ -138,8 +138,9 @@ def test_uniprot_examples_map_to_a_loopback_copy(shared_data, endpoint):
     verdict = judge(federated.expect, "anything", task=federated.query)
     assert verdict.failure_mode == "reference-failed" and "SERVICE is not allowed" in verdict.reason
     local = next(t for t in mapped.tasks if t.id == "2")  # bacterial taxa: runs on the copy, which holds no taxa
-    verdict = judge(local.expect, "none", task=local.query)
-    assert verdict.judge == "endpoint" and verdict.success and endpoint in verdict.reason
+    verdict = judge(local.expect, "none", task=local.query)  # a reference that answers nothing judges nothing
+    assert verdict.judge == "endpoint" and not verdict.success and verdict.failure_mode == "empty-gold"
+    assert endpoint in verdict.reason and "returned no rows" in verdict.reason
 
 
 def test_an_ask_reference_is_judged_on_the_endpoint(endpoint):

@@ -69,6 +69,8 @@ def test_each_config_runs_and_is_judged_with_a_scripted_lm(experiment, memory, t
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A2, k: 3}}", "`k` is how many items A1 injects"),
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, k: 0}}", "`k` must be a whole number >= 1"),
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, k: '2'}}", "`k` must be a whole number >= 1"),
+    ("curriculum: c.yaml\nconfigs: {'../../pwn': {condition: A0}}", "it names the arm's folders"),
+    ("curriculum: c.yaml\nconfigs: {'.hidden': {condition: A0}}", "not starting with a dot"),
 ])
 def test_bad_experiment_files_say_what_to_fix(tmp_path, text, message):
     (tmp_path / "c.yaml").write_text("id: c\ntasks: []\n")

@@ -1,9 +1,13 @@
 """Deterministic judges on gold and wrong answers; the structural judge; the LLM judge through a scripted LM."""
 
+import re
+
 import dspy
 import pytest
+from click.testing import CliRunner
 from rdflib import Graph
 
+from owl_memory.cli import main
 from owl_memory.errors import ConfigError, LoadError
 from owl_memory.learning import judge, judge_structural, load_curriculum, shipped_curriculum
 from owl_memory.model.judgments import Expect, Judgment
@@ -101,13 +105,34 @@ def test_shipped_curriculum_has_gold_that_runs():
             assert len(g.query(t.expect.gold)) >= 1, t.id
 
 
+@pytest.mark.parametrize("text, message", [
+    ("id: x\n", "'tasks' is a required property"),
+    ("id: x\ntasks: 5\n", "tasks: 5 is not of type 'array'"),
+    ("id: x\ntasks:\n  - {id: a}\n", "tasks.0: 'query' is a required property"),
+    ("id: x\ntasks:\n  - {id: a, query: '   '}\n", "tasks.0.query: '   ' does not match"),
+    ("id: x\ntasks:\n  - {id: a, query: q, tags: 5}\n", "tasks.0.tags: 5 is not of type 'array'"),
+    ("id: x\ntasks:\n  - {id: a, query: q, colour: red}\n", "'colour' was unexpected"),
+    ("id: x\ntasks:\n  - {id: a, query: q, expect: {sparql: 7}}\n", "tasks.0.expect.sparql: 7 is not of type"),
+    ("id: x\nontology: lib.ttl\ntasks: []\n", "ontology: 'lib.ttl' is not of type 'object'"),
+    ("- a\n", "(top level): ['a'] is not of type 'object'"),
+])
+def test_a_bad_curriculum_is_one_line_naming_the_key(tmp_path, text, message):
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(LoadError, match=re.escape(message)):
+        load_curriculum(tmp_path / "c.yaml")
+    done = CliRunner().invoke(main, ["train", str(tmp_path / "c.yaml"), "--lm", "scripted",
+                                     "--memory", str(tmp_path / "m")])
+    assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1, done.output
+    assert not (tmp_path / "m").exists()  # nothing written, not even a new memory folder
+
+
 def test_bad_curricula_fail_at_load_with_the_task_named(tmp_path):
     bad = tmp_path / "c.yaml"
     bad.write_text("id: x\ntasks:\n  - {id: a, query: q, expect: {sparql: 'SELEC nothing'}}\n", encoding="utf-8")
     with pytest.raises(LoadError, match="task a: expect.sparql is not valid SPARQL"):
         load_curriculum(bad)
     bad.write_text("id: x\ntasks:\n  - {id: a, query: q, split: test}\n", encoding="utf-8")
-    with pytest.raises(LoadError, match="split must be train or holdout"):
+    with pytest.raises(LoadError, match=r"tasks.0.split: 'test' is not one of \['train', 'holdout'\]"):
         load_curriculum(bad)
     bad.write_text("id: x\ntasks: [\n", encoding="utf-8")
     with pytest.raises(LoadError, match="not valid YAML"):

@@ -21,6 +21,7 @@ characters (L0, L1, L3, and L2 for A1's injected text). A config's own setting w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -136,7 +137,11 @@ def load_experiment(path: str | Path) -> Experiment:
 
 
 def _config(name: str, spec, guide: str | None, path: Path) -> Config:
-    """One checked config entry."""
+    """One checked config entry (its name becomes a folder and file name of the output: letters, digits, `_`, `-`,
+    `.`, at most 64, not starting with a dot)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}", str(name)):
+        raise ConfigError(f"config name {str(name)[:80]!r} in {path.name}: use letters, digits, _, - and . (at most "
+                          "64, not starting with a dot); it names the arm's folders")
     if not isinstance(spec, dict) or set(spec) - KEYS or "condition" not in spec:
         raise ConfigError(f"config {name} in {path.name} must be a mapping with `condition` (and optional "
                           f"{', '.join(sorted(KEYS - {'condition'}))}); got {spec!r}")

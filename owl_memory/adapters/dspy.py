@@ -156,6 +156,8 @@ class CommandInterpreter(LocalInterpreter):
     started by `worker_command(script)`, so a subclass can run it under a sandbox."""
 
     start_seconds = 30  # a worker that has not said "ready" by then is a failed start
+    _process: subprocess.Popen | None  # LocalInterpreter's: the running worker
+    _responses: queue.Queue[str | None]  # LocalInterpreter's: the worker's output lines (None: it ended)
 
     def worker_command(self, script: Path) -> list[str]:
         """The command that runs dspy's worker script; LocalInterpreter's own by default."""
@@ -164,6 +166,7 @@ class CommandInterpreter(LocalInterpreter):
     @staticmethod
     def _read_into(process: subprocess.Popen, responses: queue.Queue) -> None:
         """dspy's reader thread, writing to this worker's own queue (a restarted worker gets a fresh one)."""
+        assert process.stdout is not None  # start() opens the worker's stdout as a pipe
         with contextlib.suppress(OSError, ValueError):  # stdout closed under it: the worker was killed
             for line in process.stdout:
                 responses.put(line)

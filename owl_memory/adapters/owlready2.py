@@ -121,7 +121,9 @@ class Quadstore:
         seed with terms it knows)."""
         found = ids.get(term)
         if found is None:
-            found = ids[term] = self.storid(term, True)
+            made = self.storid(term, True)
+            assert made is not None  # create=True makes the id it does not find
+            found = ids[term] = made
         return found
 
     def node_ids(self, iris: Sequence[str]) -> dict[str, int]:

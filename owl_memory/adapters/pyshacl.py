@@ -17,9 +17,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import FunctionType, SimpleNamespace
+from typing import TYPE_CHECKING
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, RDFS
+
+if TYPE_CHECKING:
+    from pyshacl.shapes_graph import ShapesGraph
 
 _LOG = logging.getLogger("pyshacl-validate")
 _KEYS = 4096  # (types, subclass axioms) keys a Prepared keeps at most
@@ -89,7 +93,7 @@ class Prepared:
     subclass axioms alone: `reached` keeps the answer by those) and the others (sh:targetNode, ...SubjectsOf,
     ...ObjectsOf); `parameters` is the constraint-parameter list its shapes search, with a set behind `in`."""
 
-    shapes: object  # pyshacl.shapes_graph.ShapesGraph
+    shapes: ShapesGraph
     by_class: tuple
     by_node: tuple
     parameters: list = field(compare=False, repr=False)
@@ -163,11 +167,11 @@ class _Members(list):
     def __init__(self, items) -> None:
         """The members in order, and their set."""
         super().__init__(items)
-        self.index = frozenset(items)
+        self.members = frozenset(items)
 
     def __contains__(self, item) -> bool:
         """Set membership."""
-        return item in self.index
+        return item in self.members
 
 
 def _indexed(shapes) -> list:

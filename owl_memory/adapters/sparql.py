@@ -95,7 +95,7 @@ def _either(forms: tuple[str, ...], joiner: str = "or") -> str:
     return forms[0] if len(forms) == 1 else f"{', '.join(forms[:-1])} {joiner} {forms[-1]}"
 
 
-def _not_a_query(query_text: str, error: Exception, advice: str) -> QueryRefused:
+def _not_a_query(query_text: str, error: BaseException, advice: str) -> QueryRefused:
     """QueryRefused for text that is not a query: an update is refused as one, anything else as a syntax error."""
     from rdflib.plugins.sparql.parser import parseUpdate
 

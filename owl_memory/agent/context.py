@@ -243,7 +243,7 @@ def _qname(graph: Graph, term: Node | None) -> str:
         prefix, _, local = graph.namespace_manager.compute_qname(str(term), generate=False)
         return f"{prefix}:{local}" if prefix else local
     except (KeyError, ValueError):
-        return local_name(term)
+        return local_name(str(term))
 
 
 def _signature(graph: Graph, prop: URIRef) -> str:

@@ -43,7 +43,7 @@ def run_metrics(box, calls: Sequence[LmCall], given: list[str], iterations: int,
 def summed(a: RunMetrics, b: RunMetrics) -> RunMetrics:
     """Two runs' metrics as one: counts and characters added (per payload kind too), largest values kept, converged
     when both were, cost unknown when either is."""
-    out = {}
+    out: dict[str, object] = {}
     for f in fields(RunMetrics):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, dict):
@@ -54,7 +54,7 @@ def summed(a: RunMetrics, b: RunMetrics) -> RunMetrics:
             out[f.name] = None
         else:
             out[f.name] = max(x, y) if f.name.startswith("max_") else round(x + y, 6 if f.name == "cost_usd" else 3)
-    return RunMetrics(**out)
+    return RunMetrics.from_dict(out)
 
 
 def note_spent(error: BaseException, metrics: RunMetrics, trajectory: Path) -> None:

@@ -9,6 +9,7 @@ it; the next sprint applies those deltas by computation first.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from rdflib.namespace import OWL, RDF
 
@@ -19,6 +20,9 @@ from .cq import CompetencyQuestion, CQResult, passed
 from .sprint_file import slug
 from .workspace import Delta, Workspace, nt_lines, parse_lines
 
+if TYPE_CHECKING:
+    from ..store import Memory
+
 
 def cq_signature(cq: CompetencyQuestion) -> str:
     """The signature a compiled answer to a CQ is stored under: cq:<16 hex of query, prefixes and expectation>."""
@@ -27,26 +31,28 @@ def cq_signature(cq: CompetencyQuestion) -> str:
     return "cq:" + sha256(text)[:16]
 
 
-def stored_answer(memory, cq: CompetencyQuestion) -> tuple[Item, list, list] | None:
+def stored_answer(memory: Memory, cq: CompetencyQuestion) -> tuple[Item, list, list] | None:
     """The compiled answer of a CQ with the triples it adds and removes; None when there is none or its delta
     handle is missing or unreadable (then the failed use is recorded)."""
     op = compiled.cq_answer(memory, cq_signature(cq))
     change = answer_delta(memory, op) if op is not None else None
-    return None if change is None else (op, *change)
+    return None if op is None or change is None else (op, *change)
 
 
-def answer_delta(memory, op: Item) -> tuple[list, list] | None:
+def answer_delta(memory: Memory, op: Item) -> tuple[list, list] | None:
     """The triples a compiled answer adds and removes (from its delta handle); None, and a recorded failure, when
     the handle is missing or unreadable."""
+    answer = op.action_schema
+    assert isinstance(answer, CqAnswer)  # compiled.cq_answer gives only items whose action schema is a CQ answer
     try:
-        payload = json.loads(memory.blobs.load(op.action_schema.delta))
+        payload = json.loads(memory.blobs.load(answer.delta))
         return list(parse_lines(payload["added"])), list(parse_lines(payload["removed"]))
     except (UnknownItem, KeyError, ValueError, TypeError):
         memory.record_use(op.id, False)
         return None
 
 
-def store_answers(memory, ws: Workspace, sprint_name: str, cqs: list, results: list[CQResult], solved: dict,
+def store_answers(memory: Memory, ws: Workspace, sprint_name: str, cqs: list, results: list[CQResult], solved: dict,
                   run_id: str) -> int:
     """Store one RepairOperator per CQ that passed with deltas of this run behind it (`solved`: CQ id -> deltas);
     returns how many are new."""
@@ -55,7 +61,7 @@ def store_answers(memory, ws: Workspace, sprint_name: str, cqs: list, results: l
                for cq in cqs if solved.get(cq.id) and passed(results, cq.id))
 
 
-def _store(memory, ws: Workspace, sprint_name: str, cq: CompetencyQuestion, deltas: list[Delta],
+def _store(memory: Memory, ws: Workspace, sprint_name: str, cq: CompetencyQuestion, deltas: list[Delta],
            applies_to: list, run_id: str) -> int:
     """Store the compiled answer of one CQ (the net triples its deltas added); 1 when it was not stored before."""
     added: set = set()

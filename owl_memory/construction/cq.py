@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 from rdflib import Graph, Literal, URIRef, Variable
+from rdflib.query import ResultRow
 
 from ..adapters import sparql as sparql_text
 from ..errors import LoadError
@@ -51,7 +52,7 @@ class CQResult:
     id: str
     passed: bool
     kind: str
-    observed: object
+    observed: bool | int  # ASK: the answer; SELECT: the row count
     expected: object
     error: str | None = None
 
@@ -148,10 +149,10 @@ def _row_key(row: dict) -> tuple:
     return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in row.items()))
 
 
-def _expected_rows(cq: CompetencyQuestion) -> list[tuple]:
-    """The expected SELECT rows in comparable form."""
+def _expected_rows(cq: CompetencyQuestion, expected: list) -> list[tuple]:
+    """The expected SELECT rows (`cq.expected`, a list) in comparable form."""
     rows = []
-    for row in cq.expected:
+    for row in expected:
         terms = {str(k).lstrip("?"): term(v, cq.prefixes) for k, v in row.items()}
         rows.append(_row_key(terms))
     return sorted(rows)
@@ -163,8 +164,8 @@ def evaluate(cq: CompetencyQuestion, graph: Graph) -> CQResult:
     if cq.kind == "ASK":
         observed = bool(result.askAnswer)
         return CQResult(cq.id, observed == bool(cq.expected), "ASK", observed, bool(cq.expected))
-    names = [str(v) for v in result.vars]
-    rows = sorted(_row_key({n: r[i] for i, n in enumerate(names)}) for r in result)
+    names = [str(v) for v in result.vars or ()]
+    rows = sorted(_row_key({n: r[i] for i, n in enumerate(names)}) for r in result if isinstance(r, ResultRow))
     return CQResult(cq.id, _select_passes(cq, rows), "SELECT", len(rows), cq.expected)
 
 
@@ -176,7 +177,7 @@ def _select_passes(cq: CompetencyQuestion, rows: list[tuple]) -> bool:
     if isinstance(exp, int):
         return len(rows) == exp
     if isinstance(exp, list):
-        wanted = _expected_rows(cq)
+        wanted = _expected_rows(cq, exp)
         names = {k for key in wanted for k, _ in key}
         got = sorted(tuple(p for p in r if p[0] in names) for r in rows)
         return got == wanted

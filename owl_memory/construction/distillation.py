@@ -91,7 +91,7 @@ def attributed(session) -> dict:
 
 def _reachable(net: set, nodes: set) -> set:
     """The triples of `net` whose subject is reachable from `nodes` through `net`'s own links."""
-    nodes, found = set(nodes), set()
+    nodes, found = set(nodes), set[tuple]()
     while True:
         more = {t for t in net if t[0] in nodes} - found
         if not more:

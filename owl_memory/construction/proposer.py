@@ -121,7 +121,7 @@ def _filter_hints(filters: list) -> dict:
     """Literal candidates that filters suggest per variable (REGEX examples, STRSTARTS prefixes, = constants)."""
     hints: dict = {}
     for hint in (h for expr in filters for h in sparql_text.filter_hints(expr)):
-        text = generate(hint.value, hint.flags) if hint.kind == "regex" else hint.value
+        text = generate(str(hint.value), hint.flags) if hint.kind == "regex" else hint.value
         for v in hint.variables:
             hints.setdefault(v, []).append(text)
     return hints
@@ -166,14 +166,14 @@ class SymbolicProposer:
         added: set = set()
         for v in violations:
             if v.component == SH.MinCountConstraintComponent and isinstance(v.path, URIRef):
-                added |= self._missing_values(v, graph, shapes)
+                added |= self._missing_values(v, v.path, graph, shapes)
         return sorted(added, key=nt_line)
 
-    def _missing_values(self, v: Violation, graph: Graph, shapes: Graph) -> set:
-        """The values a focus node lacks to reach the shape's sh:minCount on its path."""
-        focus, path = v.focus, v.path
+    def _missing_values(self, v: Violation, path: URIRef, graph: Graph, shapes: Graph) -> set:
+        """The values a focus node lacks to reach the shape's sh:minCount on its path (`v.path`, a predicate)."""
+        focus = v.focus
         have = set(graph.objects(focus, path))
-        need = int(shapes.value(v.shape, SH.minCount) or 1) - len(have)
+        need = int(str(shapes.value(v.shape, SH.minCount) or 1)) - len(have)
         c = property_constraints(shapes, graph, path)
         cq = CompetencyQuestion("violation", "", "ASK {}")
         pool = [x for x in self._values(cq, graph, shapes, focus, path, Variable(local_name(path)), [])

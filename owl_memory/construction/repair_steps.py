@@ -16,9 +16,9 @@ from itertools import islice
 
 from ..errors import ToolError
 from ..model.operators import APPLY_DELTA, canonical
-from ..repair import Candidate, Step
+from ..repair import Candidate, Step, VerifyResult
 from .compiled_answers import cq_signature, stored_answer
-from .cq import evaluate
+from .cq import CompetencyQuestion, evaluate
 from .workspace import Delta
 
 MAX_CANDIDATES = 8  # candidates one listing offers
@@ -97,7 +97,7 @@ class RepairSteps:
         session: the ConstructionSession the steps change.
     """
 
-    def __init__(self, session) -> None:
+    def __init__(self, session) -> None:  # a ConstructionSession: not annotated, as session.py imports this module
         """No candidate offered yet."""
         self.session = session
         self.known: dict[str, Offer] = {}
@@ -131,10 +131,11 @@ class RepairSteps:
 
     def _answers(self, signature: str) -> list[Offer]:
         """The compiled answer of the failing CQ with this signature, when memory holds one."""
-        cq = self._cq(signature)
-        if any(r.id == cq.id and r.passed for r in self.session.results) or not self.session.use_memory:
+        cq, memory = self._cq(signature), self.session.memory
+        if any(r.id == cq.id and r.passed for r in self.session.results) or not self.session.use_memory \
+                or memory is None:
             return []
-        found = stored_answer(self.session.memory, cq)
+        found = stored_answer(memory, cq)
         if found is None:
             return []
         op, added, removed = found
@@ -144,7 +145,7 @@ class RepairSteps:
                                 len(removed), 0)
         return [self.known[cid]]
 
-    def _cq(self, signature: str):
+    def _cq(self, signature: str) -> CompetencyQuestion:
         """The competency question a cq: signature names; ToolError otherwise."""
         cq = next((c for c in self.session.sprint.cqs if cq_signature(c) == signature), None)
         if cq is None:
@@ -205,7 +206,7 @@ class RepairSteps:
                        if c.patch.operator == offer.operator and c.item == offer.item]
             exact = [c for c in options if canonical(c.patch.choice) == offer.choice
                      and bool(c.follow_ups) == bool(offer.follow_ups)]
-            c = (exact or options or [None])[0]
+            c = next(iter(exact or options), None)
             if c is None or c.patch.clashes(added, removed):
                 continue
             chosen.append(c)
@@ -214,9 +215,10 @@ class RepairSteps:
 
     def _apply_answer(self, offer: Offer) -> RepairOutcome:
         """Apply a compiled CQ answer as one delta, verify what it touched, and record the use on its operator."""
-        s = self.session
+        s, memory = self.session, self.session.memory
+        assert memory is not None  # compiled answers are offered only from a memory (_answers)
         cq = self._cq(offer.signature)
-        found = stored_answer(s.memory, cq)
+        found = stored_answer(memory, cq)
         if found is None:
             raise ToolError("that compiled answer's delta is gone from memory; write the triples with "
                             "workspace_apply")
@@ -232,13 +234,13 @@ class RepairSteps:
         new = [v for v in (s.baseline.mine(result.violations) if result else []) if v.focus in touched
                and v.key not in before]
         passes = evaluate(cq, s.ws.working).passed
-        s.memory.record_use(op.id, passes and not new)
+        memory.record_use(op.id, passes and not new)
         self.used.append(op.id)
         s.counts.compiled_used += 1
         s.counts.compiled_verified += passes and not new
         return RepairOutcome(offer.id, delta, 1, int(passes), 0, len(new), passes)
 
-    def _check(self, focus: frozenset | None):
+    def _check(self, focus: frozenset | None) -> VerifyResult:
         """Verify what a delta touched, `focus` (one counted run; the whole graph when the shapes need it or nothing
         current is known), and take the result in."""
         s = self.session

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from rdflib import URIRef
 
 from ..errors import ToolError
 from ..model import Violation
 from ..repair import Guards, Patch, RepairSession, VerifyResult, applied, target_nodes
-from ..store import BlobStore
+from ..store import BlobStore, PayloadStore
 from .baseline import Baseline
 from .cq import CompetencyQuestion, CQResult, evaluate_all
 from .delta_input import parse_delta
 from .repair_steps import RepairSteps
 from .sprint_file import Sprint, merged
 from .workspace import Delta, Workspace
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 STANDARD = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
             "owl": "http://www.w3.org/2002/07/owl#", "xsd": "http://www.w3.org/2001/XMLSchema#"}
@@ -70,13 +74,13 @@ class ConstructionSession:
         progress: called with a one-line text after each step (for displays).
     """
 
-    def __init__(self, sprint: Sprint, memory=None, *, use_memory: bool = True, keep_seed: bool = True,
+    def __init__(self, sprint: Sprint, memory: Memory | None = None, *, use_memory: bool = True, keep_seed: bool = True,
                  keep_values: bool = False, progress: Callable[[str], None] | None = None):
         """Open the workspace over the seed and shapes and verify the seed once (the baseline)."""
         self.sprint, self.memory = sprint, memory
         self.use_memory = use_memory and memory is not None
         self.keep_seed, self.keep_values = keep_seed, keep_values
-        self.blobs: BlobStore = memory.blobs if memory is not None else BlobStore(":memory:")
+        self.blobs: PayloadStore = memory.blobs if memory is not None else BlobStore(":memory:")
         self.ws = Workspace(self.blobs, merged(sprint.ontology), merged(sprint.shapes))
         self.prefixes = declared_prefixes(self.ws, sprint.cqs)
         self.baseline = Baseline.check(self.ws, sprint.baseline, self.blobs)
@@ -127,7 +131,9 @@ class ConstructionSession:
             raise self.refuse(f"every one of the {len(add)} added triples is in the working graph already; no delta "
                               "was made")
         self.check_change(fresh, rem)
-        return self.record(self.ws.apply(fresh, rem, note="agent"), "apply")
+        delta = self.record(self.ws.apply(fresh, rem, note="agent"), "apply")
+        assert delta is not None  # fresh or rem is non-empty and changes the working graph
+        return delta
 
     def check_change(self, added, removed) -> None:
         """ToolError (and a refusal counted) when a change breaks a minimal-change rule."""

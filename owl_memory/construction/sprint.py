@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..model import RunMetrics
 from ..repair import VerifyResult, verify
@@ -25,7 +27,10 @@ from .proposer import Proposal, SymbolicProposer
 from .sprint_events import BaselineChecked, CompiledReplayed, Proposed, Repaired, SprintDone, SprintEvent, StepDone
 from .sprint_file import Sprint, load_sprint, merged
 from .sprint_result import SprintResult
-from .workspace import Workspace
+from .workspace import Delta, Workspace
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 MAX_PROPOSALS = 3  # proposals for one CQ before it counts as stuck
 MAX_SIGNATURES = 20  # violation signatures in a result
@@ -63,13 +68,12 @@ class SprintRun:
         out: a file the working graph is written to at the end (checked before the sprint starts), or None.
     """
 
-    def __init__(self, sprint, memory, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
-                 run_id: str | None = None, out=None):
+    def __init__(self, sprint: Sprint | str | Path, memory: Memory, proposer=None,
+                 progress: Callable[[SprintEvent], None] | None = None, run_id: str | None = None, out=None):
         """Load the sprint, open its workspace over the seed and shapes; nothing is verified yet (a memory that cannot
         be written is MemoryReadOnly now: the sprint stores graph versions and compiled answers there)."""
         self.sprint = sprint if isinstance(sprint, Sprint) else load_sprint(sprint)
-        if memory is not None:
-            memory.require_writable()
+        memory.require_writable()
         self.memory = memory
         self.symbolic = SymbolicProposer(self.sprint.namespace)
         self.llm = proposer
@@ -78,8 +82,14 @@ class SprintRun:
         self.run_id = run_id or f"sprint-{self.sprint.name}-{stamp}"
         self.ws = Workspace(memory, merged(self.sprint.ontology), merged(self.sprint.shapes))
         self.state = _State()
-        self.baseline: Baseline | None = None
+        self._baseline: Baseline | None = None
         self.out = out
+
+    @property
+    def baseline(self) -> Baseline:
+        """What the seed violates before any change (checked when the run starts)."""
+        assert self._baseline is not None  # run() checks the baseline before anything else
+        return self._baseline
 
     # ---- verification in the sprint's scope ----
     def _verify(self) -> VerifyResult:
@@ -110,7 +120,7 @@ class SprintRun:
 
     def _check_baseline(self) -> None:
         """Verify the seed before any change: what fails now is the baseline."""
-        self.baseline = Baseline.check(self.ws, self.sprint.baseline, self.memory.blobs)
+        self._baseline = Baseline.check(self.ws, self.sprint.baseline, self.memory.blobs)
         self.progress(BaselineChecked(self.baseline.result.violation_count))
 
     def _next_cq(self) -> CompetencyQuestion | None:
@@ -187,7 +197,7 @@ class SprintRun:
         self.state.unrepaired = _sigs(self._outside_baseline(v))
         return v
 
-    def _attribute(self, cq: CompetencyQuestion | None, delta) -> None:
+    def _attribute(self, cq: CompetencyQuestion | None, delta: Delta | None) -> None:
         """Count a delta as part of the answer to `cq` (what a rerun replays for it)."""
         if delta is not None and cq is not None:
             self.state.solved.setdefault(cq.id, []).append(delta)
@@ -233,8 +243,9 @@ class SprintRun:
             self.llm.metrics if self.llm is not None else RunMetrics(), out)
 
 
-def run_sprint(sprint, memory, *, proposer=None, progress: Callable[[SprintEvent], None] | None = None,
-               run_id: str | None = None, out=None) -> SprintResult:
+def run_sprint(sprint: Sprint | str | Path, memory: Memory, *, proposer=None,
+               progress: Callable[[SprintEvent], None] | None = None, run_id: str | None = None,
+               out=None) -> SprintResult:
     """Run a sprint (a Sprint or a YAML path) over a memory; `proposer` (e.g. owl_memory.llm.proposer.LLMProposer)
     is asked before the symbolic proposer; `out` (a file path) gets the working graph at the end."""
     return SprintRun(sprint, memory, proposer=proposer, progress=progress, run_id=run_id, out=out).run()

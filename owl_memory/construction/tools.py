@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
-from rdflib import URIRef
+from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from ..adapters import sparql as sparql_text
@@ -35,6 +36,10 @@ from ..agent import (
 from ..model import Construction, MemoryAccess
 from .compiled_answers import cq_signature
 from .session import ConstructionSession
+from .workspace import Delta
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 SESSION: ContextVar[ConstructionSession | None] = ContextVar("owl_memory_construction_session", default=None)
 MAX_CQS = 40  # competency questions one status lists
@@ -54,7 +59,8 @@ def bound(session: ConstructionSession) -> Iterator[None]:
         SESSION.reset(token)
 
 
-def session_tools(session: ConstructionSession, memory=None, access: MemoryAccess = DEFAULT_ACCESS) -> list[OwlTool]:
+def session_tools(session: ConstructionSession, memory: Memory | None = None,
+                  access: MemoryAccess = DEFAULT_ACCESS) -> list[OwlTool]:
     """The construction tools over `session`, with the memory tools (when `memory` and `access` grant them), the
     ontology tools over its working graph and the handle tools: OwlTool objects for dspy.RLM(sig, tools=...)."""
     with bound(session):
@@ -73,12 +79,18 @@ class ConstructionTools(ToolFamily):
     def __init__(self, box: Toolbox):
         """Tools over the session bound when the toolbox is made (none: the family is not offered)."""
         super().__init__(box)
-        self.session = SESSION.get()
-        self._known: set | None = None  # IRIs the seed, the shapes and the CQs name (computed on first use)
+        self._bound = SESSION.get()
+        self._known: set[URIRef] | None = None  # IRIs the seed, the shapes and the CQs name (computed on first use)
 
     def offered(self) -> bool:
         """Only while a construction session is bound."""
-        return self.session is not None
+        return self._bound is not None
+
+    @property
+    def session(self) -> ConstructionSession:
+        """The session bound when the toolbox was made."""
+        assert self._bound is not None  # the toolbox lists this family's tools only when offered() says one is bound
+        return self._bound
 
     def cq_status(self) -> dict | str:
         """Every competency question: id, passed, row_count (ASK: 1 or 0; no rows are shown) and signature (for
@@ -133,19 +145,21 @@ class ConstructionTools(ToolFamily):
         mine = s.baseline.mine(result.violations)
         counts = Counter(v.signature for v in mine)
         focus = sorted({str(v.focus) for v in mine})
+        report = result.report_ref
         out = {"conforms": not mine, "violation_count": len(mine), "signatures": dict(sorted(counts.items())),
-               "focus_nodes": focus, "report": result.report_ref.key if result.report_ref else None,
+               "focus_nodes": focus, "report": report.key if report else None,
                "baseline_excluded": len(result.violations) - len(mine)}
         if self.box.access.uncapped:  # the negative control: the whole report inline
-            self.box.watch(out["report"])
-            return self._step("workspace_verify", {**out, "report_text": s.blobs.load(result.report_ref)})
+            assert report is not None  # the session's verify() stores every report
+            self.box.watch(report.key)
+            return self._step("workspace_verify", {**out, "report_text": s.blobs.load(report)})
         return self._step("workspace_verify", _capped(out, len(counts), len(focus)))
 
     def repair_candidates(self, signature: str) -> dict | str:
         """Repair candidates for one signature from workspace_verify (or a cq: signature from cq_status): compiled
         operators from memory first, then the library's strategies, as ids with one-line summaries."""
         found = self.session.repairs.candidates(as_text(signature, "signature"))
-        out = {"candidates": [c.to_dict() for c in found]}
+        out: dict[str, object] = {"candidates": [c.to_dict() for c in found]}
         if not found:
             out["note"] = "no candidate: write the missing triples yourself with workspace_apply"
         return self._step("repair_candidates", out)
@@ -171,7 +185,7 @@ class ConstructionTools(ToolFamily):
         return self._step("workspace_undo", {"undone": key, **made})
 
     # ---- helpers ----
-    def _delta(self, delta) -> dict:
+    def _delta(self, delta: Delta) -> dict:
         """What a change returns: the delta handle, its sizes, the new version and the CQs passing."""
         return {"delta": delta.ref.key, "added": delta.added, "removed": delta.removed, **self._sizes()}
 
@@ -181,7 +195,7 @@ class ConstructionTools(ToolFamily):
         return {"version": s.ws.head.key, "triples": len(s.ws.working),
                 "cqs_passed": sum(r.passed for r in s.results)}
 
-    def _unseen(self, triples) -> list[str]:
+    def _unseen(self, triples: Graph) -> list[str]:
         """Predicates and classes of some triples that the seed, the shapes and the CQs never name (outside the
         namespace new nodes are minted under)."""
         s = self.session

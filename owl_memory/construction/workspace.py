@@ -12,7 +12,7 @@ from ..adapters import rdflib as rdf
 from ..errors import InvalidItem, UnknownItem
 from ..model import Ref
 from ..rdfio import load_graph
-from ..store import BlobStore
+from ..store import PayloadStore
 
 SUMMARY_CHARS = 240
 
@@ -97,13 +97,13 @@ class Workspace:
     """Base, working and shapes graphs; every version an "ontology" Ref, every change a "delta" Ref.
 
     Args:
-        store: a Memory (its blob store is used) or a BlobStore.
+        store: a Memory (its payload store is used) or a PayloadStore.
         base: the seed ontology (path, Turtle text or Graph); never modified.
         shapes: the SHACL shapes graph (path, Turtle text or Graph); empty when None.
     """
 
     def __init__(self, store, base, shapes=None):
-        self.blobs: BlobStore = getattr(store, "blobs", store)
+        self.blobs: PayloadStore = getattr(store, "blobs", store)
         self.base = copy_graph(load_graph(base))
         self.shapes = copy_graph(load_graph(shapes)) if shapes is not None else Graph()
         self.working = copy_graph(self.base)
@@ -153,7 +153,7 @@ class Workspace:
                 return self.versions[which]
             raise UnknownItem(f"version {which} is not in this workspace's {len(self.versions)} versions; "
                               "use an index from 0 to len(versions) - 1")
-        ref = self.blobs.ref(which)
+        ref = self.blobs.ref(str(which) if isinstance(which, bool) else which)  # a bool is no index: an unknown key
         if ref.kind != "ontology":
             raise InvalidItem(f"handle {ref.key[:24]}… is a {ref.kind!r} handle, not an ontology version")
         return ref

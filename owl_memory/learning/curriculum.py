@@ -35,11 +35,11 @@ from ..errors import ConfigError, LoadError
 from ..model.endpoints import EndpointGrant, normalize_url, parse_grants
 from ..model.judgments import Expect
 from ..rdfio import load_graph
-from ..resources import package_file
+from ..resources import package_file, schema_error
 from .judging import check_expect
 
 SCHEMA = Namespace("https://schema.org/")
-SPLITS = ("train", "holdout")
+SCHEMA_NAME = "curriculum.schema.json"
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -125,16 +125,16 @@ def load_curriculum(source: str | Path) -> Curriculum:
 
 
 def _from_mapping(data, path: Path) -> Curriculum:
-    """Build a Curriculum from parsed YAML, checking every field."""
-    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data.get("id"):
-        raise LoadError("a curriculum needs `id` and a list of `tasks`", source=str(path))
+    """Build a Curriculum from parsed YAML, checked against schemas/curriculum.schema.json, then every reference."""
+    error = schema_error(SCHEMA_NAME, data)
+    if error is not None:
+        raise LoadError(f"not a valid curriculum at {error}; schemas/{SCHEMA_NAME} lists the keys and their types",
+                        source=str(path))
     top, more = data.get("ontology") or {}, data.get("ontologies") or []
-    if not isinstance(top, dict) or not isinstance(more, list):
-        raise LoadError("`ontology` is one {name, path} entry and `ontologies` a list of them", source=str(path))
     resolved = [_ontology(o, path) for o in ([top] if top.get("path") else []) + more]
     ontologies = dict(resolved)
     main = resolved[0] if top.get("path") or len(resolved) == 1 else None  # what tasks naming none run over
-    tasks = tuple(_task(t, n, path) for n, t in enumerate(data["tasks"], 1))
+    tasks = tuple(_task(t, path) for t in data["tasks"])
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise LoadError(f"task ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}", source=str(path))
@@ -146,8 +146,6 @@ def _from_mapping(data, path: Path) -> Curriculum:
 
 def _ontology(entry, path: Path) -> tuple[str, Path]:
     """One ontology entry ({name, path} or {name, package, path}) as (name, resolved file); LoadError when missing."""
-    if not isinstance(entry, dict) or not entry.get("path"):
-        raise LoadError("an ontology entry needs a `path` (and a `name`)", source=str(path))
     try:
         file = package_file(entry["package"], entry["path"]) if entry.get("package") else \
             (path.parent / entry["path"]).resolve()
@@ -168,14 +166,10 @@ def _check_ontology(task: Task, ontologies: dict, has_default: bool, path: Path)
         raise LoadError(f"task {task.id}: name its ontology (one of {', '.join(ontologies)})", source=str(path))
 
 
-def _task(t, n: int, path: Path) -> Task:
-    """One task of a YAML curriculum; LoadError naming the task number."""
-    if not isinstance(t, dict) or not t.get("id") or not str(t.get("query") or "").strip():
-        raise LoadError(f"task {n} needs an `id` and a `query`", source=str(path))
+def _task(t: dict, path: Path) -> Task:
+    """One task of a YAML curriculum (its form checked by the schema); LoadError naming the task."""
     tags = tuple(str(x) for x in t.get("tags") or ())
     split = str(t.get("split") or "train")
-    if split not in SPLITS:
-        raise LoadError(f"task {t['id']}: split must be train or holdout, got {split!r}", source=str(path))
     block = dict(t.get("expect") or {})
     try:
         expect = check_expect(block) if block else None

@@ -158,10 +158,13 @@ def forbidden_strings(record: RunRecord) -> set[str]:
     return {n for n in names if len(n) >= 4}
 
 
-def copies_task(spec: ItemSpec, forbidden: set[str], task: str) -> str | None:
-    """The first task-specific string a general item copies, or None."""
-    text = " ".join([spec.title, spec.summary, spec.content, _json(spec.action_schema),
-                     spec.verification_hook or ""]).casefold()
+def copies_task(spec: ItemSpec, forbidden: set[str], task: str, template: bool = False) -> str | None:
+    """The first task-specific string a general item copies, or None. A `template` item (the rule-based one, whose
+    title, summary, content and verification hook the extractor and the judge write from the task type, the failure
+    mode, the judge and the pattern's kept predicates) is checked on what it takes from the run: its compiled
+    action."""
+    own = [] if template else [spec.title, spec.summary, spec.content, spec.verification_hook or ""]
+    text = " ".join([*own, _json(spec.action_schema)]).casefold()
     if len(task.strip()) >= 20 and task.strip().casefold() in text:
         return "the task text"
     return next((f for f in sorted(forbidden) if f.casefold() in text), None)
@@ -179,7 +182,7 @@ def extract(record: RunRecord, judgment: Judgment, *, lm=None, max_items: int = 
     compiled, note = contrasted(schema, judgment, contrast)
     base = _rule_item(record, judgment, schema, compiled, note)
     if lm is None:
-        return _checked([base], record, max_items)
+        return _checked([base], record, max_items, template=True)
     return _drafted(record, judgment, lm, max_items, note, compiled, base)
 
 
@@ -190,22 +193,24 @@ def _drafted(record: RunRecord, judgment: Judgment, lm, max_items: int, note: st
     try:
         drafts = llm_drafts(record.task_type, outcome, outline(record.events), lm, max_items)
     except Exception as e:  # noqa: BLE001 - any LM or parse failure is recorded; the rule-based item stands in
-        return Extraction(_checked([base], record, max_items).items, (f"extractor failed: {type(e).__name__}",))
+        return Extraction(_checked([base], record, max_items, template=True).items,
+                          (f"extractor failed: {type(e).__name__}",))
     items, rejected = [], []
     for n, d in enumerate(drafts, 1):
         try:
             items.append(_from_draft(parse_draft(d, judgment.success), record, judgment, compiled))
         except InvalidItem as e:
             rejected.append(f"draft {n}: {str(e)[:200]}")
-    checked = _checked(items or [base], record, max_items)
+    checked = _checked(items or [base], record, max_items, template=not items)
     return Extraction(checked.items, tuple(rejected) + checked.rejected)
 
 
-def _checked(items: list[ItemSpec], record: RunRecord, max_items: int) -> Extraction:
-    """Drop general items that copy the task's strings; keep at most `max_items`."""
+def _checked(items: list[ItemSpec], record: RunRecord, max_items: int, template: bool = False) -> Extraction:
+    """Drop general items that copy the task's strings (`template`: the items are the rule-based one, see
+    copies_task); keep at most `max_items`."""
     forbidden, kept, rejected = forbidden_strings(record), [], []
     for spec in items:
-        bad = copies_task(spec, forbidden, record.task) if spec.scope == "general" else None
+        bad = copies_task(spec, forbidden, record.task, template) if spec.scope == "general" else None
         if bad:
             rejected.append(f"{spec.kind} {spec.title!r} copies a task-specific string ({bad})")
         else:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agent import LM_ENV, SCRIPTED, lm_name, read_trajectory, resolve_lm, run as run_agent, trajectory_folder
 from ..construction import (
@@ -32,6 +33,9 @@ from ..model import Event, RunComplete, RunConfig, RunMetrics, RunStart
 from ..rdfio import named_inside
 from .construction_script import construction_lm
 
+if TYPE_CHECKING:
+    from ..store import Memory
+
 MAX_CQS_SHOWN = 20
 QUESTION_CHARS = 160
 MAX_SIGNATURES = 20
@@ -47,8 +51,8 @@ repair_apply(candidate id), or write the missing triples yourself; workspace_und
 one-line answer once cq_status() shows every CQ passing and workspace_verify() conforms."""
 
 
-def run_agentic_sprint(sprint, memory, config: RunConfig | None = None, *, out=None, keep_seed: bool = True,
-                       keep_values: bool = False, progress: Callable[[str], None] | None = None,
+def run_agentic_sprint(sprint, memory: Memory | None, config: RunConfig | None = None, *, out=None,
+                       keep_seed: bool = True, keep_values: bool = False, progress: Callable[[str], None] | None = None,
                        **options) -> AgentSprintResult:
     """Run a sprint (a Sprint or its YAML) with a model driving the construction tools; the summary.
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rdflib import Graph
 
 from ..construction import CompetencyQuestion, Proposal, copy_graph, evaluate
 from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 INSTRUCTIONS = """Make the competency question pass by proposing RDF triples to ADD to the ontology.
 `competency_question` holds its id, question, SPARQL query and prefixes; `ontology` holds only sizes, never
@@ -34,7 +39,7 @@ class LLMProposer(ToolRunProposer):
         self.namespace = namespace
         self.run = ToolRun(lm, max_iters, max_llm_calls)
 
-    def propose(self, cq: CompetencyQuestion, graph: Graph, shapes: Graph, memory=None) -> Proposal:
+    def propose(self, cq: CompetencyQuestion, graph: Graph, shapes: Graph, memory: Memory | None = None) -> Proposal:
         """Ask the model for Turtle answering `cq`; a Proposal that passes, or an empty one with a note."""
         try:
             text = self._ask(cq, graph, memory)
@@ -50,7 +55,7 @@ class LLMProposer(ToolRunProposer):
         ok = bool(added) and evaluate(cq, trial).passed
         return Proposal(cq.id, added if ok else [], ok, self.source, "" if ok else "the model's triples fail the CQ")
 
-    def _ask(self, cq: CompetencyQuestion, graph: Graph, memory) -> str:
+    def _ask(self, cq: CompetencyQuestion, graph: Graph, memory: Memory | None) -> str:
         """Run the RLM once and return its Turtle answer."""
         question = {"id": cq.id, "question": cq.question, "query": cq.query, "prefixes": cq.prefixes}
         pred = self.run("competency_question: dict, ontology: dict -> turtle: str", INSTRUCTIONS, graph, memory,

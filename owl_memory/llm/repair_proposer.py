@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rdflib import BNode, Graph
 from rdflib.namespace import SH
 
 from ..model import ChangeSet, Violation
 from .tool_runs import ToolRun, ToolRunProposer
 from .turtle import named_triples, parse_turtle
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 INSTRUCTIONS = """Repair the SHACL violations that no library operator could fix, by proposing a change set.
 `violations` lists each one (focus node, constraint component, path, value, message and the violated shape's
@@ -35,7 +40,8 @@ class LLMRepairProposer(ToolRunProposer):
         """Hold the LM and the budgets of each RLM run."""
         self.run = ToolRun(lm, max_iters, max_llm_calls)
 
-    def propose_repair(self, violations: list, graph: Graph, shapes: Graph, memory=None) -> ChangeSet:
+    def propose_repair(self, violations: list, graph: Graph, shapes: Graph,
+                       memory: Memory | None = None) -> ChangeSet:
         """Ask the model for a change set fixing `violations` on `graph`; an empty ChangeSet with a note on failure."""
         prefixes = {p: str(ns) for g in (shapes, graph) for p, ns in g.namespaces() if p}
         summary = [violation_summary(v, shapes) for v in violations[:MAX_VIOLATIONS]]

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 from rdflib import Graph
 
 from ..agent import run_metrics, summed
 from ..model import RunMetrics
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
 class ToolRun:
@@ -32,7 +36,7 @@ class ToolRun:
         """LM calls made so far."""
         return self.metrics.lm_calls
 
-    def __call__(self, signature: str, instructions: str, graph: Graph, memory, **inputs):
+    def __call__(self, signature: str, instructions: str, graph: Graph, memory: Memory | None, **inputs):
         """One dspy.RLM run (the graph as the ontology, `memory` for memory tools); adds its LM calls, tokens and
         leakage to self.metrics, also when the run fails."""
         from ..adapters.dspy import calls_before, calls_since, dspy

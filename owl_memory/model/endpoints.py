@@ -151,7 +151,6 @@ class EndpointProfile:
         """Inverse of to_json; ConfigError when the text is not a profile."""
         try:
             data = json.loads(text)
-            return cls(**{f.name: data[f.name] if f.name == "url" else tuple(data.get(f.name) or ())
-                          for f in fields(cls)})
+            return cls(data["url"], **{f.name: tuple(data.get(f.name) or ()) for f in fields(cls)[1:]})
         except (ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"not an endpoint profile ({type(e).__name__}: {str(e)[:80]})") from e

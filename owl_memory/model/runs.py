@@ -14,10 +14,6 @@ HINT_CHARS = 300  # A3's packed hint
 LAYERS = ("L0", "L1", "L3")  # context layers a run may give the model (agent/context.py computes them)
 BUDGETED = (*LAYERS, "L2")  # what a layer budget may bound: the layers, and L2 (A1's injected text)
 MAX_BUDGET = 1000  # dspy.RLM previews each input variable up to 1,000 characters: a bounded input is seen whole
-GRANTS = {"A0": {"layers_read_memory": False}, "A1": {"text": True}, "A2": {"tools": True},
-          "A3": {"tools": True, "injected": 1, "hint_chars": HINT_CHARS},
-          "A4": {"tools": True, "uncapped": True, "prompt_text": True},
-          "A5": {"files": True}}  # condition -> what it grants (A1: + its quota of items)
 POLARITIES = ("success", "failure", "seed")  # A1's quota: items from successes, from failures, and seed items
 
 
@@ -100,13 +96,19 @@ class MemoryAccess:
     def of(cls, condition: str, k=None) -> MemoryAccess:
         """The access `condition` grants (k: A1's quota, see Quota.parse); ConfigError naming the conditions
         otherwise."""
-        if condition not in GRANTS:
+        access = GRANTS.get(condition)
+        if access is None:
             raise ConfigError(f"condition {condition!r} is not one of {', '.join(GRANTS)}")
-        grants = dict(GRANTS[condition])
-        if grants.get("text"):
+        if access.text:
             quota = Quota.parse(k)
-            grants.update(injected=quota.total, quota=quota)  # A1 injects its quota of items
-        return cls(condition, **grants)
+            return replace(access, injected=quota.total, quota=quota)  # A1 injects its quota of items
+        return access
+
+
+GRANTS = {"A0": MemoryAccess("A0", layers_read_memory=False), "A1": MemoryAccess("A1", text=True),
+          "A2": MemoryAccess("A2", tools=True), "A3": MemoryAccess("A3", tools=True, injected=1, hint_chars=HINT_CHARS),
+          "A4": MemoryAccess("A4", tools=True, uncapped=True, prompt_text=True),
+          "A5": MemoryAccess("A5", files=True)}  # condition -> what it grants (A1: + its quota of items)
 
 
 def parse_budgets(spec) -> dict[str, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..model import RepairDecision, Violation
 from ..model.operators import canonical
@@ -15,6 +16,9 @@ from .patch import Candidate, Patch
 from .proposed import proposed_patch
 from .recall import Decision, Recall
 from .registry import iter_candidates, ranked, ranked_candidates, run_strategy, strategies_for
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
 class Candidates:
@@ -28,7 +32,8 @@ class Candidates:
         memory: what the proposer's tools read (the session's memory).
     """
 
-    def __init__(self, recall: Recall, protected: Callable[[], set], proposer=None, memory=None) -> None:
+    def __init__(self, recall: Recall, protected: Callable[[], set], proposer=None,
+                 memory: Memory | None = None) -> None:
         """Nothing replayed or proposed yet."""
         self.recall, self.protected, self.proposer, self.memory = recall, protected, proposer, memory
         self.searched: set = set()  # keys of violations whose compiled decisions' replay ran trial checks
@@ -86,9 +91,9 @@ class Candidates:
         for tier in (0, 1, 2):
             found = []
             for rank, d in enumerate(x for x in hinted if x.tier == tier):
-                checks = ctx.checks.count
+                checks = ctx.nested_checks.count
                 replayed = _replayed(ctx, v, d.decision)
-                if ctx.checks.count > checks:
+                if ctx.nested_checks.count > checks:
                     self.searched.add(v.key)
                 for i, p in enumerate(replayed):
                     if p.fingerprint not in seen:

@@ -10,6 +10,7 @@ on the patched graph before verifying, so B never appears and a verification rou
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..compiled import follow_up_spec, follows_key
 from ..model import FollowUp, Item, Violation
@@ -17,6 +18,9 @@ from .context import Context
 from .patch import Candidate, Patch, applied, merge
 from .registry import STRATEGIES, run_strategy
 from .verification import abstract_signature
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def cascades(chosen: list[Candidate], before: set, after: list[Violation]) -> li
     return out
 
 
-def store_follow_up(memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_id: str) -> str:
+def store_follow_up(memory: Memory, c: Cascade, fixed_by: Patch, shapes, hook: str, run_id: str) -> str:
     """Compile a cascade and the strategy that fixed its second violation into memory; returns the operator id."""
     choice = None if isinstance(fixed_by.choice, dict) else fixed_by.choice
     follow_up = FollowUp(fixed_by.operator, c.second.signature.split("|", 1)[0], c.rule, choice)

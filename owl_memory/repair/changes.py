@@ -154,14 +154,16 @@ def constants(shapes: Graph) -> set:
     """Terms the shapes name as values: sh:hasValue, sh:in members, sh:defaultValue, range bounds (an exclusive bound
     moved one step inward)."""
     out = {o for p in (SH.hasValue, SH.defaultValue, SH.minInclusive, SH.maxInclusive) for o in shapes.objects(None, p)}
-    out |= {nudge(b, sign) for p, sign in ((SH.minExclusive, 1), (SH.maxExclusive, -1)) for b in shapes.objects(None, p)
-            if isinstance(b, Literal)}
+    nudged = (nudge(b, sign) for p, sign in ((SH.minExclusive, 1), (SH.maxExclusive, -1))
+              for b in shapes.objects(None, p) if isinstance(b, Literal))
+    out |= {n for n in nudged if n is not None}
     return out | {m for head in shapes.objects(None, SH["in"]) for m in Collection(shapes, head)}
 
 
 def _triple(g: Graph, t: tuple) -> tuple[str, str, str]:
     """A triple's terms as N3 with `g`'s prefixes."""
-    return tuple(_n3(g, x) for x in t)
+    s, p, o = t
+    return _n3(g, s), _n3(g, p), _n3(g, o)
 
 
 def _n3(g: Graph, term) -> str:

@@ -4,6 +4,7 @@ Episode and its abstract forms) and each cascade a later patch fixed (a learned 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rdflib import BNode, Graph, URIRef
 
@@ -11,15 +12,19 @@ from ..compiled import abstract_decision_spec, repair_decision_specs, store_deci
 from ..errors import OwlMemoryError
 from ..model import RepairDecision, Violation
 from ..model.operators import canonical
+from ..vocab import ordered
 from .cascade import Cascade, store_follow_up
 from .patch import Candidate, Patch
 from .registry import STRATEGIES
 from .verification import abstract_signatures
 
+if TYPE_CHECKING:
+    from ..store import Memory
+
 _PER_INSTANCE = frozenset({"or.satisfy_branch", "xone.satisfy_one"})  # a choice without a plan fits one node
 
 
-def compile_decisions(memory, shapes: Graph, worked: list[Candidate], skip: set, searched: set, run_id: str,
+def compile_decisions(memory: Memory, shapes: Graph, worked: list[Candidate], skip: set, searched: set, run_id: str,
                       report_key: str) -> list[str]:
     """Store each distinct verified decision per signature (not those under `skip`, nor patches a stored operator
     made whose replay ran no trial check) as a RepairOperator plus an Episode, and its abstract forms, in one batch;
@@ -42,7 +47,8 @@ def compile_decisions(memory, shapes: Graph, worked: list[Candidate], skip: set,
         return []
 
 
-def compile_cascades(memory, shapes: Graph, cascades: list[Cascade], worked: list[Candidate], run_id: str) -> None:
+def compile_cascades(memory: Memory, shapes: Graph, cascades: list[Cascade], worked: list[Candidate],
+                     run_id: str) -> None:
     """Store each cascade whose second violation a later patch fixed as a learned follow-up."""
     fixed = {c.violation.key: c.patch for c in worked}
     for c in cascades:
@@ -85,7 +91,7 @@ def _hook(v: Violation, shapes: Graph) -> str:
     for _ in range(4):
         if isinstance(shape, URIRef):
             return str(shape)
-        parent = next(iter(sorted(shapes.subjects(None, shape))), None) if isinstance(shape, BNode) else None
+        parent = next(iter(ordered(shapes.subjects(None, shape))), None) if isinstance(shape, BNode) else None
         if parent is None:
             break
         shape = parent

@@ -79,7 +79,7 @@ def _required(ctx: Context, node, shape) -> tuple[set, list]:
         for i in range(int(ctx.param(ps, "minCount") or 0) - len(have)):
             got = synthesize(ctx, ps, node, i, frozenset(have))
             links = link_triples(ctx, node, path, got[0]) if got else None
-            if links is None:
+            if not got or links is None:
                 break
             out |= links | got[1]
             have.add(got[0])

@@ -46,9 +46,9 @@ def read(g: Graph, shapes: Graph, node, shape) -> bool:
         return False
     for ps in shapes.objects(shape, SH.property):
         have = set(g.objects(node, shapes.value(ps, SH.path))) if not isinstance(node, Literal) else set()
-        if any(len(have) < int(n) for n in shapes.objects(ps, SH.minCount)):
+        if any(len(have) < int(str(n)) for n in shapes.objects(ps, SH.minCount)):
             return False
-        if any(len(have) > int(n) for n in shapes.objects(ps, SH.maxCount)):
+        if any(len(have) > int(str(n)) for n in shapes.objects(ps, SH.maxCount)):
             return False
         if any(h not in have for h in shapes.objects(ps, SH.hasValue)):
             return False
@@ -62,7 +62,7 @@ def read(g: Graph, shapes: Graph, node, shape) -> bool:
     return True
 
 
-def _only(shapes: Graph, node, allowed: set) -> bool:
+def _only(shapes: Graph, node, allowed: frozenset) -> bool:
     """True when every sh: predicate of `node` is in `allowed`."""
     sh = str(SH)
     return all(p in allowed for p in shapes.predicates(node, None) if str(p).startswith(sh))

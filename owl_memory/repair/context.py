@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rdflib import Graph
@@ -39,16 +40,22 @@ class Context:
     keep_values: bool = False
     flagged: frozenset = frozenset()
     reported: frozenset = frozenset()
-    learned: object = None
+    learned: Callable[[Violation, str], bool] | None = None
 
     def __post_init__(self) -> None:
         """Give a context made without nested checks its own."""
         if self.checks is None:
             object.__setattr__(self, "checks", NestedChecks(self.shapes))
 
+    @property
+    def nested_checks(self) -> NestedChecks:
+        """The run's nested checks (every context has them: given, or its own)."""
+        assert self.checks is not None  # __post_init__ makes them when none are given
+        return self.checks
+
     def nested(self, node, shape, graph: Graph | None = None) -> list[Violation]:
         """Violations of `node` against `shape` alone (pySHACL with a temporary target), counted."""
-        return self.checks.violations(self.graph if graph is None else graph, node, shape)
+        return self.nested_checks.violations(self.graph if graph is None else graph, node, shape)
 
     def conforms(self, node, shape, graph: Graph | None = None) -> bool:
         """Does `node` conform to `shape` (in `graph`, else the working graph)? Read off the data for a shape that only

@@ -52,8 +52,8 @@ def meets(shapes, shape, value) -> bool:
               p("in") is None or value in _listed(shapes, p("in")),
               p("minLength") is None or len(str(value)) >= int(p("minLength")),
               p("maxLength") is None or len(str(value)) <= int(p("maxLength")),
-              p("languageIn") is None or bool(value.language) and _lang_matches(value.language,
-                                                                                  _listed(shapes, p("languageIn"))),
+              p("languageIn") is None or bool(value.language and _lang_matches(value.language,
+                                                                                  _listed(shapes, p("languageIn")))),
               p("nodeKind") in (None, SH.Literal, SH.IRIOrLiteral, SH.BlankNodeOrLiteral)]
     return all(checks)
 

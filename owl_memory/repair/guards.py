@@ -74,7 +74,8 @@ def targeting(data: Graph, shapes: Graph, node) -> set:
     """The shapes that target `node` in `data` by a Core target (targetNode, targetClass with subclasses, implicit
     class, subjects/objects of); deactivated shapes left out."""
     out = set(shapes.subjects(SH.targetNode, node))
-    classes = {c for t in data.objects(node, RDF.type) for c in data.transitive_objects(t, RDFS.subClassOf)}
+    classes = {c for t in data.objects(node, RDF.type) for c in data.transitive_objects(t, RDFS.subClassOf)
+               if c is not None}
     for c in classes:
         out |= set(shapes.subjects(SH.targetClass, c))
         if (c, RDF.type, RDFS.Class) in shapes and ((c, RDF.type, SH.NodeShape) in shapes

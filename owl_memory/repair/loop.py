@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rdflib import Graph
 
@@ -22,6 +23,9 @@ from .registry import candidates, is_fixed_term, run_strategy
 from .result import AppliedOperator, RepairResult
 from .session import RepairSession, Step
 
+if TYPE_CHECKING:
+    from ..store import Memory
+
 _DROPPERS = frozenset({SH.MaxCountConstraintComponent, SH.QualifiedMaxCountConstraintComponent,
                        SH.UniqueLangConstraintComponent, SH.ClosedConstraintComponent,
                        SH.DisjointConstraintComponent})  # may make other violations moot: first
@@ -31,7 +35,7 @@ _NESTED = frozenset({SH.NodeConstraintComponent, SH.AndConstraintComponent, SH.O
 FIXED_TERM = "the focus node is a fixed term named by the shapes"
 
 
-def repair(data, shapes, *, memory=None, max_rounds: int = 10, protected=frozenset(), run_id=None,
+def repair(data, shapes, *, memory: Memory | None = None, max_rounds: int = 10, protected=frozenset(), run_id=None,
            proposer=None, keep_values: bool = False, progress=None) -> RepairResult:
     """Repair `data` against `shapes` with deterministic operators; compile what verified into `memory`.
 

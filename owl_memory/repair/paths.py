@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from ..model import Violation, sha256
@@ -120,7 +120,7 @@ def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
         return set()
     if kind != "seq":
         return _link(g, node, arg, value, inverse)
-    parts, out = list(reversed(arg) if inverse else arg), set()
+    parts, out = list(reversed(arg) if inverse else arg), set[tuple]()
     for i, part in enumerate(parts[:-1]):
         have = sorted(walk(g, {node}, part, inverse))
         rest = all(_nullable(x) for x in parts[i + 1:])  # the value may sit here: the rest can take zero steps
@@ -142,7 +142,7 @@ def shortcuts(ctx: Context, focus, path) -> list[tuple[set, set]]:
     first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
     g, linked = ctx.graph, walk(ctx.graph, {focus}, first) | {focus}
     out = []
-    for n in sorted({x for t in g for x in (t[0], t[2]) if not isinstance(x, Literal)} - linked):
+    for n in sorted({x for t in g for x in (t[0], t[2]) if isinstance(x, URIRef | BNode)} - linked):
         reach = walk(g, {n}, rest)
         link = _link(g, focus, first, n, False) if reach else None
         if link:

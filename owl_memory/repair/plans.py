@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
+from rdflib.term import Node
 
 from ..model import Violation, sha256
-from ..vocab import RDF, RDFS, SH
+from ..vocab import RDF, RDFS, SH, ordered
 from .conformance import instances
 from .context import Context
 from .patch import Patch, applied, merge, replace_value
@@ -62,7 +64,8 @@ def adapted(ctx: Context, plan: dict, shapes_list) -> dict | None:
         return None
     if any(not isinstance(s, list) or len(s) != 4 or s[1] not in _FILLS or s[2] != "none" for s in steps):
         return None
-    return planned(ctx, Patch("adapted"), None, shapes_list, []).choice
+    choice = planned(ctx, Patch("adapted"), None, shapes_list, []).choice
+    return choice if isinstance(choice, dict) else None
 
 
 def _unique(steps: list) -> list:
@@ -86,9 +89,10 @@ def run_steps(name: str, ctx: Context, node, shapes_list, plan: dict, focus) -> 
     if node is None or ctx.depth >= MAX_DEPTH:
         return None
     if plan.get("shape") != _members_key(ctx, shapes_list):
-        plan = adapted(ctx, plan, shapes_list)
-        if plan is None:
+        fitted = adapted(ctx, plan, shapes_list)
+        if fitted is None:
             return None
+        plan = fitted
     total, work = Patch(name, touches=frozenset({focus})), ctx.graph
     for key, op, rule, choice in plan.get("steps", []):
         shape = find_shape(ctx.shapes, shapes_list, key)
@@ -158,7 +162,7 @@ def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch
     derived = learned_descent(name, ctx, node, shapes_list, focus)
     if derived is not None:
         return [derived]
-    total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, []
+    total, work, done = Patch(name, touches=frozenset({focus})), ctx.graph, list[list]()
     for _ in range(3):
         nested = [x for s in shapes_list for x in ctx.nested(node, s, work)]
         if not nested:
@@ -171,8 +175,8 @@ def descend_all(name: str, ctx: Context, node, shapes_list, focus) -> list[Patch
                                                                        for s in shapes_list) else []
 
 
-_COUNTS = MappingProxyType({SH.minCount: "minCount.add_values", SH.maxCount: "maxCount.drop_surplus",
-                            SH.hasValue: "hasValue.add_value"})
+_COUNTS: Mapping[Node, str] = MappingProxyType({
+    SH.minCount: "minCount.add_values", SH.maxCount: "maxCount.drop_surplus", SH.hasValue: "hasValue.add_value"})
 _INERT = frozenset({RDF.type, RDFS.label, RDFS.comment, SH.path, SH.name, SH.description, SH.message, SH.severity,
                     SH.order, SH.group, SH.targetNode, SH.targetClass, SH.targetSubjectsOf,
                     SH.targetObjectsOf})  # constrain no value
@@ -207,7 +211,7 @@ def _count_steps(ctx: Context, node, shapes_list) -> list | None:
         own = ctx.param(s, "path") is None  # a node shape: its sh:property shapes are read, one level
         for ps in [s, *(ctx.params(s, "property") if own else [])]:
             path = ctx.param(ps, "path")
-            for p in sorted(set(ctx.shapes.predicates(ps, None))):
+            for p in ordered(set(ctx.shapes.predicates(ps, None))):
                 if p in _INERT or (p == SH.property and ps is s and own):
                     continue
                 op = _COUNTS.get(p)

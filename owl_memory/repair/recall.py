@@ -10,10 +10,16 @@ step reads are those memory holds, without reading it again.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from rdflib import Graph
 
 from ..compiled import decisions_in, follow_ups_in, follows_key
 from ..model import FollowUp, Item, RepairDecision, Violation, best_first
 from .verification import abstract_signatures
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,7 @@ class Recall:
         shapes: the shapes graph of the session (abstract signatures read it).
     """
 
-    def __init__(self, memory, shapes) -> None:
+    def __init__(self, memory: Memory | None, shapes: Graph) -> None:
         """Nothing looked up yet."""
         self.memory, self.shapes = memory, shapes
         self.held: dict[str, list[Item]] = {}  # key -> compiled operators stored under it, best first
@@ -67,6 +73,7 @@ class Recall:
 
     def record(self, item: str, success: bool) -> None:
         """Count a use of a compiled item in memory, and keep its new counters (and its key's order) here."""
+        assert self.memory is not None  # only items read from a memory are held, and so used
         counts = self.memory.record_use(item, success)
         key = self.where.get(item)
         if key is not None:

@@ -7,7 +7,7 @@ read-only views; only `strategy` adds to them, and `unregister` takes a strategy
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -99,18 +99,18 @@ def run_strategy(name: str, ctx: Context, violation: Violation) -> list[Patch]:
     return found.function(ctx, violation) if found is not None else []
 
 
-def candidates(ctx: Context, violation: Violation, prefer: list[str] = ()) -> list[Patch]:
+def candidates(ctx: Context, violation: Violation, prefer: Sequence[str] = ()) -> list[Patch]:
     """Every candidate patch for a violation: preferred strategies first, then the library order."""
     return list(iter_candidates(ctx, violation, prefer))
 
 
-def iter_candidates(ctx: Context, violation: Violation, prefer: list[str] = (), cheap: bool = False):
+def iter_candidates(ctx: Context, violation: Violation, prefer: Sequence[str] = (), cheap: bool = False):
     """Candidate patches, cheapest change set first (see `ranked`; preferred strategies, then the library order break
     ties): a minimal repair is tried before any larger one. `cheap`: only strategies that run no trial check."""
     yield from (p for _, p in ranked_candidates(ctx, violation, prefer, cheap))
 
 
-def ranked_candidates(ctx: Context, violation: Violation, prefer: list[str] = (), cheap: bool = False) -> list:
+def ranked_candidates(ctx: Context, violation: Violation, prefer: Sequence[str] = (), cheap: bool = False) -> list:
     """(rank, patch) for every candidate of the violation's strategies, as `ranked` orders them."""
     names = [n for n in dict.fromkeys([*prefer, *strategies_for(violation.component)])
              if not (cheap and n in _BY_NAME and _BY_NAME[n].checks)]

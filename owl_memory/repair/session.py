@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rdflib import Graph
 
@@ -24,6 +24,9 @@ from .proposed import OPERATOR as PROPOSED
 from .recall import Recall
 from .registry import ranked_candidates
 from .verification import NestedChecks, VerifyResult, delta_focus, verify
+
+if TYPE_CHECKING:
+    from ..store import Memory
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class RepairSession:
         edit: (added, removed, note) -> what it made; applies a change to `graph` (default: in place, None).
     """
 
-    def __init__(self, graph: Graph, shapes: Graph, guards: Callable[[], Guards], *, memory=None,
+    def __init__(self, graph: Graph, shapes: Graph, guards: Callable[[], Guards], *, memory: Memory | None = None,
                  use_memory: bool = True, proposer=None, keep_values: bool = False, blobs=None,
                  edit: Callable[[set, set, str], Any] | None = None) -> None:
         """Nothing verified, offered or applied yet."""

@@ -13,7 +13,7 @@ import exrex
 from rdflib import BNode, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..vocab import RDF, SH, XSD, local_name
+from ..vocab import RDF, SH, XSD, local_name, ordered
 from .conformance import instances
 from .context import Context
 from .paths import fresh
@@ -112,14 +112,15 @@ def _meets(p, x) -> bool:
     """True when a term meets the datatype, pattern (Python's re) and length parameters `p` reads."""
     d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
     kind = (x.datatype or (RDF.langString if x.language else XSD.string)) if isinstance(x, Literal) else None
-    return (d is None or kind == d) and (pattern is None or re.search(str(pattern), str(x), re_flags(p("flags")))) \
+    return (d is None or kind == d) \
+        and (pattern is None or re.search(str(pattern), str(x), re_flags(p("flags"))) is not None) \
         and (lo is None or len(str(x)) >= int(lo)) and (hi is None or len(str(x)) <= int(hi))
 
 
 def _lookup(ctx: Context, shape):
     """A parameter reader for `shape` that falls back to other property shapes on the same predicate."""
     path = ctx.param(shape, "path")
-    others = sorted(ps for ps in ctx.shapes.subjects(SH.path, path) if ps != shape) if isinstance(path, URIRef) else []
+    others = ordered(ps for ps in ctx.shapes.subjects(SH.path, path) if ps != shape) if isinstance(path, URIRef) else []
 
     def look(name):
         """The parameter's value on the shape, else on the first sibling that has it."""
@@ -136,7 +137,7 @@ def _literal_for(p, avoid=frozenset()) -> Literal:
     """A literal meeting the datatype, length, pattern and range parameters `p` reads, where derivable, its text not
     in `avoid` where another one fits."""
     d, pattern, lo, hi = p("datatype"), p("pattern"), p("minLength"), p("maxLength")
-    lit = default_literal(d)
+    lit: Literal | None = default_literal(d)
     if pattern is not None:
         def fits(text: str) -> bool:
             """Well-typed, within the length bounds and not a text to avoid."""

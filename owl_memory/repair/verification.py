@@ -14,7 +14,7 @@ from ..errors import ConfigError, LoadError
 from ..model import Ref, Violation, violation_signature
 from ..model.violations import value_kind
 from ..rdfio import load_graph
-from ..store import BlobStore
+from ..store import PayloadStore
 from ..vocab import OWL, RDF, RDFS, SH
 
 INFERENCE = ("none", "rdfs", "owlrl", "both")
@@ -51,7 +51,7 @@ class VerifyResult:
                 "report_ref": self.report_ref.to_dict() if self.report_ref else None}
 
 
-def verify(data, shapes, *, focus=None, inference="none", blobs: BlobStore | None = None,
+def verify(data, shapes, *, focus=None, inference="none", blobs: PayloadStore | None = None,
            max_focus: int = 20) -> VerifyResult:
     """Validate `data` against `shapes` (pySHACL, advanced); only `focus` nodes when that is sound, else all."""
     if inference not in INFERENCE:
@@ -122,7 +122,7 @@ def _check_sparql_prefixes(data: Graph, shapes: Graph, cause: Exception) -> None
     neither the query, its sh:prefixes nor the data graph declares, read off the parsed query."""
     known = {p for p, _ in data.namespace_manager.namespaces()}
     for node, text in sorted((*shapes.subject_objects(SH.select), *shapes.subject_objects(SH.ask)), key=str):
-        report = sparql_text.prefix_report(text)
+        report = sparql_text.prefix_report(str(text))
         if report is None:
             continue
         declared, used = report
@@ -156,7 +156,7 @@ def broken_sparql_targets(shapes: Graph) -> list[tuple]:
     for node in sorted(targets, key=str):
         for select in shapes.objects(node, SH.select):
             try:
-                names = sparql_text.projection(select)
+                names = sparql_text.projection(str(select))
             except sparql_text.QuerySyntaxError as e:
                 out.append((node, str(e)))
                 continue
@@ -211,8 +211,9 @@ def violations_of(report: Graph) -> list[Violation]:
     for r in report.subjects(RDF.type, SH.ValidationResult):
         comp, shape, value = (report.value(r, p) for p in (SH.sourceConstraintComponent, SH.sourceShape, SH.value))
         path = report.value(r, SH.resultPath)
-        text = path_text(report, path)
-        found[r] = Violation(focus=report.value(r, SH.focusNode), component=comp, shape=shape, path=path,
+        text, focus = path_text(report, path), report.value(r, SH.focusNode)
+        assert focus is not None  # every validation result has a sh:focusNode (SHACL 3.6.2)
+        found[r] = Violation(focus=focus, component=comp, shape=shape, path=path,
                              value=value, message=str(report.value(r, SH.resultMessage) or ""),
                              severity=report.value(r, SH.resultSeverity), path_text=text,
                              signature=violation_signature(comp, shape, text, value))
@@ -292,7 +293,8 @@ class NestedChecks:
 
     def __init__(self, shapes: Graph) -> None:
         """No check run yet."""
-        self.shapes, self.count, self._untargeted = shapes, 0, None
+        self.shapes, self.count = shapes, 0
+        self._untargeted: Graph | None = None
 
     def violations(self, data: Graph, node, shape) -> list[Violation]:
         """Violations of `node` against `shape` alone in `data` (pySHACL with a temporary target)."""

@@ -92,7 +92,8 @@ class Toolbox:
     def __init__(self, memory: Memory | None = None, prompt: str | Ref | None = None,
                  ontology: str | Path | Graph | None = None, budget: ReadBudget | None = None, *,
                  access: MemoryAccess = DEFAULT_ACCESS, observer: Callable[[Event], object] | None = None,
-                 blobs: BlobStore | None = None, max_calls: int = MAX_CALLS, query_limits: QueryLimits | None = None):
+                 blobs: PayloadStore | None = None, max_calls: int = MAX_CALLS,
+                 query_limits: QueryLimits | None = None):
         self.memory, self.access = memory, access
         self.blobs: PayloadStore = memory.blobs if memory is not None else (blobs or BlobStore(":memory:"))
         self.scratch = BlobStore(":memory:", max_read=self.blobs.max_read)  # this run's query results

@@ -21,11 +21,11 @@ def mincount_add(ctx: Context, v: Violation) -> list[Patch]:
     each distinct from the values there and those added before it."""
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
     have = set(values(ctx, v.focus, path))
-    added: set = set()
+    added: set[tuple] = set()
     for i in range(max(0, n - len(have))):
         got = synthesize(ctx, v.shape, v.focus, i, frozenset(have))
         links = link_triples(ctx, v.focus, path, got[0]) if got else None
-        if links is None:
+        if not got or links is None:
             return []
         added |= links | got[1]
         have.add(got[0])
@@ -38,7 +38,7 @@ def mincount_link(ctx: Context, v: Violation) -> list[Patch]:
     """sh:minCount on a sequence path: link the focus by the first step to existing nodes that already reach values
     along the rest (one triple each, where adding values would need a new node and its value)."""
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
-    got, added = set(values(ctx, v.focus, path)), set()
+    got, added = set(values(ctx, v.focus, path)), set[tuple]()
     for links, reach in shortcuts(ctx, v.focus, path):
         if len(got) >= n:
             break

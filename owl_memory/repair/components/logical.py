@@ -28,7 +28,7 @@ def or_branch(ctx: Context, v: Violation) -> list[Patch]:
     """sh:or: make the value conform to one member shape (or swap a literal for one that does); smallest first."""
     members = ctx.listed(v.shape, "or")
     if isinstance(ctx.hint, dict):
-        return _replay_branch("or.satisfy_branch", ctx, v, members)
+        return _replay_branch("or.satisfy_branch", ctx, v, members, ctx.hint)
     out = []
     for i, member in enumerate(members):
         found = descend_all("or.satisfy_branch", ctx, v.value, [member], v.focus)
@@ -42,14 +42,14 @@ def _branch(i: int, plan) -> dict | None:
     return {"branch": i, "plan": plan} if isinstance(plan, dict) else None
 
 
-def _replay_branch(name: str, ctx: Context, v: Violation, members: list) -> list[Patch]:
-    """Apply a compiled branch choice (ctx.hint) with no trial checks: the recorded branch when its plan names that
-    member, else the plan's rule on each member (the smallest patch); [] when nothing fits these shapes."""
-    i, plan = ctx.hint.get("branch"), ctx.hint.get("plan")
+def _replay_branch(name: str, ctx: Context, v: Violation, members: list, hint: dict) -> list[Patch]:
+    """Apply a compiled branch choice (`hint`, the context's) with no trial checks: the recorded branch when its plan
+    names that member, else the plan's rule on each member (the smallest patch); [] when nothing fits these shapes."""
+    i, plan = hint.get("branch"), hint.get("plan")
     if not isinstance(plan, dict):
         return []
     if isinstance(i, int) and 0 <= i < len(members) and plan.get("shape") == shape_key(ctx.shapes, members[i]):
-        return [Patch(p.operator, p.added, p.removed, p.touches, ctx.hint)
+        return [Patch(p.operator, p.added, p.removed, p.touches, hint)
                 for p in replay_member(name, ctx, v, members[i], plan)]
     found = [Patch(p.operator, p.added, p.removed, p.touches, _branch(j, p.choice))
              for j, m in enumerate(members) for p in replay_member(name, ctx, v, m, plan)]
@@ -62,7 +62,7 @@ def xone_one(ctx: Context, v: Violation) -> list[Patch]:
     """sh:xone: make the value conform to exactly one member shape (repair one, break the others)."""
     members, node, out, name = ctx.listed(v.shape, "xone"), v.value, [], "xone.satisfy_one"
     if isinstance(ctx.hint, dict):
-        return _replay_xone(ctx, v, members)
+        return _replay_xone(ctx, v, members, ctx.hint)
     ok = [ctx.conforms(node, m) for m in members]
     for i, m in enumerate(members):
         base = [planned(ctx, Patch(name), node, [m], [])] if ok[i] else \
@@ -91,22 +91,25 @@ def _new_value(p: Patch, value):
     return next((t[2] for t in sorted(p.added) for r in p.removed if r[2] == value and r[:2] == t[:2]), value)
 
 
-def _replay_xone(ctx: Context, v: Violation, members: list) -> list[Patch]:
-    """Apply a compiled xone choice: satisfy the kept member by its plan, break the others by their rules, unchecked."""
-    h, name = ctx.hint, "xone.satisfy_one"
+def _replay_xone(ctx: Context, v: Violation, members: list, h: dict) -> list[Patch]:
+    """Apply a compiled xone choice (`h`, the context's hint): satisfy the kept member by its plan, break the others
+    by their rules, unchecked."""
+    name = "xone.satisfy_one"
     i = h.get("branch")
     if not isinstance(i, int) or not 0 <= i < len(members) or not isinstance(h.get("plan"), dict):
         return []
     p = run_steps(name, ctx, v.value, [members[i]], h["plan"], v.focus)
-    work = applied(ctx.graph, p) if p is not None else None
-    for j, kind in h.get("breaks", []) if p is not None else []:
+    if p is None:
+        return []
+    work = applied(ctx.graph, p)
+    for j, kind in h.get("breaks", []):
         if not isinstance(j, int) or not 0 <= j < len(members):
             return []
         br = [b for b, _ in _break_candidates(ctx.deeper(work), v.value, members[j], v) if b.choice == kind]
         if not br:
             return []
         work, p = applied(work, br[0]), merge(name, p, br[0])
-    return [Patch(name, p.added, p.removed, p.touches | {v.focus}, h)] if p is not None and p.size else []
+    return [Patch(name, p.added, p.removed, p.touches | {v.focus}, h)] if p.size else []
 
 
 @strategy("not.break", SH.NotConstraintComponent,
@@ -132,7 +135,8 @@ def _break_candidates(ctx: Context, node, shape, v: Violation) -> list[tuple]:
     """(patch, node to re-check or None): drop a type, drop needed values, retype a literal, drop the value. Dropping
     every type that makes the node an instance of the shape's sh:class, or every value of a path whose property shape
     asks for one (sh:minCount >= 1, sh:hasValue), breaks the shape by the rule itself: no re-check."""
-    name, f, g, out = "not.break", v.focus, ctx.graph, []
+    name, f, g = "not.break", v.focus, ctx.graph
+    out: list[tuple[Patch, Literal | None]] = []
     cls = ctx.param(shape, "class")
     if cls is not None:
         types = {(node, RDF.type, t) for t in g.objects(node, RDF.type)

@@ -24,9 +24,10 @@ def equals_add(ctx: Context, v: Violation) -> list[Patch]:
     if path is None:
         return [Patch("equals.align", frozenset(add), frozenset((f, q, x) for x in other - mine), frozenset({f}))]
     links = [link_triples(ctx, f, path, x) for x in other - mine]
-    if None in links:
+    linked = [s for s in links if s is not None]
+    if len(linked) < len(links):
         return []
-    add |= {t for s in links for t in s}
+    add |= {t for s in linked for t in s}
     return [Patch("equals.align", frozenset(add), frozenset(), frozenset({f}))] if add else []
 
 

@@ -7,6 +7,7 @@ terms the parsed query and the shape's parameters name, and keeps the first one 
 from __future__ import annotations
 
 from rdflib import BNode, Literal, URIRef
+from rdflib.term import Node
 
 from ...adapters import sparql as sparql_text
 from ...model import Violation
@@ -39,7 +40,7 @@ def sparql_change(ctx: Context, v: Violation) -> list[Patch]:
         same = [p for p in found if p.choice == hint]
         if len(same) == 1:
             return same
-        found = same or [p for p in found if p.choice["kind"] == hint.get("kind")]
+        found = same or [p for p in found if isinstance(p.choice, dict) and p.choice["kind"] == hint.get("kind")]
     for p in found[:MAX_CANDIDATES]:
         if all(x.key in ctx.reported and x.key != v.key for x in ctx.nested(v.focus, v.shape, applied(ctx.graph, p))):
             return [p]
@@ -103,7 +104,7 @@ def _change_sets(ctx: Context, v: Violation, terms: set) -> list[Patch]:
             if (f, RDF.type, c) not in g and not isinstance(f, Literal | BNode)]
     for t in drops:
         out += [patch("swap", {(t[0], t[1], o)}, {t}) for o in objects if t[0] == f and o != t[2]]
-    values: dict[URIRef, set] = {}
+    values: dict[Node, set] = {}
     for t in drops:
         if t[0] == f:
             values.setdefault(t[1], set()).add(t)
