@@ -1,6 +1,8 @@
 """`owl-memory repair`: a file holding data and shapes keeps its shapes, exit codes, --keep-values."""
 
 import json
+import subprocess
+import sys
 
 from click.testing import CliRunner
 from rdflib import Graph
@@ -72,3 +74,16 @@ def test_repair_headers_use_the_files_prefixes_and_shacl_names(tmp_path):
     assert headers == ["sh:maxCount on dc:title  [maxCount.drop_surplus]", "sh:sparql  [sparql.verified_change]"]
     assert '- ex:a dc:title "y" .' in r.stdout and "dc1" not in r.stdout
     assert "@prefix dc: <http://purl.org/dc/terms/> ." in out.read_text() and "dc1" not in out.read_text()
+
+
+def test_an_ill_typed_literal_is_data_not_a_traceback(tmp_path):
+    data, shapes = tmp_path / "data.ttl", tmp_path / "shapes.ttl"
+    data.write_text('@prefix ex: <http://example.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+                    'ex:a a ex:Doc ; ex:date "2021-13-45"^^xsd:date .\n')
+    shapes.write_text('@prefix ex: <http://example.org/> .\n@prefix sh: <http://www.w3.org/ns/shacl#> .\n'
+                      "ex:S a sh:NodeShape ; sh:targetClass ex:Doc ;\n"
+                      "  sh:property [ sh:path ex:date ; sh:maxCount 1 ] .\n")
+    r = subprocess.run([sys.executable, "-m", "owl_memory", "repair", str(data), "--shapes", str(shapes), "--memory",
+                        str(tmp_path / "m")], capture_output=True, text=True, timeout=120)  # logging as a user sees it
+    assert r.returncode == 0 and r.stdout.startswith("conforms: 0 violations"), r.stderr
+    assert r.stderr == ""  # before: rdflib's "Failed to convert Literal lexical form" and its traceback
