@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 from rdflib import Graph
@@ -10,6 +11,8 @@ from test_repair import HEAD, SHAPES
 
 from owl_memory.cli import main
 from owl_memory.repair import shape_triples
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_cli_repair_same_file_keeps_shapes(tmp_path):
@@ -87,3 +90,21 @@ def test_an_ill_typed_literal_is_data_not_a_traceback(tmp_path):
                         str(tmp_path / "m")], capture_output=True, text=True, timeout=120)  # logging as a user sees it
     assert r.returncode == 0 and r.stdout.startswith("conforms: 0 violations"), r.stderr
     assert r.stderr == ""  # before: rdflib's "Failed to convert Literal lexical form" and its traceback
+
+
+def test_the_out_file_is_the_input_graph_with_the_change_list_applied_re_serialized(tmp_path):
+    """docs/construction.md: --out re-serializes (a line diff shows more than the repair); as graphs, the two files
+    differ by exactly the printed change list."""
+    data = ROOT / "experiments" / "construction" / "library.data.ttl"
+    shapes, out = data.with_name("library.shapes.ttl"), tmp_path / "fixed.ttl"
+    r = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shapes), "--memory", str(tmp_path / "m"),
+                                  "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    changes = [c for g in json.loads(r.stdout.splitlines()[-1])["changes"] for c in g["changes"]]
+    before, after = Graph().parse(data), Graph().parse(out)
+    prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in before.namespaces())
+    added, removed = ({t for c in changes if c["sign"] == sign for t in Graph().parse(data=f"{prefixes}{c['triple']} .",
+                                                                                       format="turtle")}
+                      for sign in "+-")
+    assert set(after) == (set(before) - removed) | added and (added or removed)
+    assert out.read_text() != data.read_text()  # the same prefixes, not the same text: it is re-serialized
