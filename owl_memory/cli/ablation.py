@@ -87,7 +87,8 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
     is run by the strict-RLM agent with --lm (train tasks through the learning loop, holdout tasks with learning
     off). A construction curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0,
     A2); with --lm a model runs each task through the construction tools (records add verify runs, deltas, undos).
-    The summary ends with the success criteria of the layer experiments (met, not met, not measurable).
+    The summary ends with the success criteria of the layer experiments whose arms it ran (met, not met, not
+    measurable).
 
     Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4,A5 --lm openai/gpt-4o-mini
     --max-tokens 1024 --timeout 120 --holdout-every 4 --out runs/library
