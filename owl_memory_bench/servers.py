@@ -158,3 +158,15 @@ def ontology_endpoint(location: Path, data: Path) -> Oxigraph:
     """An Oxigraph serving ENDPOINT_GRAPHS' ontologies (from the shared data folder `data`) as named graphs."""
     load_named_graphs(location, {g: data / "ontologies" / f for g, f in ENDPOINT_GRAPHS.items()})
     return Oxigraph(location)
+
+
+CK25_FILES = ("prod-vocab.ttl", "prod-inst.ttl")  # the TEXT2SPARQL CK25 knowledge graph, in the shared data folder
+
+
+def ck25_endpoint(location: Path, data: Path) -> Oxigraph:
+    """An Oxigraph serving the CK25 knowledge graph (ontology and instances, from the shared data folder `data`) in
+    its default graph, as `oxigraph load` + `oxigraph serve` do in docs/howto-text2sparql.md."""
+    files = [str(data / "text2sparql-ck25" / f) for f in CK25_FILES]
+    subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", *files], check=True,
+                   capture_output=True, timeout=300)
+    return Oxigraph(location)

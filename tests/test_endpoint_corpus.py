@@ -94,11 +94,11 @@ def test_answers_are_judged_on_the_endpoint(corpus, endpoint):
 
 def test_a_reference_cut_at_the_row_cap_says_so(corpus, endpoint):
     from owl_memory.learning.endpoint_judge import judge_on_endpoint
-    from owl_memory.learning.judging import judge_terms
+    from owl_memory.learning.judging import term_sets
     from owl_memory.model.endpoints import EndpointLimits
 
     task = map_endpoints(load_curriculum(corpus), [f"{TARGET}={endpoint}"])[0].tasks[0]
-    verdict = judge_on_endpoint(f"{SKOS}Collection", task.expect, task.query, judge_terms,
+    verdict = judge_on_endpoint(f"{SKOS}Collection", task.expect, task.query, term_sets,
                                 EndpointLimits(max_rows=1, requests=2))
     assert verdict.judge == "endpoint" and verdict.confidence == "low" and "cut at 1" in verdict.reason
 

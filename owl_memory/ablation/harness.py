@@ -74,6 +74,7 @@ class Job:
         options: keyword arguments of the task runner, as (key, value) pairs (lm, api_base, layers, guide, ...).
         consolidate: False: train tasks store their items append-only.
         max_items: the bound of the arm's memory (forgetting), None for none.
+        language, split_seed: a TEXT2SPARQL questions file's question language and split seed (load_curriculum).
     """
 
     curriculum: str
@@ -88,6 +89,8 @@ class Job:
     options: tuple[tuple[str, object], ...] = ()
     consolidate: bool = True
     max_items: int | None = None
+    language: str = "en"
+    split_seed: int = 0
 
     @property
     def arm(self) -> str:
@@ -198,7 +201,7 @@ def _load(job: Job) -> tuple[AnyCurriculum, Runner]:
     from ..learning import load_curriculum
     from .lm_tasks import make_runner
 
-    course = load_curriculum(job.curriculum)
+    course = load_curriculum(job.curriculum, job.language, job.split_seed)
     runs = Path(job.out) / "runs" / _stem(job)
     runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition},
                          consolidate=job.consolidate)
@@ -273,7 +276,7 @@ def _check(counts: dict[str, int], kind: str, lm) -> None:
                           "--api-base URL for a local server) or set OWL_MEMORY_LM; construction curricula need none")
 
 
-def _curriculum_meta(curriculum: Path, kind: str) -> dict:
+def _curriculum_meta(curriculum: Path, kind: str, language: str = "en", split_seed: int = 0) -> dict:
     """Curriculum id and task counts (LoadError when it does not load)."""
     cur: AnyCurriculum
     if kind == "construction":
@@ -283,7 +286,7 @@ def _curriculum_meta(curriculum: Path, kind: str) -> dict:
     else:
         from ..learning import load_curriculum
 
-        cur = load_curriculum(curriculum)
+        cur = load_curriculum(curriculum, language, split_seed)
     if not cur.holdout or not cur.train:
         raise ConfigError(f"curriculum {cur.id} needs train and holdout tasks (split: train | holdout)")
     return {"curriculum": cur.id, "kind": kind, "train_tasks": len(cur.train), "holdout_tasks": len(cur.holdout)}
@@ -294,7 +297,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
            api_base: str | None = None, pack: str | None = None, max_iters: int = 12, max_llm_calls: int = 20,
            k=None, sub_lm=None, max_tokens: int | None = None, timeout: float | None = None,
            consolidate: bool = True, max_items: int | None = None, budgets=None,
-           progress: bool | None = None, endpoint_map=()) -> Summary:
+           progress: bool | None = None, endpoint_map=(), language: str = "en", split_seed: int = 0,
+           max_output_chars: int | None = None) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
@@ -306,7 +310,9 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     arm's memory, `budgets` sets layer budgets ("L0=400,L2=800"); an experiment config's own settings win.
     `progress`: a status line with ETA on stderr (None: when stderr is a terminal). `endpoint_map`: "TARGET=URL"
     entries pointing a SHACL-example corpus's schema:target endpoints at endpoints the agents may contact (a mirror, a
-    local copy); mapped tasks are judged by running their reference query there.
+    local copy); mapped tasks are judged by running their reference query there. `language` and `split_seed`: a
+    TEXT2SPARQL questions file's question language and split seed. `max_output_chars`: the REPL output the model
+    sees per iteration (None: RunConfig's default; an experiment config's `max_output_chars` wins).
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
     script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
@@ -319,8 +325,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     _check({"--holdout-every": holdout_every, "--repeats": repeats, "--max-iters": max_iters,
             "--max-llm-calls": max_llm_calls, "--max-items": 1 if max_items is None else max_items}, kind, lm)
     path, arms = _arms(Path(curriculum), conditions, kind, lm)
-    arms = [a.settled(k, consolidate, max_items, budgets) for a in arms]
-    meta = _curriculum_meta(path, kind)
+    arms = [a.settled(k, consolidate, max_items, budgets, max_output_chars) for a in arms]
+    meta = _curriculum_meta(path, kind, language, split_seed)
     if pack:
         from ..learning import pack_path
 
@@ -328,13 +334,13 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     out = Path(out)
     symbolic = kind == "construction" and lm is None
     limits = {"max_iters": max_iters, "max_llm_calls": max_llm_calls, "sub_lm": _name(sub_lm),
-              "max_tokens": max_tokens, "timeout": timeout}
+              "max_tokens": max_tokens, "timeout": timeout, "max_output_chars": max_output_chars}
     options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
                                    ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
                                    ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
                 a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
-                a.consolidate, a.max_items)
+                a.consolidate, a.max_items, language, split_seed)
             for r in range(repeats) for a in arms]
     parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1
     if parallel:

@@ -30,6 +30,8 @@ class Checkpoint:
         mean, low, high: holdout success and its 95% interval.
         repeats, tasks: repeats and holdout runs behind it.
         memory_items, iterations, validations: means over its runs (validations: construction tasks only).
+        set_P, set_recall, set_F: the TEXT2SPARQL set scores averaged over its runs (a run without them counts 0),
+            None when no run was judged on an endpoint.
     """
 
     checkpoint: int
@@ -42,6 +44,9 @@ class Checkpoint:
     memory_items: float
     iterations: float
     validations: float
+    set_P: float | None = None  # noqa: N815 - the challenge's own names
+    set_recall: float | None = None
+    set_F: float | None = None  # noqa: N815
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,15 @@ def _checkpoint(cp: int, rs: list[Record]) -> Checkpoint:
     low, high = interval(rates, sum(r.success for r in rs), len(rs))
     return Checkpoint(cp, rs[0].train_seen, round(_mean(rates), 4), round(low, 4), round(high, 4), len(per), len(rs),
                       _mean(r.memory_items for r in rs), _mean(r.iterations for r in rs),
-                      _mean(r.validations for r in rs if r.validations is not None))
+                      _mean(r.validations for r in rs if r.validations is not None), **_set_means(rs))
+
+
+def _set_means(rs: list[Record]) -> dict[str, float]:
+    """The mean set scores of runs judged on an endpoint (a run without scores counts 0); none when none was."""
+    if all(r.set_F is None for r in rs):
+        return {}
+    return {name: round(sum(getattr(r, name) or 0.0 for r in rs) / len(rs), 4)
+            for name in ("set_P", "set_recall", "set_F")}
 
 
 def _condition(runs: list[Record]) -> ConditionSummary:

@@ -84,7 +84,8 @@ def conditions_table(summary: Summary) -> Table:
                ("final holdout", lambda c: percent(c.holdout[-1].mean, c.holdout[-1].low, c.holdout[-1].high)
                 if c.holdout else None),
                ("gain", lambda c: c.memory_growth.success_gain)]
-    optional = [("pass@k", lambda c: ", ".join(f"@{k} {percent(v)}" for k, v in c.pass_at_k.items()) or None),
+    optional = [("final set_F", lambda c: c.holdout[-1].set_F if c.holdout else None),
+                ("pass@k", lambda c: ", ".join(f"@{k} {percent(v)}" for k, v in c.pass_at_k.items()) or None),
                 ("converged", lambda c: None if c.converged_rate is None else percent(c.converged_rate)),
                 ("tokens/task", lambda c: c.tokens_per_task), ("LM calls/task", lambda c: c.lm_calls_per_task),
                 ("sub-LM calls/task", lambda c: c.sub_lm_calls_per_task),
@@ -99,8 +100,9 @@ def conditions_table(summary: Summary) -> Table:
                 ("dedup rate", lambda c: c.dedup_rate), ("conflicts", lambda c: c.conflicts),
                 ("exception use", lambda c: c.exception_use), ("own items filtered", lambda c: c.filtered)]
     kept = columns + [(h, f) for h, f in optional if any(f(c) not in (None, 0, 0.0) for c in conds.values())]
-    return Table("conditions", "Per condition: holdout success at the last checkpoint (95% interval), pass@k over "
-                 "repeats, convergence, cost, leakage and memory", ("condition", *(h for h, _ in kept)),
+    return Table("conditions", "Per condition: holdout success at the last checkpoint (95% interval), its TEXT2SPARQL "
+                 "set_F (endpoint-judged tasks), pass@k over repeats, convergence, cost, leakage and memory",
+                 ("condition", *(h for h, _ in kept)),
                  tuple((n, *(f(c) for _, f in kept)) for n, c in conds.items()))
 
 

@@ -7,7 +7,7 @@ from .metrics import (
     spent as spent,
     summed as summed,
 )
-from .query_worker import QueryLimits as QueryLimits, QueryWorker as QueryWorker
+from .query_worker import QueryLimits as QueryLimits, QueryResult as QueryResult, QueryWorker as QueryWorker
 from .runner import (
     LM_ENV as LM_ENV,
     RLM as RLM,
@@ -26,4 +26,9 @@ from .tools.toolbox import (
     ToolFamily as ToolFamily,
     family as family,
 )
-from .trajectory import read_trajectory as read_trajectory, trajectory_folder as trajectory_folder
+from .trajectory import (
+    agent_queries as agent_queries,
+    answering_query as answering_query,
+    read_trajectory as read_trajectory,
+    trajectory_folder as trajectory_folder,
+)

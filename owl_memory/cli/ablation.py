@@ -9,7 +9,9 @@ import click
 
 from ..agent import HELP as CONDITION_HELP
 from .common import (
+    corpus_options,
     emit,
+    endpoint_map_option,
     interruptible,
     json_option,
     library_errors,
@@ -66,10 +68,8 @@ def ablation_report(folder: str, as_json: bool) -> None:
               help="After a --lm scripted dry run, print what the same ablation would cost with MODEL (tokens from "
                    "the dry run's prompts, litellm's local price map).")
 @click.option("--serial", is_flag=True, help="Run conditions one after another instead of in parallel processes.")
-@click.option("--endpoint-map", "endpoint_map", multiple=True, metavar="TARGET=URL",
-              help="Point a SHACL-example corpus's schema:target endpoint at URL (a mirror, a local copy; repeatable): "
-                   "its tasks' agents may query URL with the endpoint_* tools and are judged by running the reference "
-                   "query there. TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")
+@endpoint_map_option
+@corpus_options
 @json_option
 @library_errors
 @interruptible(lambda out, **_: f"ablation interrupted; the summary and report of what finished are in {out} (run the "
@@ -78,7 +78,8 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
                    max_tokens: int | None, timeout: float | None, out: str, holdout_every: int, repeats: int,
                    start_memory: str | None, pack: str | None, max_iters: int, max_llm_calls: int, k: str | None,
                    budgets: str | None, no_consolidate: bool, max_items: int | None, progress: bool | None,
-                   estimate_for: str | None, serial: bool, endpoint_map: tuple[str, ...], as_json: bool) -> None:
+                   estimate_for: str | None, serial: bool, endpoint_map: tuple[str, ...], language: str,
+                   split_seed: int, as_json: bool, max_output_chars: int | None) -> None:
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
     Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html, OUT/figures/*.svg and OUT/tables/*.csv, *.tex; an
@@ -104,7 +105,8 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
                      memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
                      max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
                      timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
-                     progress=progress, endpoint_map=endpoint_map)
+                     progress=progress, endpoint_map=endpoint_map, language=language,
+                     split_seed=split_seed, max_output_chars=max_output_chars)
     priced = None
     if estimate_for:
         from ..ablation import estimate
@@ -127,7 +129,8 @@ def _ablation_report(summary: Summary, priced: Estimate | None, out: str) -> Non
         if construction and summary.settings.get("lm"):
             cost += f", verify runs/holdout task {c.holdout_verify_runs_per_task:g}, tokens/task " \
                     f"{c.tokens_per_task:g}, {leaked}"
-        click.echo(f"{name}: holdout success {last.mean if last else 0:.2f}, {cost}, iterations/holdout task "
+        scored = f", holdout set_F {last.set_F:.3f}" if last and last.set_F is not None else ""
+        click.echo(f"{name}: holdout success {last.mean if last else 0:.2f}{scored}, {cost}, iterations/holdout task "
                    f"{c.holdout_iterations_per_task:g}, memory {c.memory_growth.items_end:g} items" + _run_line(c))
     for criterion in summary.criteria:
         click.echo(f"criterion {criterion.name}: {criterion.status} ({criterion.detail})")

@@ -72,7 +72,11 @@ def lm_options(f: Decorated) -> Decorated:
 
 
 def lm_limits(f: Decorated) -> Decorated:
-    """Shared `--sub-lm MODEL`, `--max-tokens N` and `--timeout SECONDS` options (commands that run an RLM)."""
+    """Shared `--sub-lm MODEL`, `--max-tokens N`, `--timeout SECONDS` and `--max-output-chars N` options (commands
+    that run an RLM)."""
+    f = click.option("--max-output-chars", type=click.IntRange(min=1), metavar="N",
+                     help="Characters of REPL output the model sees per iteration (default 4000; dspy.RLM cuts the "
+                          "rest). Runs and records show it.")(f)
     f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      help="Seconds one LM call may take (litellm's request timeout; dspy retries a failed call up "
                           "to 3 times).")(f)
@@ -89,6 +93,23 @@ def quota_options(f: Decorated) -> Decorated:
                                        "most 1000; L2: A1's injected text, default 1000).")(f)
     return click.option("--k", "k", help="Items A1 injects: N (the top N) or success,failure,seed counts; default "
                                          "2,1,1 (top 2 success, 1 failure, 1 seed item).")(f)
+
+
+def endpoint_map_option(f: Decorated) -> Decorated:
+    """Shared `--endpoint-map TARGET=URL` option (run, train, ablate, score)."""
+    return click.option("--endpoint-map", "endpoint_map", multiple=True, metavar="TARGET=URL",
+                        help="Point a corpus's endpoint (a SHACL example's schema:target, a TEXT2SPARQL file's "
+                             "dataset id) at URL (a mirror, a local copy; repeatable): agents may query URL with the "
+                             "endpoint_* tools and tasks are judged by running their reference query there. "
+                             "TARGET=TARGET allows the target itself; unmapped tasks are judged structurally.")(f)
+
+
+def corpus_options(f: Decorated) -> Decorated:
+    """Shared `--language` and `--split-seed` options (commands that load a curriculum)."""
+    f = click.option("--split-seed", type=int, default=0, show_default=True,
+                     help="TEXT2SPARQL questions files: the seed of the train / holdout split.")(f)
+    return click.option("--language", default="en", show_default=True,
+                        help="TEXT2SPARQL questions files: the language of the questions asked.")(f)
 
 
 def library_errors(f: Callable[Params, T]) -> Callable[Params, T]:

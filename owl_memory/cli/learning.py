@@ -1,5 +1,5 @@
-"""Commands of the learning loop: train (a curriculum through the loop), pack (export / import) and curriculum
-(make one from ontologies)."""
+"""Commands of the learning loop: train (a curriculum through the loop), pack (export / import), curriculum
+(make one from ontologies) and score (a TEXT2SPARQL answers file, by the challenge's metric)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from .common import (
     EXIT_FAILED,
     EXIT_OK,
     Memory,
+    corpus_options,
     emit,
+    endpoint_map_option,
     interruptible,
     json_option,
     library_errors,
@@ -26,6 +28,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..learning import ScoreReport
     from ..model import LearnedRules, TrainSummary
 
 
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 @click.option("--matts", help="parallel:K or sequential:K per task.")
 @click.option("--max-extract", type=click.IntRange(min=0), help="Items one run stores at most (default 3; MaTTS 5).")
 @click.option("--limit", type=click.IntRange(min=1), help="Run only the first N tasks of the split.")
+@endpoint_map_option
+@corpus_options
 @memory_option
 @json_option
 @library_errors
@@ -46,10 +51,12 @@ if TYPE_CHECKING:
                "nothing of the task that was running (train again runs every task again)")
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
-          limit: int | None, memory_path: str, as_json: bool) -> None:
+          limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, memory_path: str,
+          as_json: bool, max_output_chars: int | None) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
-    CURRICULUM is a curriculum YAML or a folder of SHACL SPARQL examples. Exit 0 when every task ran.
+    CURRICULUM is a curriculum YAML, a TEXT2SPARQL questions file or a folder of SHACL SPARQL examples. Exit 0 when
+    every task ran.
 
     Example: owl-memory train experiments/curricula/library.yaml --lm openai/gpt-4o-mini --memory .owl-memory
     """
@@ -57,17 +64,19 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ..agent import resolve_lm
-    from ..learning import load_curriculum, train_curriculum
+    from ..learning import load_curriculum, map_endpoints, train_curriculum
     from ..model import RunConfig
 
-    course, console = load_curriculum(curriculum), Console(stderr=True)
+    course, grants = map_endpoints(load_curriculum(curriculum, language, split_seed), endpoint_map)
+    console = Console(stderr=True)
     model = resolve_lm(lm, api_base, max_tokens, timeout)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
                    disable=not console.is_terminal)
     with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
-                           max_tokens=max_tokens, timeout=timeout)
+                           max_tokens=max_tokens, timeout=timeout, endpoints=grants,
+                           max_output_chars=max_output_chars or RunConfig.max_output_chars)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))
@@ -84,7 +93,10 @@ def _train_report(summary: TrainSummary) -> None:
     table(("task", "ok", "ext", *TRAIN_FIGURES.values(), "judge"), rows, "no tasks ran")
     click.echo("ext: items extracted; consolidation: " + ", ".join(f"{short} {name}" for name, short in
                                                                    TRAIN_FIGURES.items()))
-    click.echo(f"{summary.succeeded}/{summary.ran} succeeded; memory holds {summary.items} items")
+    scored = summary.set_scores
+    click.echo(f"{summary.succeeded}/{summary.ran} succeeded" + (f" (set_P {scored.set_P:.3f}, set_recall "
+               f"{scored.set_recall:.3f}, set_F {scored.set_F:.3f})" if scored else "") +
+               f"; memory holds {summary.items} items")
     click.echo(_rule_line(summary.judge_rules))
 
 
@@ -208,4 +220,34 @@ def _made_report(summary: dict) -> None:
                f"{summary['split']}, {apart}")
 
 
-COMMANDS = (train, pack, curriculum)
+@click.command("score")
+@click.argument("questions", type=click.Path())
+@click.argument("answers", type=click.Path())
+@endpoint_map_option
+@click.option("--language", default="en", show_default=True, help="The language of the answered questions.")
+@json_option
+@library_errors
+def score(questions: str, answers: str, endpoint_map: tuple[str, ...], language: str, as_json: bool) -> None:
+    """Score a TEXT2SPARQL answers file (a JSON list of {qname, question, query}) as the challenge does: each
+    question's reference and answer run on the endpoint the dataset id is mapped to, set_P / set_recall / set_F over
+    the values of their results, averaged over every question (an unanswered, refused or failing one counts 0).
+
+    Example: owl-memory score questions.yml ck25_answers.json --endpoint-map
+    https://text2sparql.aksw.org/2025/corporate/=http://127.0.0.1:7878/query
+    """
+    from ..learning import score_answers
+
+    emit(score_answers(questions, answers, endpoint_map, language), as_json, _score_report)
+
+
+def _score_report(report: ScoreReport) -> None:
+    """Print one row per question (the reason last), then the average."""
+    table(("qname", "set_P", "set_recall", "set_F", "values", "reason"),
+          [(q.qname, f"{q.scores.set_P:.3f}", f"{q.scores.set_recall:.3f}", f"{q.scores.set_F:.3f}",
+            f"{q.answer_values}/{q.reference_values}", q.reason) for q in report.questions], "no questions")
+    a = report.average
+    click.echo(f"average over {len(report.questions)} questions on {report.endpoint}: set_P {a.set_P:.4f}, "
+               f"set_recall {a.set_recall:.4f}, set_F {a.set_F:.4f}")
+
+
+COMMANDS = (train, pack, curriculum, score)

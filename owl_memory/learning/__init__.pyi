@@ -2,8 +2,6 @@
 
 from .consolidation import Report as Report, consolidate as consolidate, similarity as similarity
 from .curriculum import (
-    Curriculum as Curriculum,
-    Task as Task,
     load_curriculum as load_curriculum,
     load_examples as load_examples,
     map_endpoints as map_endpoints,
@@ -11,9 +9,11 @@ from .curriculum import (
     shipped_curriculum as shipped_curriculum,
 )
 from .curriculum_make import make_curriculum as make_curriculum
+from .endpoint_judge import grant_of as grant_of
 from .extraction import Extraction as Extraction, RunRecord as RunRecord, extract as extract, outline as outline
 from .generated import MakeOptions as MakeOptions
 from .judging import (
+    capped as capped,
     judge as judge,
     judge_answer as judge_answer,
     judge_ask as judge_ask,
@@ -28,4 +28,7 @@ from .packs import (
     pack_path as pack_path,
     shipped_packs as shipped_packs,
 )
+from .scoring import QuestionScore as QuestionScore, ScoreReport as ScoreReport, score_answers as score_answers
+from .set_metric import set_scores as set_scores
+from .tasks import Curriculum as Curriculum, Task as Task
 from .train import train_curriculum as train_curriculum

@@ -26,9 +26,9 @@ from ..adapters import sparql as sparql_text
 from ..model import Agreement
 from ..rdfio import load_graph
 from ..vocab import declared_ontology
-from .curriculum import Curriculum, Task
 from .judge_rules import RuleJudge
 from .judging import gold_query, judge_terms, select_terms
+from .tasks import Curriculum, Task
 
 if TYPE_CHECKING:
     from ..store import Memory

@@ -12,6 +12,9 @@ An ontology entry may name a file inside an installed package instead ({name: dc
 path: ontos/dcterms.owl}). Several ontologies: `ontologies: [{name, path}, ...]`, and each task names its own with
 `ontology: NAME` (a task without one uses the top-level `ontology`).
 
+A TEXT2SPARQL questions file (learning/text2sparql.py) is recognized by its content and read the same way: its
+questions are query tasks written for its dataset id, which `map_endpoints` maps like a schema:target.
+
 A folder of `sh:SPARQLExecutable` examples (rdfs:comment = the question, sh:select / sh:ask = the reference,
 schema:target = the endpoint, schema:keywords = tags) becomes tasks whose expect is `{query, endpoint}`. Such a
 folder is a task corpus: `map_endpoints` points its targets at endpoints the user names (a mirror, a local copy),
@@ -23,8 +26,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -37,78 +39,17 @@ from ..model.judgments import Expect
 from ..rdfio import load_graph
 from ..resources import package_file, schema_error
 from .judging import check_expect
+from .tasks import Curriculum, Task
+from .text2sparql import is_questions_file, load_questions
 
 SCHEMA = Namespace("https://schema.org/")
 SCHEMA_NAME = "curriculum.schema.json"
 _TAG = re.compile(r"<[^>]+>")
 
 
-@dataclass(frozen=True)
-class Task:
-    """One curriculum task.
-
-    Args:
-        id: unique within the curriculum.
-        query: the question the agent gets.
-        tags: free tags; the first one is the task type when task_type is not given.
-        task_type: what kind of task it is (hierarchy, lookup, ...), used for applicability.
-        expect: gold for the deterministic judges (kind sparql, answer, ask, shacl or query), None for none.
-        split: train or holdout.
-        ontology: the name of the task's own ontology (a key of the curriculum's `ontologies`); "" for the
-            curriculum's one ontology.
-    """
-
-    id: str
-    query: str
-    tags: tuple[str, ...] = ()
-    task_type: str = "general"
-    expect: Expect | None = None
-    split: str = "train"
-    ontology: str = ""
-
-    def to_dict(self) -> dict:
-        """JSON-compatible form."""
-        return {"id": self.id, "query": self.query, "tags": list(self.tags), "task_type": self.task_type,
-                "expect": self.expect.to_dict() if self.expect else {}, "split": self.split,
-                **({"ontology": self.ontology} if self.ontology else {})}
-
-
-@dataclass(frozen=True)
-class Curriculum:
-    """A named list of tasks over one ontology, over several (each task names its own), or over a remote endpoint
-    (no local ontology).
-
-    Args:
-        id: the curriculum's id (recorded in provenance).
-        ontology_name: short name of the ontology (names joined by "+" when there are several).
-        ontology_path: the ontology file, resolved; None for endpoint-only corpora and for several ontologies.
-        tasks: the tasks in order.
-        ontologies: every ontology by name -> its file, resolved (the one of `ontology_path` included).
-    """
-
-    id: str
-    ontology_name: str
-    ontology_path: Path | None
-    tasks: tuple[Task, ...]
-    ontologies: Mapping[str, Path] = field(default_factory=dict)
-
-    def ontology_for(self, task: Task) -> Path | None:
-        """The ontology file `task` runs over: its own when it names one, else the curriculum's."""
-        return self.ontologies[task.ontology] if task.ontology else self.ontology_path
-
-    @property
-    def train(self) -> list[Task]:
-        """Tasks of the train split, in order."""
-        return [t for t in self.tasks if t.split == "train"]
-
-    @property
-    def holdout(self) -> list[Task]:
-        """Tasks of the holdout split, in order."""
-        return [t for t in self.tasks if t.split == "holdout"]
-
-
-def load_curriculum(source: str | Path) -> Curriculum:
-    """A curriculum from a YAML file or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
+def load_curriculum(source: str | Path, language: str = "en", seed: int = 0) -> Curriculum:
+    """A curriculum from a YAML file (a curriculum, or a TEXT2SPARQL questions file: its questions in `language`,
+    split by `seed`) or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
     path = Path(source)
     if path.is_dir():
         return load_examples(path)
@@ -121,7 +62,7 @@ def load_curriculum(source: str | Path) -> Curriculum:
         mark = getattr(e, "problem_mark", None)
         raise LoadError(f"not valid YAML: {str(e).splitlines()[0]}", source=str(path),
                         line=mark.line + 1 if mark else None) from e
-    return _from_mapping(data, path)
+    return load_questions(data, path, language, seed) if is_questions_file(data) else _from_mapping(data, path)
 
 
 def _from_mapping(data, path: Path) -> Curriculum:
@@ -222,7 +163,7 @@ def map_task(task: Task, grants) -> Task:
     grant, gold = _grant_for(task, parse_grants(grants)), task.expect
     if grant is None or gold is None or "=" in str(gold.endpoint):
         return task
-    expect = Expect("query", gold.gold, f"{gold.endpoint}={grant.url}")
+    expect = replace(gold, endpoint=f"{gold.endpoint}={grant.url}")
     return replace(task, query=f"{task.query} (SPARQL endpoint: {grant.url})", expect=expect)
 
 

@@ -206,7 +206,7 @@ def split(offered: list[GeneratedTask], views: dict[str, OntologyView], options:
         raise CurriculumError(f"--split entity needs at least two entities to keep apart; the tasks name "
                               f"{len(entities)}: add an ontology or families, or use --split ontology")
     rng.shuffle(entities)
-    held = set(entities[:_share(len(entities), options.holdout)])
+    held = set(entities[:share_of(len(entities), options.holdout)])
     train = [t for t in offered if not held & set(t.about)]
     return train, [t for t in offered if t.about and set(t.about) <= held], sorted(held)
 
@@ -223,10 +223,10 @@ def _held_ontologies(names: list[str], options: MakeOptions, rng: random.Random)
         return sorted(set(options.holdout_ontologies))
     order = list(names)
     rng.shuffle(order)
-    return sorted(order[:_share(len(names), options.holdout)])
+    return sorted(order[:share_of(len(names), options.holdout)])
 
 
-def _share(n: int, share: float) -> int:
+def share_of(n: int, share: float) -> int:
     """round(n * share), at least 1 and at most n - 1."""
     return min(n - 1, max(1, round(n * share)))
 
@@ -238,7 +238,7 @@ def _sample(train_pool: list, holdout_pool: list, options: MakeOptions, rng: ran
     if options.tasks > len(train_pool) + len(holdout_pool):
         raise CurriculumError(_too_many(options, len(train_pool), len(holdout_pool), "at most"))
     trains, holdouts = _round_robin(train_pool, rng, checked, order), _round_robin(holdout_pool, rng, checked, order)
-    holdout = list(islice(holdouts, _share(options.tasks, options.holdout)))
+    holdout = list(islice(holdouts, share_of(options.tasks, options.holdout)))
     train = list(islice(trains, options.tasks - len(holdout)))
     holdout += list(islice(holdouts, options.tasks - len(holdout) - len(train)))
     if len(train) + len(holdout) < options.tasks or not train or not holdout:  # both pools are used up here

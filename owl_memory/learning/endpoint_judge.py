@@ -1,7 +1,10 @@
 """Judging a SHACL-example task on its endpoint: the reference query runs on the endpoint the user pointed the
 task's schema:target at (`owl-memory ablate CORPUS --endpoint-map TARGET=URL`), and the answer is compared with its
 results as answers are compared today (judge.judge_terms: a set match of terms, precision and recall). An answer that
-is itself a SELECT or ASK query is run there too (guarded like any agent query) and its results compared.
+is itself a SELECT or ASK query is run there too (guarded like any agent query) and the values of its results are
+compared with the reference's (success: precision = recall = 1). Every such judgment carries the TEXT2SPARQL set
+scores (set_metric.py): exactly the challenge's for a query answer, over the terms the judge read for a text answer;
+a query that is refused or fails scores 0.
 
 A task's expect carries its grant: `endpoint` is "TARGET=URL" once the user mapped the target (curriculum
 map_endpoints); a bare target was not granted, nothing is contacted and the structural judge decides as before.
@@ -16,10 +19,12 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 
 from ..adapters import sparql as sparql_text
-from ..agent import EndpointClient
+from ..agent import EndpointClient, QueryResult
 from ..errors import ConfigError, OwlMemoryError
 from ..model.endpoints import EndpointGrant, EndpointLimits
-from ..model.judgments import Expect, Judgment
+from ..model.judgments import Expect, Judgment, SetScores
+from .set_metric import answer_values, reference_values, set_scores
+from .verdicts import compare_sets
 
 JUDGE_LIMITS = EndpointLimits(seconds=30.0, max_bytes=20_000_000, max_rows=10_000, requests=2)
 TRUE, FALSE = {"true", "yes"}, {"false", "no"}
@@ -35,10 +40,11 @@ def grant_of(expect: Expect) -> EndpointGrant | None:
         return None
 
 
-def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
+def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callable,
                       limits: EndpointLimits = JUDGE_LIMITS) -> Judgment | None:
-    """The answer judged against the reference query's results on the granted endpoint; None when the task's
-    endpoint was not granted. `compare(answer, gold_terms, graph, task)` is the judge's term comparison."""
+    """The answer judged against the reference query's results on the granted endpoint, with the TEXT2SPARQL set
+    scores (set_metric.py); None when the task's endpoint was not granted. `term_sets(answer, gold_terms, graph,
+    task)` gives the answer's and the gold's term keys as the judge reads a text answer (judging.term_sets)."""
     grant = grant_of(expect)
     if grant is None:
         return None
@@ -47,22 +53,28 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, compare: Callable,
         gold = client.select(grant.url, str(expect.gold))
     except OwlMemoryError as e:
         return Judgment(False, f"the reference query did not run on {grant.url}: {str(e)[:200]}", "low", "endpoint",
-                        ("a reference answer",), "reference-failed")
+                        ("a reference answer",), "reference-failed", scores=SetScores())
     mine = _as_query(answer)
-    if gold.ask is not None:  # an ASK reference
-        return _ask_verdict(answer, mine, gold.ask, client, grant.url)
-    got: str | list[str] = answer
+    got: QueryResult | None = None
     if mine is not None:
         try:
-            got = [text for row in client.select(grant.url, mine).rows for kind, text in filter(None, row)]
+            got = client.select(grant.url, mine)
         except OwlMemoryError as e:
             return Judgment(False, f"the answer's query did not run on {grant.url}: {str(e)[:200]}", "high",
-                            "endpoint", ("a query that runs",), "query-failed")
-    terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
-    verdict = compare(got, terms, _names(terms), task)
+                            "endpoint", ("a query that runs",), "query-failed", scores=SetScores())
+    if gold.ask is not None:  # an ASK reference
+        return _ask_verdict(answer, got, gold, grant.url)
+    if got is not None:  # a query answer: its values against the reference's, as the challenge compares them
+        values, relevant = answer_values(got), reference_values(gold)
+        verdict = compare_sets(set(values), set(relevant), "endpoint", expect.empty)
+        scores = set_scores(values, relevant)
+    else:
+        terms = {_term(kind, text) for row in gold.rows for kind, text in filter(None, row) if kind != "bnode"}
+        found, keys = term_sets(answer, terms, _names(terms), task)
+        verdict, scores = compare_sets(found, keys, "endpoint", expect.empty), set_scores(found, keys)
     cut = f" (the reference's rows were cut at {limits.max_rows}: judged on those)" if gold.truncated else ""
     return replace(verdict, judge="endpoint", reason=f"on {grant.url}: {verdict.reason}{cut}",
-                   confidence="low" if cut else verdict.confidence)
+                   confidence="low" if cut else verdict.confidence, scores=scores)
 
 
 def _as_query(answer: str) -> str | None:
@@ -75,20 +87,19 @@ def _as_query(answer: str) -> str | None:
     return text
 
 
-def _ask_verdict(answer: str, query: str | None, gold: bool, client: EndpointClient, url: str) -> Judgment:
-    """An ASK reference: the answer's own ASK result, or a yes / no answer, against the reference's."""
-    if query is not None:
-        try:
-            got = client.select(url, query).ask
-        except OwlMemoryError:
-            got = None
+def _ask_verdict(answer: str, got: QueryResult | None, gold: QueryResult, url: str) -> Judgment:
+    """An ASK reference: the answer's own ASK result, or a yes / no answer, against the reference's; scored as the
+    challenge scores it (an ASK answer retrieves "true" whatever it answered; a yes / no answer its own word)."""
+    if got is not None:
+        said, values = got.ask, answer_values(got)
     else:
         word = answer.strip().strip(".").casefold()
-        got = True if word in TRUE else False if word in FALSE else None
-    ok = got is gold
-    return Judgment(ok, f"on {url}: the reference ASK answers {str(gold).lower()}, the answer "
-                    f"{'agrees' if ok else 'does not'}", "high", "endpoint", () if ok else (str(gold).lower(),),
-                    "" if ok else "wrong-answer")
+        said = True if word in TRUE else False if word in FALSE else None
+        values = frozenset() if said is None else frozenset({str(said).lower()})
+    ok = said is gold.ask
+    return Judgment(ok, f"on {url}: the reference ASK answers {str(gold.ask).lower()}, the answer "
+                    f"{'agrees' if ok else 'does not'}", "high", "endpoint", () if ok else (str(gold.ask).lower(),),
+                    "" if ok else "wrong-answer", scores=set_scores(values, reference_values(gold)))
 
 
 def _term(kind: str, text: str):

@@ -14,10 +14,10 @@ Without gold, the LLM judge (owl_memory.llm.judge) sees the task, the answer and
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import replace
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
@@ -26,14 +26,15 @@ from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
-from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, Expect, Judgment
+from ..model import RunMetrics
+from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, ITERATION_CAP, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 from .endpoint_judge import judge_on_endpoint
+from .verdicts import MAX_MISSING, compare_sets, set_verdict
 
 _IRI = re.compile(r"<?(https?://[^\s<>\"'`,;]+)>?")
 _SPLIT = re.compile(r"[\s,;]+|\band\b")
-MAX_MISSING = 10
 QUERY_KINDS = {"sparql": "SELECT", "ask": "ASK", "query": None}  # expect kinds whose gold is a query: its form
 BUILTIN = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")  # no bare-word matches here
@@ -56,7 +57,7 @@ def judge_answer(answer, expected) -> Judgment:
     """Normalized exact match for a string, set match (precision / recall) for a list."""
     if isinstance(expected, list | tuple | set):
         got = answer if isinstance(answer, list | tuple) else [p for p in re.split(r"[,;\n]|\band\b", str(answer))]
-        return _set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
+        return set_verdict({normalize(a) for a in got if normalize(a)}, {normalize(e) for e in expected}, "answer")
     ok = normalize(answer) == normalize(expected)
     return Judgment(ok, "the answer equals the expected answer" if ok else "the answer differs from the expected "
                     "answer (normalized exact match)", "high", "answer", () if ok else (str(expected)[:200],),
@@ -101,13 +102,14 @@ def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "", e
     """The answer's terms compared as a set with gold terms already known (what judge_sparql does once its gold has
     run over the graph `g`); terms the task names do not count against precision. A gold that names nothing judges
     only a task whose expected answer is nothing (`empty`); otherwise the run is not judged a success (EMPTY_GOLD)."""
+    return compare_sets(*term_sets(answer, gold_terms, g, task), "sparql", empty)
+
+
+def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
+    """(the answer's term keys, the gold's term keys) as judge_terms compares them; terms the task names that are
+    not gold are left out of the answer's."""
     gold_keys = {_key(t) for t in gold_terms}
-    found = answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys)
-    if not gold_keys and not empty:
-        return Judgment(False, "the gold query returned no rows, so no answer can be checked against it (a typo in "
-                        "the gold? fix it, or set expect.empty: true when no answer is the expected one); judged no "
-                        "answer, and nothing is learned from this run", "low", "sparql", (), EMPTY_GOLD)
-    return _set_verdict(found, gold_keys, "sparql")
+    return answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys), gold_keys
 
 
 def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:
@@ -160,20 +162,6 @@ def _local_names(g: Graph) -> dict[str, set[str]]:
 def _key(term) -> str:
     """Comparable key of an RDF term: IRIs as they are, literals normalized."""
     return str(term) if isinstance(term, URIRef) else "literal:" + normalize(term)
-
-
-def _set_verdict(found: set[str], gold: set[str], judge: str) -> Judgment:
-    """Set comparison with precision and recall; success only when both are 1."""
-    hit = found & gold
-    precision = len(hit) / len(found) if found else (1.0 if not gold else 0.0)
-    recall = len(hit) / len(gold) if gold else 1.0
-    ok = precision == 1.0 and recall == 1.0
-    missing = tuple(sorted(m.removeprefix("literal:") for m in gold - found))[:MAX_MISSING]
-    reason = (f"precision {precision:.2f} ({len(hit)} of {len(found)} answer terms expected), recall {recall:.2f} "
-              f"({len(hit)} of {len(gold)} expected terms given)")
-    mode = "" if ok else "no-answer-terms" if not found else "extra-answer-terms" if precision < 1 else \
-        "missing-answer-terms"
-    return Judgment(ok, reason, "high", judge, missing, mode)
 
 
 # ---- graphs ---------------------------------------------------------------------------------------------------
@@ -292,7 +280,7 @@ def judge(expect: Expect | dict | None, answer, *, ontology=None, task: str = ""
         return judge_ask(run_graph(ontology, str(answer)), gold_query(expect))
     if expect.kind == "shacl":
         return judge_shacl(run_graph(ontology, str(answer)), expect.gold)
-    return judge_on_endpoint(str(answer), expect, task, functools.partial(judge_terms, empty=expect.empty)) or \
+    return judge_on_endpoint(str(answer), expect, task, term_sets) or \
         judge_structural(str(answer), gold_query(expect), expect.endpoint)
 
 
@@ -321,3 +309,15 @@ def check_expect(expect: dict) -> Expect:
                               f"{sparql_text.form(parsed)}; a SELECT of the answer's terms goes in expect.sparql, an "
                               "ASK in expect.ask")
     return checked
+
+
+def capped(judgment: Judgment, metrics: RunMetrics, max_iters: int) -> Judgment:
+    """A run that reached its iteration cap without SUBMIT (dspy forced an answer out of it) fails with failure mode
+    ITERATION_CAP, whatever that forced answer was worth (the judge's verdict on it is kept in the reason); a run that
+    submitted keeps its judgment, and so does one whose gold answers nothing (EMPTY_GOLD: nothing is learned from
+    it either way)."""
+    if metrics.converged or judgment.failure_mode == EMPTY_GOLD:
+        return judgment
+    return replace(judgment, success=False, failure_mode=ITERATION_CAP,
+                   reason=f"the run reached its iteration cap ({max_iters}) without SUBMIT; its forced answer: "
+                          f"{judgment.reason}")

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from ..errors import OwlMemoryError
 from ..model import LearnedRules, RuleCounts, RunConfig, TrainedTask, TrainSummary
 from .agreement import rule_agreement
-from .curriculum import Curriculum, Task
 from .loop import Learning, run_learning
+from .tasks import Curriculum, Task
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -43,7 +43,8 @@ def _one(course: Curriculum, task: Task, memory: Memory, config: RunConfig, lear
         return TrainedTask(task.id, error=f"{type(e).__name__}: {str(e)[:200]}")
     return TrainedTask(task.id, answer=r.answer[:200], run_id=r.run_id, judgment=r.judgment, extracted=r.extracted,
                        consolidation=r.consolidation, memories_used=r.memory_usage,
-                       iterations=r.metrics.iterations, judge_rules=r.judge_rules)
+                       iterations=r.metrics.iterations, judge_rules=r.judge_rules, answer_query=r.answer_query,
+                       injected_ref=r.injected_ref)
 
 
 def _summary(course: Curriculum, rows: tuple[TrainedTask, ...], memory: Memory) -> TrainSummary:

@@ -3,11 +3,47 @@ ablations and the run result)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from statistics import fmean
 
 from ..errors import ConfigError
 
 CONFIDENCES = ("high", "medium", "low")
+SET_METRICS = ("set_P", "set_recall", "set_F")
+
+
+@dataclass(frozen=True)
+class SetScores:
+    """The TEXT2SPARQL Challenge's per-question scores: set precision, recall and F1 of the answer's values against
+    the reference's (learning/set_metric.py computes them as the challenge's evaluator does).
+
+    Args:
+        set_P: answer values that are reference values, over the answer's values (0 for none).
+        set_recall: reference values the answer gives, over the reference's values (0 for none).
+        set_F: their harmonic mean (0 when both are 0).
+    """
+
+    set_P: float = 0.0  # noqa: N815 - the challenge's own names
+    set_recall: float = 0.0
+    set_F: float = 0.0  # noqa: N815
+
+    def to_dict(self) -> dict:
+        """{"set_P", "set_recall", "set_F"}."""
+        return {"set_P": self.set_P, "set_recall": self.set_recall, "set_F": self.set_F}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SetScores:
+        """Inverse of to_dict."""
+        return cls(float(d["set_P"]), float(d["set_recall"]), float(d["set_F"]))
+
+    @classmethod
+    def mean(cls, scores: Iterable[SetScores | None]) -> SetScores:
+        """The mean of each metric over every question, None (unanswered, not run) counting 0; all 0 for none."""
+        rows = [s or cls() for s in scores]
+        if not rows:
+            return cls()
+        return cls(*(fmean(getattr(s, name) for s in rows) for name in SET_METRICS))
 
 
 @dataclass(frozen=True)
@@ -23,6 +59,7 @@ class Judgment:
         failure_mode: how a failed run failed (missing-answer-terms, extra-answer-terms, wrong-answer, ...);
             empty on success. Extraction files AntiPatterns under it.
         rules: ids of the JudgeRule items that decided (judge "rule"), in the order they ran.
+        scores: the TEXT2SPARQL set scores, when the judge ran the task's reference on an endpoint (None otherwise).
     """
 
     success: bool
@@ -32,23 +69,28 @@ class Judgment:
     missing: tuple[str, ...] = field(default_factory=tuple)
     failure_mode: str = ""
     rules: tuple[str, ...] = ()
+    scores: SetScores | None = None
 
     def to_dict(self) -> dict:
-        """JSON-compatible form ("rules" only when judge rules decided)."""
+        """JSON-compatible form ("rules" only when judge rules decided, set_P / set_recall / set_F only with
+        scores)."""
         return {"success": self.success, "reason": self.reason, "confidence": self.confidence, "judge": self.judge,
                 "missing": list(self.missing), "failure_mode": self.failure_mode,
-                **({"rules": list(self.rules)} if self.rules else {})}
+                **({"rules": list(self.rules)} if self.rules else {}),
+                **(self.scores.to_dict() if self.scores else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> Judgment:
         """Inverse of to_dict."""
         return cls(bool(d["success"]), str(d["reason"]), str(d.get("confidence", "high")), str(d.get("judge", "")),
-                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""), tuple(d.get("rules") or ()))
+                   tuple(d.get("missing") or ()), str(d.get("failure_mode") or ""), tuple(d.get("rules") or ()),
+                   SetScores.from_dict(d) if "set_F" in d else None)
 
 
 EXPECT_KINDS = ("sparql", "answer", "ask", "shacl", "query")
 EXPECT_OPTIONS = ("endpoint", "empty")  # keys an expect block may hold beside its one kind
 EMPTY_GOLD = "empty-gold"  # the failure mode of a run whose gold query returned nothing (nothing is learned from it)
+ITERATION_CAP = "iteration-cap"  # the failure mode of a run that reached its iteration cap without SUBMIT
 
 
 @dataclass(frozen=True)
