@@ -11,11 +11,13 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
 
-from .agent import OwlTool, Toolbox, dumps
+from .agent import OwlTool, Toolbox, dumps, is_error
 from .store import Memory, ReadBudget
 
 PROMPT_TOOLS = {"prompt_stats", "prompt_window", "prompt_find"}
@@ -31,24 +33,26 @@ def build_server(memory: Memory | None = None, ontology: str | Path | None = Non
                  read_budget: int = SESSION_READ_BUDGET, max_calls: int = SESSION_CALLS) -> MCPServer:
     """An MCP server whose tools are the capped owl-memory tools over `memory` (a Memory) and `ontology`."""
     box = Toolbox(memory, None, ontology, ReadBudget(total_chars=read_budget), max_calls=max_calls)
-    server = MCPServer("owl-memory", instructions=INSTRUCTIONS)
+    server = MCPServer("owl-memory", instructions=INSTRUCTIONS, version=version("owl-memory"))
     for tool in box.functions():
         if tool.name not in PROMPT_TOOLS:
             server.add_tool(_text_tool(tool), name=tool.name, description=tool.desc, structured_output=False)
     return server
 
 
-def _text_tool(tool: OwlTool) -> Callable[..., str]:
-    """A plain function with the tool's parameters that returns its capped result as JSON text (or the [Error])."""
-    def call(**kwargs: object) -> str:
+def _text_tool(tool: OwlTool) -> Callable[..., CallToolResult]:
+    """A plain function with the tool's parameters that returns its capped result as JSON text; an "[Error] …"
+    text is a result with is_error set, as MCP clients expect of a failed call."""
+    def call(**kwargs: object) -> CallToolResult:
         value = tool(**kwargs)
-        return value if isinstance(value, str) else dumps(value)
+        text = value if isinstance(value, str) else dumps(value)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error(value))
 
     hints = typing.get_type_hints(tool.func)
     params = [p.replace(annotation=hints.get(p.name, p.annotation))
               for p in inspect.signature(tool.func).parameters.values()]
-    call.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]  # inspect.signature reads it
-    call.__annotations__ = {**{p.name: p.annotation for p in params}, "return": str}
+    call.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]  # inspect.signature reads it
+    call.__annotations__ = {**{p.name: p.annotation for p in params}, "return": CallToolResult}
     call.__name__, call.__doc__ = tool.name, tool.desc
     return call
 

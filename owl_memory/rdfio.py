@@ -27,14 +27,34 @@ def load_graph(source: str | Path | Graph, format: str | None = None) -> Graph:
     line on bad input."""
     if isinstance(source, Graph):
         return source
-    is_path = isinstance(source, Path) or (len(str(source)) < 4096 and "\n" not in str(source)
-                                           and os.path.exists(str(source)))
+    is_path = _names_a_file(str(source)) or isinstance(source, Path)
+    if is_path and not os.path.exists(source):  # rdflib would resolve a relative path against the wrong folder
+        raise LoadError("no such file; check the path", source=str(source))
+    own = Graph(bind_namespaces="none")  # the file's prefixes first: among rdflib's defaults its dc: became dc1:
     if is_path:
-        g = rdf.parse_file(source, format or guess_format(source))
+        g = rdf.parse_file(source, format or guess_format(source), graph=own)
     else:
-        g = rdf.parse_text(str(source), format or "turtle")
+        g = rdf.parse_text(str(source), format or "turtle", graph=own)
+    _bind_defaults(g)
     g.base = declared_base(_head(source) if is_path else str(source)[:_HEAD])
     return g
+
+
+def _bind_defaults(g: Graph) -> None:
+    """Give `g` rdflib's default prefixes (prof:, schema: ...: shapes' SPARQL may use them undeclared) where neither
+    the prefix nor its namespace is one of the file's own, so no prefix of the file is renamed."""
+    prefixes, spaces = {p for p, _ in g.namespaces()}, {str(ns) for _, ns in g.namespaces()}
+    for prefix, ns in Graph().namespaces():
+        if prefix not in prefixes and str(ns) not in spaces:
+            g.bind(prefix, ns)
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a string given as a source is a file path rather than RDF text: an existing file, or one line ending
+    in an RDF file suffix (missing.ttl) with none of the brackets and quotes RDF text has (then "no such file")."""
+    if len(text) >= 4096 or "\n" in text:
+        return False
+    return os.path.exists(text) or (Path(text).suffix.lower() in _FORMATS and not any(c in text for c in '<>"{}'))
 
 
 _HEAD = 65536  # characters a base declaration is looked for in (formats declare it at the top)

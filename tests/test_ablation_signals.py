@@ -83,3 +83,55 @@ def test_a_stopped_ablation_leaves_no_process_and_keeps_its_summary(tmp_path, ho
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "interrupted" and summary["records"] == 0 and summary["planned_records"] == 2 * 8
     assert (out / "report.html").is_file() and (out / "results.jsonl").read_text() == ""
+
+
+MCP_HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "drill", "version": "1"}}}
+LONG_COMMANDS = {  # a long command, caught in its long part: the LM holds every request, or its input never ends
+    "train": (["train", str(CURRICULUM), "--lm", "openai/replay"], "train interrupted; {mem} keeps what the tasks"),
+    "run": (["run", "Name a subclass of lib:Work.", "--lm", "openai/replay"], "run interrupted; nothing was learned"),
+    "sprint": (["sprint", "--agent", "--lm", "openai/replay"], "sprint interrupted; {mem} keeps the graph versions"),
+    "repair": (["repair", "{fifo}", "--shapes", "{fifo}"], "repair interrupted; nothing was written: {fifo} is"),
+    "mcp": (["mcp"], "mcp server stopped; nothing to keep"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", sorted(LONG_COMMANDS))
+def test_ctrl_c_ends_a_long_command_with_130_and_one_line_of_what_was_kept(tmp_path, command):
+    args, said = LONG_COMMANDS[command]
+    fifo, mem = tmp_path / "data.ttl", tmp_path / "mem"
+    os.mkfifo(fifo)  # repair reads it until a writer closes it: never
+    asked, release = threading.Event(), threading.Event()
+
+    def held(body):
+        """The LM never answers before the test ends."""
+        asked.set()
+        release.wait(120)
+        return action("Late.", "SUBMIT(answer='late')")
+
+    with ScriptedServer([], respond=held) as server:
+        args = [a.replace("{fifo}", str(fifo)) for a in args] + ["--memory", str(mem)] * (command != "mcp")
+        args += ["--api-base", server.base] * ("--lm" in args)
+        proc = subprocess.Popen([sys.executable, "-m", "owl_memory", *args], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                env={**os.environ, "OPENAI_API_KEY": "local-server"})
+        try:
+            if command == "mcp":
+                proc.stdin.write(json.dumps(MCP_HELLO).encode() + b"\n")
+                proc.stdin.flush()
+                assert b'"result"' in proc.stdout.readline()  # serving
+            elif "--lm" in args:
+                assert asked.wait(120), proc.stderr.read().decode()[-2000:]
+            else:
+                time.sleep(3)  # blocked on the FIFO
+            assert proc.poll() is None
+            os.killpg(proc.pid, signal.SIGINT)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    lines = stderr.decode().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1, stderr.decode()[-2000:]
+    assert lines[0].startswith("owl-memory: " + said.format(mem=mem, fifo=fifo)) and "Aborted" not in lines[0]

@@ -78,3 +78,17 @@ def test_copy_takes_an_item_without_a_priority(tmp_path):
             assert copy_memory(a, b).items == 1
             assert b.validate().conforms
             assert b.get(i) == a.get(i) and [h.id for h in b.search(ontology=DC)] == [i]
+
+
+def test_copy_says_it_copied_the_item_contents(tmp_path):
+    with Memory(tmp_path / "a") as a:
+        a.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "the content"))
+    result = CliRunner().invoke(main, ["copy", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("copied 1 item with their contents, ") and "0 payloads" not in result.output
+    assert "0 other payloads (run trajectories)" in result.output
+    again = CliRunner().invoke(main, ["copy", str(tmp_path / "a"), str(tmp_path / "b"), "--json"])
+    assert {k: json.loads(again.output)[k] for k in ("items", "contents", "payloads")} == \
+        {"items": 1, "contents": 0, "payloads": 0}  # the second copy found the item and its content there
+    with Memory(tmp_path / "b") as b:
+        assert b.window(b.search()[0].id, 0, 100).text == "the content"

@@ -152,25 +152,47 @@ def test_ontology_stats_lists_only_the_prefixes_the_ontology_uses():
     assert not {"brick", "csvw", "doap", "schema", "odrl"} & set(stats["prefixes"]), stats["prefixes"]
 
 
-def test_an_interrupted_copy_is_named_until_a_second_copy_finishes_it(memory_path, tmp_path, monkeypatch):
-    dst = tmp_path / "copy"
-
+def _cut_copy(source, dst, monkeypatch) -> None:
+    """Copy `source` into `dst` and kill the copy after the items, before the payloads and the end."""
     def cut(*_):
-        raise KeyboardInterrupt  # the copy is killed after the items, before the payloads and the end
+        raise KeyboardInterrupt
     monkeypatch.setattr(copying, "_copy_payloads", cut)
-    with Memory(memory_path, create=False) as a, Memory(dst) as b, pytest.raises(KeyboardInterrupt):
+    with Memory(source, create=False) as a, Memory(dst) as b, pytest.raises(KeyboardInterrupt):
         copying.copy_memory(a, b)
     monkeypatch.undo()
+
+
+def test_an_interrupted_copy_is_named_until_a_second_copy_finishes_it(memory_path, tmp_path, monkeypatch):
+    dst = tmp_path / "copy"
+    _cut_copy(memory_path, dst, monkeypatch)
     run = CliRunner()
     search = run.invoke(main, ["search", "bind", "--memory", str(dst), "--json"])
     assert search.exit_code == 0 and "incomplete copy" in search.stderr
     assert json.loads(search.stdout)["incomplete_copy"] == str(memory_path)
     validate = run.invoke(main, ["validate", "--memory", str(dst)])
     assert validate.exit_code == 1 and "incomplete copy of" in validate.stdout
-    assert run.invoke(main, ["copy", str(memory_path), str(dst)]).exit_code == 0
+    finish = run.invoke(main, ["copy", str(memory_path), str(dst)])
+    assert finish.exit_code == 0 and "incomplete" not in finish.stderr  # the copy that finishes it does not warn
     again = run.invoke(main, ["search", "bind", "--memory", str(dst), "--json"])
     assert "incomplete" not in again.stderr and isinstance(json.loads(again.stdout), list)
     assert run.invoke(main, ["validate", "--memory", str(dst)]).exit_code == 0
+
+
+@pytest.mark.parametrize("args", [["sparql", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"], ["show", "{id}"],
+                                  ["window", "{id}"], ["export", "{out}"], ["pack", "export", "{out}"],
+                                  ["add", "Principle", "Another rule", "Use it.", "--content", "x"]],
+                         ids=lambda a: " ".join(a[:2]) if a[0] == "pack" else a[0])
+def test_every_command_reading_a_partial_copy_warns(args, memory_path, tmp_path, monkeypatch):
+    dst = tmp_path / "copy"
+    _cut_copy(memory_path, dst, monkeypatch)
+    with Memory(dst, create=False) as m:
+        first = m.search()[0].id
+    args = [a.replace("{id}", first).replace("{out}", str(tmp_path / "out.ttl")) for a in args]
+    for as_json in ([], ["--json"]):
+        result = CliRunner().invoke(main, [*args, "--memory", str(dst), *as_json])
+        assert result.exit_code == 0, result.output
+        assert result.stderr == (f"owl-memory: warning: this memory is an incomplete copy of {memory_path}: it may "
+                                 f"miss items; run `owl-memory copy {memory_path} {dst}` again to finish it\n")
 
 
 def test_the_train_table_is_plain_and_fits_80_columns_when_piped(tmp_path):

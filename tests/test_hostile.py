@@ -20,6 +20,7 @@ from owl_memory.rdfio import load_graph, read_text
 DATA = Path(__file__).parent / "data" / "hostile"
 CASES = yaml.safe_load((DATA / "cases.yaml").read_text(encoding="utf-8"))
 MB = "x" * 1_000_000
+PACK_LINE = {"kind": "Principle", "title": "Bind values", "summary": "Use it with user text.", "content": "x"}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,8 @@ def template(tmp_path_factory) -> tuple[Path, str]:
 
 @pytest.fixture
 def scratch(tmp_path, template) -> dict:
-    """A fresh copy of the template memory, a scratch folder with the generated huge and deep Turtle files."""
+    """A fresh copy of the template memory, a scratch folder with the generated huge and deep Turtle files and a pack
+    whose second line nests 100,000 lists."""
     mem = tmp_path / "mem"
     shutil.copytree(template[0], mem)
     tmp = tmp_path / "scratch"
@@ -44,6 +46,7 @@ def scratch(tmp_path, template) -> dict:
     (tmp / "huge.ttl").write_text(prefix + "\n".join(rows) + f'\nex:big ex:note "{"x" * 5_000_000}" .\n'
                                   'ex:broken ex:p "unterminated .\n', encoding="utf-8")
     (tmp / "deep.ttl").write_text(prefix + "ex:a ex:p " + "[ ex:p " * 50_000 + "ex:o" + " ]" * 50_000 + " .\n")
+    (tmp / "deep.jsonl").write_text(json.dumps(PACK_LINE) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
     return {"mem": mem, "tmp": tmp, "id": template[1]}
 
 
@@ -156,3 +159,11 @@ def test_hostile_search_text_is_literal(scratch):
         for text in ("SELECT * WHERE { ?s ?p ?o } ; DROP ALL", 'title:x OR NEAR(a b) "unbalanced * ^ -', "\x00"):
             assert isinstance(m.search(text), list)
         assert [h.id for h in m.search("bind values")] == [scratch["id"]]
+
+
+def test_a_deeply_nested_pack_line_is_a_load_error_naming_file_and_line(scratch):
+    result = CliRunner().invoke(main, ["pack", "import", str(scratch["tmp"] / "deep.jsonl"), "--memory",
+                                       str(scratch["mem"])], catch_exceptions=False)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr[-500:]
+    assert result.stderr.startswith(f"owl-memory: LoadError: {scratch['tmp'] / 'deep.jsonl'}:2: not a valid pack "
+                                    "item: nested deeper than")

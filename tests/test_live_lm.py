@@ -56,5 +56,5 @@ def test_a_three_task_ablation_against_a_real_model(model, tmp_path):
     assert all(r["prompt_tokens"] > 0 and r["lm_calls"] >= 1 and isinstance(r["converged"], bool) for r in ran)
     assert all(r["cost_usd"] is None or r["cost_usd"] > 0 for r in ran)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["status"] == "complete" and len(summary["criteria"]) == 3
+    assert summary["status"] == "complete" and summary["criteria"] == []  # no E arm: no criterion
     assert (out / "report.html").is_file() and (out / "tables" / "conditions.tex").is_file()

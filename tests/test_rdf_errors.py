@@ -66,6 +66,18 @@ def test_files_that_cannot_be_read_say_so(tmp_path):
         load_graph(tmp_path / "absent.ttl")
 
 
+@pytest.mark.parametrize("path", ["missing.ttl", "data/missing.OWL", "my data/missing.jsonld"])
+def test_a_missing_file_named_by_a_string_is_not_parsed_as_turtle(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LoadError) as e:
+        load_graph(path)
+    assert str(e.value) == f"{path}: no such file; check the path"
+
+
+def test_one_line_of_turtle_is_still_text():
+    assert len(load_graph("<http://example.org/a> <http://example.org/p> <http://example.org/b.ttl> .")) == 1
+
+
 def test_nesting_deeper_than_the_stack_is_a_load_error():
     deep = "@prefix ex: <http://example.org/> .\nex:a ex:p " + "( " * 20_000 + ") " * 20_000 + ".\n"
     with pytest.raises(LoadError, match="nested too deeply"):

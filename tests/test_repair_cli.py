@@ -1,6 +1,9 @@
 """`owl-memory repair`: a file holding data and shapes keeps its shapes, exit codes, --keep-values."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +14,7 @@ from test_repair import HEAD, SHAPES
 from owl_memory.cli import main
 from owl_memory.repair import shape_triples
 
+ROOT = Path(__file__).resolve().parents[1]
 EX = Namespace("http://example.org/")
 
 
@@ -57,6 +61,56 @@ def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
     assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
     assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
     assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
+
+
+def test_repair_headers_use_the_files_prefixes_and_shacl_names(tmp_path):
+    """The data binds dc: to DC Terms (rdflib's own defaults bind dc: to DC Elements and renamed the file's to dc1:);
+    an sh:sparql constraint is named sh:sparql, as SHACL spells it."""
+    data, shapes, out = tmp_path / "data.ttl", tmp_path / "shapes.ttl", tmp_path / "fixed.ttl"
+    data.write_text('@prefix dc: <http://purl.org/dc/terms/> .\n@prefix ex: <http://example.org/> .\n'
+                    'ex:a a ex:Doc ; dc:title "x", "y" .\nex:b a ex:Doc ; dc:title "z" ; ex:bad "1" .\n')
+    shapes.write_text('@prefix dc: <http://purl.org/dc/terms/> .\n@prefix ex: <http://example.org/> .\n'
+                      '@prefix sh: <http://www.w3.org/ns/shacl#> .\n'
+                      'ex:S a sh:NodeShape ; sh:targetClass ex:Doc ; sh:property [ sh:path dc:title ; sh:maxCount 1 ] ;'
+                      ' sh:sparql [ sh:select "SELECT $this WHERE { $this <http://example.org/bad> ?x }" ] .\n')
+    r = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shapes), "--memory", str(tmp_path / "m"),
+                                  "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    headers = [line.strip() for line in r.stdout.splitlines() if line.startswith("  sh:")]
+    assert headers == ["sh:maxCount on dc:title  [maxCount.drop_surplus]", "sh:sparql  [sparql.verified_change]"]
+    assert '- ex:a dc:title "y" .' in r.stdout and "dc1" not in r.stdout
+    assert "@prefix dc: <http://purl.org/dc/terms/> ." in out.read_text() and "dc1" not in out.read_text()
+
+
+def test_an_ill_typed_literal_is_data_not_a_traceback(tmp_path):
+    data, shapes = tmp_path / "data.ttl", tmp_path / "shapes.ttl"
+    data.write_text('@prefix ex: <http://example.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+                    'ex:a a ex:Doc ; ex:date "2021-13-45"^^xsd:date .\n')
+    shapes.write_text('@prefix ex: <http://example.org/> .\n@prefix sh: <http://www.w3.org/ns/shacl#> .\n'
+                      "ex:S a sh:NodeShape ; sh:targetClass ex:Doc ;\n"
+                      "  sh:property [ sh:path ex:date ; sh:maxCount 1 ] .\n")
+    r = subprocess.run([sys.executable, "-m", "owl_memory", "repair", str(data), "--shapes", str(shapes), "--memory",
+                        str(tmp_path / "m")], capture_output=True, text=True, timeout=120)  # logging as a user sees it
+    assert r.returncode == 0 and r.stdout.startswith("conforms: 0 violations"), r.stderr
+    assert r.stderr == ""  # before: rdflib's "Failed to convert Literal lexical form" and its traceback
+
+
+def test_the_out_file_is_the_input_graph_with_the_change_list_applied_re_serialized(tmp_path):
+    """docs/construction.md: --out re-serializes (a line diff shows more than the repair); as graphs, the two files
+    differ by exactly the printed change list."""
+    data = ROOT / "experiments" / "construction" / "library.data.ttl"
+    shapes, out = data.with_name("library.shapes.ttl"), tmp_path / "fixed.ttl"
+    r = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shapes), "--memory", str(tmp_path / "m"),
+                                  "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    changes = [c for g in json.loads(r.stdout.splitlines()[-1])["changes"] for c in g["changes"]]
+    before, after = Graph().parse(data), Graph().parse(out)
+    prefixes = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in before.namespaces())
+    added, removed = ({t for c in changes if c["sign"] == sign for t in Graph().parse(data=f"{prefixes}{c['triple']} .",
+                                                                                       format="turtle")}
+                      for sign in "+-")
+    assert set(after) == (set(before) - removed) | added and (added or removed)
+    assert out.read_text() != data.read_text()  # the same prefixes, not the same text: it is re-serialized
 
 
 @pytest.mark.shared_data

@@ -135,3 +135,14 @@ def test_coordination_levels_all_then_all_but_one_then_any(memory):
     two = memory.add(ItemSpec("Procedure", "Node shapes overview", "Use when reading.", "b"))
     one = memory.add(ItemSpec("Procedure", "Closed world notes", "Use when reading.", "c"))
     assert [h.id for h in memory.search("closed node shapes", k=10)] == [three, two, one]
+
+
+def test_a_score_has_the_scale_the_reference_documents(tmp_path, fresh_memory):
+    """docs/reference.md, "What a score means": FTS5's bm25, so a word in half the items or more weighs 1e-6."""
+    with Memory(fresh_memory(tmp_path / "m")) as m:
+        only = m.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "x"))
+        assert [(h.id, h.score) for h in m.search("bind values never paste")] == [(only, 4e-06)]
+        assert [h.score for h in m.search()] == [0.0]
+        m.add(ItemSpec("Principle", "Limit every query", "Use when a query may return many rows.", "y"))
+        m.add(ItemSpec("Principle", "Declare prefixes first", "Use when writing SPARQL.", "z"))
+        assert 0.5 < m.search("bind values")[0].score < 2  # among items that lack the words: about 1

@@ -61,6 +61,9 @@ def test_sprint1_passes_offline_and_rerun_uses_compiled_answers(memory):
     assert (second.cqs_passed, second.conforms, second.lm_calls) == (5, True, 0)
     assert second.compiled_cq_reused == 5 and second.proposals == 0
     assert first.verify_iterations >= 5 * second.verify_iterations, (first, second)
+    documented = re.search(r"^\| sprint1: verify iterations, first run → rerun \| (\d+) → (\d+) \|",
+                           (ROOT / "docs" / "measurements.md").read_text(encoding="utf-8"), re.M)
+    assert documented and (first.verify_iterations, second.verify_iterations) == tuple(map(int, documented.groups()))
     ops = memory.by_signature(cq_signature(load_sprint(SPRINT1).cqs[0]))
     assert ops and ops[0].kind == "RepairOperator" and ops[0].success_count == 1
     assert ops[0].action_schema.operator == "apply_delta"

@@ -11,11 +11,15 @@ UnicodeDecodeError, and built-in errors its Turtle and JSON-LD code lets through
 rdflib's JSON-LD parser fetches every context a document names (an @context or @import that is a URL or a file
 path), with no timeout and past any allow-list; `parse_text(..., fetch=False)` refuses such text before parsing, for
 text another party wrote (an endpoint's service description). RDF/XML external entities are never expanded.
+
+An ill-typed literal ("2021-13-45"^^xsd:date) is data, not an error: it stays a literal with its lexical form (SHACL's
+sh:datatype reports it), and rdflib's logged warning with a traceback for it is dropped (`_IllTypedLiterals`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from json import JSONDecodeError
 from pathlib import Path
@@ -43,6 +47,17 @@ PARSE_ERRORS = (
     OSError,  # a file, or a JSON-LD context it names, that cannot be read
 )
 _LOCATED = re.compile(r"^[^\n]*?:(\d+):\d+: (.+)", re.S)  # rdflib's RDF/XML and TriX errors: "<id>:<line>:<col>: why"
+
+
+class _IllTypedLiterals(logging.Filter):
+    """Drops rdflib's warning (and traceback) for a literal whose lexical form is not of its datatype."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for that warning, True for any other record."""
+        return not str(record.msg).startswith("Failed to convert Literal lexical form to value")
+
+
+logging.getLogger("rdflib.term").addFilter(_IllTypedLiterals())
 
 
 class _SameLabels(dict):

@@ -17,7 +17,7 @@ from .runner import (
     run as run,
 )
 from .scripted import SCRIPTED as SCRIPTED
-from .tools.caps import as_text as as_text, clip as clip, dumps as dumps
+from .tools.caps import as_text as as_text, clip as clip, dumps as dumps, is_error as is_error
 from .tools.ontology import CLASS_TYPES as CLASS_TYPES, PROPERTY_TYPES as PROPERTY_TYPES, OntologyTools as OntologyTools
 from .tools.toolbox import (
     DEFAULT_ACCESS as DEFAULT_ACCESS,

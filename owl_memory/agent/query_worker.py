@@ -1,8 +1,9 @@
 """Agent SPARQL in a worker process with a wall-time and a memory limit, killed on overrun.
 
 The host keeps one worker per graph: a `python -m owl_memory.agent.query_worker` child that caps its own address
-space (RLIMIT_AS) and CPU time (RLIMIT_CPU, so an orphan cannot run on) before it reads anything, loads the graph
-once, then answers one query per JSON line. Each query is checked by `adapters.sparql.check_read_only` and the
+space (RLIMIT_AS) and CPU time (RLIMIT_CPU) before it reads anything, loads the graph once, then answers one query
+per JSON line. It dies with its host: a watch thread exits the worker within PARENT_POLL seconds of the host's end,
+however it ended (SIGTERM, SIGKILL), even mid-query. Each query is checked by `adapters.sparql.check_read_only` and the
 checked algebra is what runs; a judge rule's parameters come as separate terms, bound into that parsed algebra
 (`adapters.sparql.bind_terms`), never into the text. The host waits at most `seconds` for an answer; past that it
 kills the worker and starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the
@@ -18,6 +19,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from ..errors import ConfigError, QueryFailed, QueryRefused, ToolError
 
 _MEMORY_EXIT = 3  # the worker's exit status when the memory limit stopped it before it could answer
 STARTUP_SECONDS = 60  # time a new worker may take to start and load the graph (not counted in a query's limit)
+PARENT_POLL = 0.2  # seconds between the worker's checks that its host is still alive
 
 
 class _Overrun(Exception):
@@ -177,7 +180,8 @@ class QueryWorker:
 
 def _start(limits: QueryLimits) -> subprocess.Popen[bytes]:
     """A fresh worker process under the given limits."""
-    cmd = [sys.executable, "-m", "owl_memory.agent.query_worker", str(limits.memory_mb), str(limits.seconds)]
+    cmd = [sys.executable, "-m", "owl_memory.agent.query_worker", str(limits.memory_mb), str(limits.seconds),
+           str(os.getpid())]
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             close_fds=True)
 
@@ -246,6 +250,16 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
+def _die_with(host: int) -> None:
+    """Exit this worker as soon as its host process `host` is gone (it is then no longer our parent)."""
+    def watch() -> None:
+        while os.getppid() == host:
+            time.sleep(PARENT_POLL)
+        os._exit(1)  # mid-query: no cleanup to wait for, nobody to answer
+
+    threading.Thread(target=watch, name="host-watch", daemon=True).start()
+
+
 def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict[URIRef, URIRef | Literal] | None = None) -> dict:
     """Evaluate the checked algebra of one query (`bindings` bound into it); rows capped at max_rows."""
     from ..adapters.sparql import bind_terms, check_read_only, evaluate
@@ -272,9 +286,11 @@ def _answer(graph: Graph, message: dict[str, Any], seconds: float) -> dict[str, 
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point: limit self, load the graph from the first line, answer one query per line."""
+    """Worker entry point: limit self, watch the host, load the graph from the first line, answer one query per
+    line."""
     _limit_self(int(argv[0]))
     seconds = float(argv[1])
+    _die_with(int(argv[2]))
     try:
         init = json.loads(sys.stdin.buffer.readline())
         graph = Graph()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from .common import (
     corpus_options,
     emit,
     endpoint_map_option,
+    interruptible,
     json_option,
     library_errors,
     lm_limits,
@@ -22,9 +22,6 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..ablation import ConditionSummary, Estimate, Summary
-
-EXIT_INTERRUPTED = 130
-
 
 @click.command("report")
 @click.argument("folder")
@@ -75,6 +72,8 @@ def ablation_report(folder: str, as_json: bool) -> None:
 @corpus_options
 @json_option
 @library_errors
+@interruptible(lambda out, **_: f"ablation interrupted; the summary and report of what finished are in {out} (run the "
+               "same command again to resume)")
 def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: str | None, sub_lm: str | None,
                    max_tokens: int | None, timeout: float | None, out: str, holdout_every: int, repeats: int,
                    start_memory: str | None, pack: str | None, max_iters: int, max_llm_calls: int, k: str | None,
@@ -89,7 +88,8 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
     is run by the strict-RLM agent with --lm (train tasks through the learning loop, holdout tasks with learning
     off). A construction curriculum (`kind: construction`: sprints and repair cases) needs no LM (conditions A0,
     A2); with --lm a model runs each task through the construction tools (records add verify runs, deltas, undos).
-    The summary ends with the success criteria of the layer experiments (met, not met, not measurable).
+    The summary ends with the success criteria of the layer experiments whose arms it ran (met, not met, not
+    measurable).
 
     Example: owl-memory ablate experiments/curricula/library.yaml --conditions A0,A1,A2,A3,A4,A5 --lm openai/gpt-4o-mini
     --max-tokens 1024 --timeout 120 --holdout-every 4 --out runs/library
@@ -101,17 +101,12 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
     """
     from ..ablation import ablate
 
-    try:
-        summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
-                         memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
-                         max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
-                         timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
-                         progress=progress, endpoint_map=endpoint_map, language=language,
-                         split_seed=split_seed, max_output_chars=max_output_chars)
-    except KeyboardInterrupt:
-        click.echo(f"owl-memory: ablation interrupted; the summary and report of what finished are in {out} "
-                   "(run the same command again to resume)", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    summary = ablate(curriculum, conditions, out=out, holdout_every=holdout_every, repeats=repeats,
+                     memory=start_memory, parallel=not serial, lm=lm, api_base=api_base, pack=pack,
+                     max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
+                     timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
+                     progress=progress, endpoint_map=endpoint_map, language=language,
+                     split_seed=split_seed, max_output_chars=max_output_chars)
     priced = None
     if estimate_for:
         from ..ablation import estimate

@@ -14,6 +14,7 @@ from .common import (
     Memory,
     emit,
     endpoint_map_option,
+    interruptible,
     json_option,
     library_errors,
     lm_limits,
@@ -31,6 +32,7 @@ from .common import (
 @click.option("--ontology", type=click.Path(exists=True, dir_okay=False), help="Ontology file for the ontology tools.")
 @json_option
 @library_errors
+@interruptible(lambda **_: "mcp server stopped; nothing to keep: its tools only read the memory and the ontology")
 def mcp(memory_path: str | None, ontology: str | None, as_json: bool) -> None:
     """Serve the capped tools (memory search/get/window/query, ontology tools, results_peek) over MCP on stdio.
 
@@ -72,6 +74,8 @@ def mcp(memory_path: str | None, ontology: str | None, as_json: bool) -> None:
 @memory_option
 @json_option
 @library_errors
+@interruptible(lambda memory_path, **_: f"run interrupted; nothing was learned or stored in {memory_path}; the "
+               "trajectory so far is under the memory's runs/")
 def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str | None, api_base: str | None,
              sub_lm: str | None, max_tokens: int | None, timeout: float | None, condition: str, k: str | None,
              budgets: str | None, max_iters: int, max_llm_calls: int, sandbox: bool, learn: bool,

@@ -20,25 +20,32 @@ if TYPE_CHECKING:
     from ..model import Hit
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 MAX_MESSAGE = 1000  # characters of an error message printed at most
 T = TypeVar("T")
 Decorated = TypeVar("Decorated", bound=Callable[..., Any])
 Params = ParamSpec("Params")
 
 
-def Memory(location: str | Path, *, writes: bool = False, create: bool = True) -> store.Memory:  # noqa: N802
+def Memory(location: str | Path, *, writes: bool = False, create: bool = True,  # noqa: N802
+           finishing_copy: bool = False) -> store.Memory:
     """owl_memory.Memory (this name stands in for the class at every call site), imported on first use: `--help`
     and commands without a memory skip the store's imports. `writes`: the command will write to it, so a read-only
-    memory is MemoryReadOnly now, before any work."""
+    memory is MemoryReadOnly now, before any work. A memory that is an unfinished copy is said on stderr for every
+    command (it may miss items), except the copy that finishes it (`finishing_copy`)."""
     from ..store import Memory as memory_class
 
     memory = memory_class(location, create=create)
-    if writes:
-        try:
+    try:
+        if writes:
             memory.require_writable()
-        except OwlMemoryError:
-            memory.close()
-            raise
+        partial = None if finishing_copy else memory.incomplete_copy
+    except OwlMemoryError:
+        memory.close()
+        raise
+    if partial is not None:
+        click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: it may miss items; run "
+                   f"`owl-memory copy {partial} {location}` again to finish it", err=True)
     return memory
 
 
@@ -118,6 +125,22 @@ def library_errors(f: Callable[Params, T]) -> Callable[Params, T]:
         except OwlMemoryError as e:
             fail(e, bool(kwargs.get("as_json", False)))
     return wrapper
+
+
+def interruptible(kept: Callable[..., str]) -> Callable[[Callable[Params, T]], Callable[Params, T]]:
+    """Ctrl-C (KeyboardInterrupt; an ablation's SIGTERM too) ends a long command with exit 130 and one line on stderr,
+    `kept(**the command's arguments)`, saying what was done and what was kept, instead of click's "Aborted!"."""
+    def decorate(f: Callable[Params, T]) -> Callable[Params, T]:
+        @functools.wraps(f)
+        def wrapper(*args: Params.args, **kwargs: Params.kwargs) -> T:
+            """The command, a Ctrl-C reported."""
+            try:
+                return f(*args, **kwargs)
+            except KeyboardInterrupt:
+                click.echo(f"owl-memory: {kept(**kwargs)}", err=True)
+                sys.exit(EXIT_INTERRUPTED)
+        return wrapper
+    return decorate
 
 
 def fail(error: OwlMemoryError, as_json: bool) -> NoReturn:

@@ -13,6 +13,7 @@ from .common import (
     EXIT_OK,
     Memory,
     emit,
+    interruptible,
     json_option,
     library_errors,
     lm_options,
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 @memory_option
 @json_option
 @library_errors
+@interruptible(lambda memory_path, out, **_: f"sprint interrupted; {'no --out file was written; ' if out else ''}"
+               f"{memory_path} keeps the graph versions and operators stored before it (answers are compiled only "
+               "when a sprint succeeds); with --agent, the trajectory so far is under the memory's runs/")
 def sprint(sprint_file: str | None, agent: bool, out: str | None, max_iters: int | None, lm: str | None,
            api_base: str | None, memory_path: str, as_json: bool) -> None:
     """Run an ontology construction sprint: propose, verify and repair until every CQ passes and it conforms.
@@ -146,6 +150,9 @@ def _agent_report(result: AgentSprintResult) -> None:
 @memory_option
 @json_option
 @library_errors
+@interruptible(lambda data, memory_path, out, **_: f"repair interrupted; nothing was written: {data} is unchanged"
+               f"{', no --out file' if out else ''}, nothing compiled into {memory_path} (repair compiles when it "
+               "finishes)")
 def repair_data(data: str, shapes: str, out: str | None, max_rounds: int, keep_values: bool, lm: str | None,
                 api_base: str | None, memory_path: str, as_json: bool) -> None:
     """Repair DATA until it conforms to SHAPES with deterministic operators; compile what worked into memory.

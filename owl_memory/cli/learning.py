@@ -16,6 +16,7 @@ from .common import (
     corpus_options,
     emit,
     endpoint_map_option,
+    interruptible,
     json_option,
     library_errors,
     lm_limits,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 @memory_option
 @json_option
 @library_errors
+@interruptible(lambda memory_path, **_: f"train interrupted; {memory_path} keeps what the tasks that finished stored, "
+               "nothing of the task that was running (train again runs every task again)")
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
           limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, memory_path: str,
@@ -183,6 +186,8 @@ def curriculum() -> None:
 @click.option("--out", required=True, help="The curriculum YAML to write.")
 @json_option
 @library_errors
+@interruptible(lambda out, **_: f"curriculum make interrupted; nothing was written ({out} is written when every task "
+               "is made)")
 def curriculum_make(ontologies: tuple[str, ...], families: str, split: str, tasks: int, seed: int, holdout: float,
                     holdout_ontology: tuple[str, ...], max_answers: int, curriculum_id: str, out: str,
                     as_json: bool) -> None:

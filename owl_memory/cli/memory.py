@@ -17,6 +17,7 @@ from .common import (
     EXIT_OK,
     Memory,
     emit,
+    interruptible,
     items_table,
     json_option,
     library_errors,
@@ -28,6 +29,7 @@ from .common import (
 if TYPE_CHECKING:
     from ..demo import DemoReport
     from ..model import OntologyContext, SearchExplanation, SparqlResult, Window
+    from ..store import CopyReport
 
 
 @click.command("add")
@@ -114,11 +116,8 @@ def search_items(text: str | None, ontology: str | None, task_type: str | None, 
                                                     failure_mode=failure_mode, kinds=kinds or None, k=k,
                                                     about_class=about_class, about_property=about_property,
                                                     about=about, context=context)
-        partial = m.incomplete_copy
-    if partial is not None:  # said on stderr, and as a field of the JSON document
-        click.echo(f"owl-memory: warning: this memory is an incomplete copy of {partial}: results may miss items; "
-                   f"run `owl-memory copy {partial} {memory_path}` again to finish it", err=True)
-    if partial is not None and as_json:
+        partial = m.incomplete_copy if as_json else None  # said on stderr when opened; in JSON, as a field too
+    if partial is not None:
         emit({"incomplete_copy": partial, **(out.to_dict() if isinstance(out, SearchExplanation)
                                             else {"hits": [h.to_dict() for h in out]})}, True)
     elif isinstance(out, SearchExplanation):
@@ -269,6 +268,8 @@ def validate_memory(memory_path: str, as_json: bool) -> None:
 @click.argument("dst")
 @json_option
 @library_errors
+@interruptible(lambda dst, **_: f"copy interrupted; {dst} is marked an incomplete copy (commands on it warn); run the "
+               "same copy again to finish it")
 def copy_command(src: str, dst: str, as_json: bool) -> None:
     """Copy the memory SRC into DST (directories or SPARQL server URLs): same ids, triples, counters and payloads;
     DST is validated after the copy.
@@ -277,10 +278,17 @@ def copy_command(src: str, dst: str, as_json: bool) -> None:
     """
     from ..store import copy_memory
 
-    with Memory(src, create=False) as a, Memory(dst, writes=True) as b:
+    with Memory(src, create=False) as a, Memory(dst, writes=True, finishing_copy=True) as b:
         result = copy_memory(a, b)
-    emit(result, as_json, lambda r: click.echo(f"copied {r.items} items, {r.triples} triples, {r.payloads} payloads "
-                                               f"from {src} to {dst}"), src=src, dst=dst)
+    emit(result, as_json, lambda r: click.echo(_copied(r, src, dst)), src=src, dst=dst)
+
+
+def _copied(report: CopyReport, src: str, dst: str) -> str:
+    """What a copy moved, in one line: items with their contents, triples, the other payloads."""
+    there, n = report.items - report.contents, report.items
+    return (f"copied {n} item{'' if n == 1 else 's'} with their contents" + (f" ({there} already there)" if there
+            else "") + f", {report.triples} triples and {report.payloads} other payloads (run trajectories) from "
+            f"{src} to {dst}")
 
 
 @click.command("demo")

@@ -73,7 +73,7 @@ def read_pack(path: Path, name: str) -> list[ItemSpec]:
 def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
     """One pack line as an ItemSpec tagged with its pack; its memory_id must be its stable id."""
     try:
-        d = json.loads(text)
+        d = _json(text)
         if not isinstance(d, dict):
             raise InvalidItem("a pack line is a JSON object")
         fields = {k: d[k] for k in _FIELDS if d.get(k) is not None}
@@ -85,6 +85,14 @@ def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
         raise LoadError(f"memory_id {str(d['memory_id'])[:20]!r} is not the item's stable id {spec.id} (was the "
                         "title, content or scope edited? drop memory_id or fix it)", source=str(path), line=n)
     return spec
+
+
+def _json(text: str) -> object:
+    """One line's JSON; InvalidItem when it nests deeper than Python's stack (json recurses per level)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InvalidItem("nested deeper than Python's recursion limit; a pack item is a flat JSON object") from None
 
 
 def import_pack(memory: Memory, name_or_path: str | Path) -> ImportReport:

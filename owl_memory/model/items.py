@@ -153,7 +153,8 @@ class Card:
 
 @dataclass(frozen=True)
 class Hit(Card):
-    """One search result: the item's card, its score (text rank; 0.0 for a search without text) and, for an item
+    """One search result: the item's card, its score (BM25 text rank, comparable only within one search: a word in
+    half the items or more weighs FTS5's floor of 1e-6; 0.0 for a search without text) and, for an item
     found through an ontology's versions or alignments (store/alignment.py), the IRI it was carried over from."""
 
     score: float = 0.0

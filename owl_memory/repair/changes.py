@@ -96,11 +96,17 @@ def change_list(original: Graph, shapes: Graph, applied: list[Candidate], added:
 def describe(data: Graph, shapes: Graph, v) -> str:
     """A violation in words: "sh:class on prov:wasGeneratedBy, value ex:alice"."""
     comp = str(v.component).removeprefix(str(SH)).removesuffix("ConstraintComponent") if v.component else "?"
-    name = f"sh:{comp[:1].lower()}{comp[1:]}" if str(v.component).startswith(str(SH)) else _n3(shapes, v.component)
+    name = f"sh:{_parameter(comp)}" if str(v.component).startswith(str(SH)) else _n3(shapes, v.component)
     where = f" on {_n3(shapes, v.path)}" if isinstance(v.path, URIRef) else \
         f" on {v.path_text}" if v.path is not None else ""
     value = f", value {_n3(data, v.value)}" if v.value is not None and v.value != v.focus else ""
     return f"{name}{where}{value}"
+
+
+def _parameter(component: str) -> str:
+    """The SHACL parameter a core component is named for, as SHACL spells it: MinCount -> minCount, SPARQL -> sparql,
+    JS -> js (an all-capitals name is one word)."""
+    return component.lower() if component.isupper() else component[:1].lower() + component[1:]
 
 
 def _changes(data: Graph, named: set, removed: list, added: list, gone: dict | None = None) -> tuple[Change, ...]:

@@ -18,9 +18,12 @@ from .sparql_terms import integer
 
 @dataclass(frozen=True)
 class CopyReport:
-    """What a copy moved: items, triples and payloads copied, and the ids the destination's bound then archived."""
+    """What a copy moved: the source's items (with `contents`, how many this copy wrote, content included: the rest
+    were there already, from a copy cut short), its triples, the other payloads it names (run trajectories), and the
+    ids the destination's bound then archived."""
 
     items: int
+    contents: int
     triples: int
     payloads: int
     archived: tuple[str, ...]
@@ -60,7 +63,7 @@ def copy_memory(src: Memory, dst: Memory, batch: int = 1000) -> CopyReport:
     report = dst.validate()
     if not report.conforms:
         raise InvalidItem("the copy does not validate at the destination: " + "; ".join(report.messages[:5]))
-    return CopyReport(len(items), len(g), payloads, tuple(dst.enforce_bound()))
+    return CopyReport(len(items), len(todo), len(g), payloads, tuple(dst.enforce_bound()))
 
 
 def incomplete_mark(source: str) -> Graph:

@@ -30,6 +30,11 @@ def dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def is_error(value: object) -> bool:
+    """Whether a tool return is an "[Error] …" observation (a recoverable failure), not a result."""
+    return isinstance(value, str) and value.startswith("[Error]")
+
+
 def clip(text: object, n: int = 200) -> str:
     """A string cut to n characters, marked with … when cut."""
     text = str(text)
@@ -57,6 +62,14 @@ def as_text(value: object, name: str) -> str:
     if len(value) > MAX_ARG:
         raise ToolError(f"{name} is {len(value)} characters; the limit is {MAX_ARG}")
     return value
+
+
+def as_count(value: object, name: str, most: int) -> int:
+    """A count of 1..most: above `most` it is capped (as every listing is); below 1, a ToolError naming the range."""
+    n = as_int(value, name)
+    if n < 1:
+        raise ToolError(f"{name} must be 1 to {most}, e.g. {name}={min(5, most)}")
+    return min(n, most)
 
 
 def as_limit(value: object) -> int:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from ...model import Item
 from ...store import ontology_context
-from .caps import as_int, as_text, clip
+from .caps import as_count, as_int, as_text, clip
 from .results import run_query
 from .toolbox import ToolFamily, family
+
+MAX_K = 10  # items one memory_search may return
 
 
 @family
@@ -25,12 +27,12 @@ class MemoryTools(ToolFamily):
                       k: int = 5, about_class: str = "", about_property: str = "") -> dict | str:
         """Memory items (id, kind, title, summary, score) matching text / ontology IRI / task type / the class or
         property IRI they are about; with your ontology's IRI, items of its earlier versions and aligned terms come
-        after, marked carried_over_from; no payload."""
+        after, marked carried_over_from; k is 1 to 10; no payload."""
         box = self.box
         onto = as_text(ontology, "ontology") or None
         hits = box.require_memory().search(text=as_text(text, "text") or None, ontology=onto,
                                  task_type=as_text(task_type, "task_type") or None,
-                                 kinds=[str(x) for x in kinds] if kinds else None, k=max(1, min(as_int(k, "k"), 10)),
+                                 kinds=[str(x) for x in kinds] if kinds else None, k=as_count(k, "k", MAX_K),
                                  about_class=as_text(about_class, "about_class") or None,
                                  about_property=as_text(about_property, "about_property") or None,
                                  context=ontology_context(box.graph) if onto and box.graph is not None else None)

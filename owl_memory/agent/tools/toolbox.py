@@ -32,6 +32,7 @@ from .caps import (
     dumps,
     error_message,
     fit,
+    is_error,
     scrub,
     signature,
     strings,
@@ -166,7 +167,7 @@ class Toolbox:
     def _record(self, name: str, value: Any) -> None:
         """Update the counters and emit the tool_result event for one return."""
         size = len(dumps(value))
-        message = value[:300] if isinstance(value, str) and value.startswith("[Error]") else None
+        message = value[:300] if is_error(value) else None
         window = len(value["text"]) if isinstance(value, dict) and isinstance(value.get("text"), str) else 0
         self.stats = self.stats.returned(size, error=message is not None, large=size > LARGE_RETURN, window=window)
         handles = sorted({v for v in strings(value) if v.startswith("sha256:")})
