@@ -2,7 +2,15 @@
 
 
 class OwlMemoryError(Exception):
-    """Base class of every error owl-memory raises on purpose."""
+    """Base class of every error owl-memory raises on purpose; `cause` is a short slug of what went wrong (a query's
+    trajectory event and the AntiPattern extracted from a failed run name it), the class's own unless given."""
+
+    cause = "error"
+
+    def __init__(self, *args: object, cause: str | None = None):
+        super().__init__(*args)
+        if cause:
+            self.cause = cause
 
 
 class UnknownItem(OwlMemoryError, KeyError):
@@ -46,13 +54,19 @@ class CurriculumError(OwlMemoryError, ValueError):
 class ToolError(OwlMemoryError):
     """A recoverable tool failure; its message becomes the "[Error] …" observation."""
 
+    cause = "tool-error"
+
 
 class QueryFailed(OwlMemoryError, ValueError):
     """A SPARQL query does not parse, or fails while it runs over a graph; the message carries rdflib's reason."""
 
+    cause = "query-failed"
+
 
 class QueryRefused(OwlMemoryError, ValueError):
     """A SPARQL query is not a read-only query over the given graph (update, SERVICE, FROM, LOAD) or does not parse."""
+
+    cause = "refused"
 
 
 class MemoryNotFound(OwlMemoryError):
@@ -91,3 +105,5 @@ class InstanceError(OwlMemoryError, ValueError):
 class EndpointError(ToolError):
     """A SPARQL endpoint could not be used as asked: not on the run's list, redirected, too slow, too large, over the
     run's request budget, or it answered with an error; the message names the endpoint and what to do."""
+
+    cause = "endpoint-error"

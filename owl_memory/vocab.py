@@ -15,6 +15,8 @@ TASK_TYPE = Namespace("http://w3id.org/owl-memory/task-type/")
 FAILURE_MODE = Namespace("http://w3id.org/owl-memory/failure-mode/")
 RUN = Namespace("http://w3id.org/owl-memory/run/")
 BLOB = Namespace("http://w3id.org/owl-memory/blob/")
+# the standard vocabularies, by their usual prefixes: no target ontology's or endpoint's own terms
+STANDARD_PREFIXES = {str(RDF): "rdf:", str(RDFS): "rdfs:", str(OWL): "owl:", str(XSD): "xsd:"}
 
 def local_name(iri: str | Node) -> str:
     """The last segment of an IRI (after #, / or :), "node" when there is none."""

@@ -11,7 +11,7 @@ from owl_memory import ItemSpec, Memory
 from owl_memory.learning import judge, load_curriculum, shipped_curriculum
 from owl_memory.learning.consolidation import consolidate, similarity
 from owl_memory.learning.extraction import RunRecord, extract, lift
-from owl_memory.model import CallArgs, Iteration, ToolCall
+from owl_memory.model import AgentQuery, CallArgs, Iteration, ToolCall, sha256
 from owl_memory.provenance import FAILED_RUN_ITEMS, RunInfo, provenance_graph
 from owl_memory.vocab import KINDS
 
@@ -31,8 +31,10 @@ def record(course, memory, answer: str, run_id: str) -> RunRecord:
     """A run record whose trajectory shows one ontology_query call (stored as a blob)."""
     c, task, g = course
     code = f"r = ontology_query({QUERY!r})\nprint(results_peek(r['handle'], 10))"
+    handle = "sha256:" + sha256(run_id)
     events = (Iteration(0, "", code, "3 rows", 6), ToolCall("ontology_query", CallArgs()),
-              ToolCall("results_peek", CallArgs()))
+              AgentQuery("ontology_query", "ontology", QUERY, sha256(QUERY), rows=3, handle=handle),
+              ToolCall("results_peek", CallArgs(keyword={"handle": handle})))
     trace = memory.blobs.put("\n".join(json.dumps(e.to_dict()) for e in events) + run_id, "trace").key
     return RunRecord(task.query, task.task_type, LIB, answer, run_id, trace, events, g)
 

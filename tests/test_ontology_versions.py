@@ -15,7 +15,7 @@ from test_export_owl import owlcheck  # noqa: F401  (the OWLAPI check, a fixture
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
 from owl_memory.errors import ConfigError
-from owl_memory.model import Iteration, OntologyContext
+from owl_memory.model import AgentQuery, Iteration, OntologyContext, sha256
 from owl_memory.store import retrieval
 from owl_memory.store.alignment import followed, ontology_context
 from owl_memory.store.copy import copy_memory
@@ -287,7 +287,8 @@ def test_extracted_items_are_about_the_terms_their_query_used_not_the_task_const
         ex:isbn a owl:DatatypeProperty . ex:author a owl:ObjectProperty .""", format="turtle")
     query = (f"PREFIX ex: <{LIB}#> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
              "SELECT ?b ?i WHERE { ?b a ex:Book ; ex:isbn ?i ; ex:author ex:Tolkien ; rdfs:label ?l }")
-    events = (Iteration(0, "", f"r = ontology_query({query!r})", "2 rows", 6),)
+    events = (Iteration(0, "", f"r = ontology_query({query!r})", "2 rows", 6),
+              AgentQuery("ontology_query", "ontology", query, sha256(query), rows=2))
     record = RunRecord("List the ISBNs of works by Tolkien.", "lookup", LIB + "#", "ex:x", "run-1", None, events, g)
     spec = extract(record, Judgment(True, "ok", judge="answer")).items[0]
     assert spec.about_classes == (f"{LIB}#Book",)

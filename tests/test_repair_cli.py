@@ -2,12 +2,16 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
-from rdflib import Graph
+from rdflib import Graph, Literal, Namespace
+from rdflib.namespace import DCAT, DCTERMS as DCT, FOAF, RDF
 from test_repair import HEAD, SHAPES
 
 from owl_memory.cli import main
 from owl_memory.repair import shape_triples
+
+EX = Namespace("http://example.org/")
 
 
 def test_cli_repair_same_file_keeps_shapes(tmp_path):
@@ -53,3 +57,32 @@ def test_cli_keep_values_replaces_what_the_default_drops(tmp_path):
     assert (runs[False]["added"], runs[False]["removed"]) == (0, 1)
     assert (runs[True]["added"], runs[True]["removed"]) == (1, 1)
     assert runs[True]["operators_applied"][0]["operator"] == "datatype.cast"
+
+
+@pytest.mark.shared_data
+def test_keep_values_keeps_the_users_text_on_dcat_ap(shared_data, tmp_path):
+    """--keep-values on DCAT-AP: a publisher given as text becomes an Agent named by that text (never foaf:name ""),
+    and a byte size written "about 2 MB" is never replaced by 0: no value of the datatype keeps its text, so it is
+    reported and left for the user."""
+    data = tmp_path / "data.ttl"
+    data.write_text(KEEP_DATA, encoding="utf-8")
+    out = tmp_path / "fixed.ttl"
+    done = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shared_data / "ontologies" /
+                                     "dcat-ap-SHACL.ttl"), "--keep-values", "--out", str(out), "--memory",
+                                     str(tmp_path / "m")])
+    assert done.exit_code == 1, done.output  # the byte size is left: the data does not conform
+    fixed = Graph().parse(out)
+    (agent,) = fixed.objects(EX.cat, DCT.publisher)
+    assert fixed.value(agent, FOAF.name) == Literal("City of Example") and (agent, RDF.type, FOAF.Agent) in fixed
+    assert "kept: the value of ex:cat dct:publisher" in done.output
+    assert fixed.value(EX.dist, DCAT.byteSize) == Literal("about 2 MB")
+    assert "keeping values forbids dropping it" in done.output and '""' not in out.read_text()
+
+
+KEEP_DATA = """@prefix dcat: <http://www.w3.org/ns/dcat#> . @prefix dct: <http://purl.org/dc/terms/> .
+@prefix ex: <http://example.org/> .
+ex:cat a dcat:Catalog ; dct:title "Open data of Example"@en ; dct:description "All datasets of the city."@en ;
+  dct:publisher "City of Example" ; dcat:dataset ex:ds .
+ex:ds a dcat:Dataset ; dct:title "Trees"@en ; dct:description "Every tree in the city."@en ; dcat:distribution ex:dist .
+ex:dist a dcat:Distribution ; dcat:accessURL <http://example.org/trees.csv> ; dcat:byteSize "about 2 MB" .
+"""

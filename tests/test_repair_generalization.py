@@ -152,17 +152,23 @@ def test_a_repeated_predicate_sequence_does_not_take_the_focus_for_its_own_value
     assert res.conforms and (EX.a, EX.p, EX.a) in res.graph and len(res.added) == 1
 
 
-def test_keep_values_derives_before_it_synthesizes():
-    """Trimming and re-casing keep the offending value's content; only what no rule derives is synthetic."""
-    g = _g('ex:a ex:code " ab-12 " ; ex:lang "FR" ; ex:n "x" .\nex:S a sh:NodeShape ; sh:targetNode ex:a ; '
-           'sh:property [ sh:path ex:code ; sh:pattern "^[A-Z]{2}-[0-9]+$" ] , '
-           '[ sh:path ex:lang ; sh:in ( "fr" "de" ) ] , [ sh:path ex:n ; sh:datatype xsd:integer ] .')
+def test_keep_values_derives_and_never_puts_a_placeholder_in_place_of_the_users_text():
+    """Trimming and re-casing keep the offending value's content; a value no rule derives ("x" as an integer) is
+    left and the reason says so, never replaced by the datatype's 0; a converted number is kept."""
+    g = _g('ex:a ex:code " ab-12 " ; ex:lang "FR" ; ex:n "x" ; ex:m "42.0" .\nex:S a sh:NodeShape ; '
+           'sh:targetNode ex:a ; sh:property [ sh:path ex:code ; sh:pattern "^[A-Z]{2}-[0-9]+$" ] , '
+           '[ sh:path ex:lang ; sh:in ( "fr" "de" ) ] , [ sh:path ex:n ; sh:datatype xsd:integer ] , '
+           '[ sh:path ex:m ; sh:datatype xsd:integer ] .')
     res = repair(g, g, keep_values=True)
     origins = {c.text.split()[1]: c.origin for grp in res.changes for c in grp.changes if c.sign == "+"}
-    assert res.conforms and {(EX.a, EX.code, Literal("AB-12")), (EX.a, EX.lang, Literal("fr"))} <= res.added
+    assert {(EX.a, EX.code, Literal("AB-12")), (EX.a, EX.lang, Literal("fr"))} <= res.added
     assert origins["ex:code"] == 'derived from " ab-12 ": trimmed, upper-cased'
-    assert origins["ex:lang"].startswith('derived from "FR"') and origins["ex:n"] == "synthetic"
-    assert (EX.a, EX.n, Literal("0", datatype=XSD.integer)) in res.added
+    assert origins["ex:lang"].startswith('derived from "FR"') and "ex:n" not in origins
+    assert (EX.a, EX.m, Literal("42", datatype=XSD.integer)) in res.added
+    assert not res.conforms and (EX.a, EX.n, Literal("x")) in res.graph
+    (left,) = res.unrepaired
+    assert "ex:n" in left or "/n>" in left
+    assert "keeping values forbids dropping it" in res.reasons[left]
 
 
 def test_a_value_is_replaced_on_a_subjects_of_target_whose_only_triple_it_is():

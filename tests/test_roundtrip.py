@@ -11,6 +11,7 @@ from owl_memory import ItemSpec, Memory
 from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.trajectory import SCHEMA_NAME, Trajectory, read_trajectory
 from owl_memory.model import (
+    AgentQuery,
     CallArgs,
     ConstraintViolation,
     Construction,
@@ -24,6 +25,7 @@ from owl_memory.model import (
     RunStart,
     ToolCall,
     ToolResult,
+    sha256,
 )
 from owl_memory.model.events import EVENTS
 from owl_memory.resources import schema
@@ -106,10 +108,12 @@ def test_trajectory_lines_round_trip(tmp_path, text):
     (tmp_path / "t.jsonl").read_text(encoding="utf-8")  # valid UTF-8 on disk
 
 
-TRAJECTORIES = Path(__file__).parent / "data" / "trajectories"  # written by the writer before events were typed
+# written by the writer before events were typed; endpoint-queries (agent_query events) by the typed writer
+TRAJECTORIES = Path(__file__).parent / "data" / "trajectories"
 
 
-@pytest.mark.parametrize("name", ["tools-constraint-layers", "a1-quota", "lm-failure", "agentic-sprint"])
+@pytest.mark.parametrize("name", ["tools-constraint-layers", "a1-quota", "lm-failure", "agentic-sprint",
+                                  "endpoint-queries"])
 def test_trajectory_files_read_typed_and_write_back_byte_for_byte(name):
     """Files the earlier dict writer wrote read back as typed events whose lines are those files' bytes."""
     path = TRAJECTORIES / f"{name}.jsonl"
@@ -130,7 +134,7 @@ def test_every_kind_of_event_reads_back_as_written(tmp_path):
     metrics = RunMetrics(iterations=2, lm_calls=3, cost_usd=None, payload_chars_by_source={"prompt": 4})
     ref = Ref("sha256:" + "a" * 64, "prompt", 5, "a" * 64)
     settings = RunSettings("A1", "scripted", 12, 20, "LocalInterpreter", k="2+1+1", budgets={"L2": 800},
-                           tools=("prompt_window",), layers=(LayerBrief("L0", 120, 600, 1),))
+                           tools=("prompt_window",), layers=(LayerBrief("L0", 120, 600, 1),), max_output_chars=900)
     events = [RunStart("task \x00😀", ref, OntologyBrief(("http://example.org/o",), 9), ("a" * 16,), ("b" * 16,),
                        settings),
               Iteration(0, "why", "print(1)", "1", 1),
@@ -139,7 +143,9 @@ def test_every_kind_of_event_reads_back_as_written(tmp_path):
               Construction("cq_check", {"passed": True, "signatures": {"s": 2}}),
               ConstraintViolation("ontology_query", "c" * 16, "the query needs a LIMIT"),
               RunComplete("error", None, metrics, ("a" * 16,), error="RuntimeError: down"),
-              RunComplete("ok", "an answer", metrics)]
+              RunComplete("ok", "an answer", metrics),
+              AgentQuery("endpoint_query", "http://127.0.0.1:9/q", "ASK {}", sha256("ASK {}"), ask=True),
+              AgentQuery("ontology_query", "ontology", "SELECT", sha256("SELECT"), error="syntax", message="no")]
     with Trajectory(tmp_path / "t.jsonl", "run-1") as t:
         t.iteration = 3
         written = [t.write(e) for e in events]
@@ -148,3 +154,4 @@ def test_every_kind_of_event_reads_back_as_written(tmp_path):
     assert {e.run_id for e in read} == {"run-1"}
     assert read[2].iteration == read[3].iteration == 3  # tool events carry the iteration they were called in
     assert "error" in read[6].to_dict() and "error" not in read[7].to_dict()
+    assert read[8].iteration == 3 and read[0].config.max_output_chars == 900

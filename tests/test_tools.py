@@ -239,8 +239,10 @@ def test_stats_and_observer_record_sizes_and_handles_not_payload():
     q = f["ontology_query"]("SELECT ?s WHERE { ?s a <http://www.w3.org/2002/07/owl#Class> }")
     f["prompt_window"](0, 512)
     f["prompt_window"]("bad")
-    assert [e.kind for e in events] == ["tool_call", "tool_result"] * 3
-    assert isinstance(events[1], ToolResult) and events[1].handles == (q["handle"],)
+    assert [e.kind for e in events] == ["tool_call", "agent_query", "tool_result"] + ["tool_call", "tool_result"] * 2
+    assert events[1].sparql == "SELECT ?s WHERE { ?s a <http://www.w3.org/2002/07/owl#Class> }"  # the model's own
+    assert events[1].handle == q["handle"] and events[1].rows == q["rows"] and events[1].source == "ontology"
+    assert isinstance(events[2], ToolResult) and events[2].handles == (q["handle"],)
     assert "hidden prompt" not in json.dumps([e.to_dict() for e in events])
     assert tb.stats.tool_calls == 3 and tb.stats.tool_errors == 1 and tb.stats.max_window == 512
     assert tb.stats.large_returns == 0 and tb.stats.max_return <= LARGE_RETURN

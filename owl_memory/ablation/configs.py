@@ -16,7 +16,8 @@ A plain condition (A0 ... A5) is the config of that name with no layers, so one 
 which items A1 injects (model.Quota: an integer for the top k, or success,failure,seed counts; default 2,1,1);
 `consolidate: false` stores extracted items append-only (no merge, no conflict or exception links); `max_items`
 bounds the arm's memory (forgetting: the least useful items are archived); `budgets` sets layer budgets in
-characters (L0, L1, L3, and L2 for A1's injected text). A config's own setting wins over the command line's.
+characters (L0, L1, L3, and L2 for A1's injected text); `max_output_chars` the REPL output the model sees per
+iteration. A config's own setting wins over the command line's.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ import yaml
 
 from ..agent import CONDITIONS
 from ..errors import ConfigError
-from ..model.runs import Quota, parse_budgets, parse_layers
+from ..model.runs import Quota, check_output_cap, parse_budgets, parse_layers
 
-KEYS = {"condition", "layers", "about", "k", "consolidate", "max_items", "budgets"}
+KEYS = {"condition", "layers", "about", "k", "consolidate", "max_items", "budgets", "max_output_chars"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Config:
         consolidate: False stores extracted items append-only; None: the command line's choice.
         max_items: the arm memory's bound (forgetting); None: the command line's, else unbounded.
         budgets: layer budgets in characters (L0, L1, L3; L2 bounds A1's text).
+        max_output_chars: REPL output the model sees per iteration; None: the command line's, else RunConfig's.
     """
 
     name: str
@@ -59,24 +61,29 @@ class Config:
     consolidate: bool | None = None
     max_items: int | None = None
     budgets: dict = field(default_factory=dict)
+    max_output_chars: int | None = None
 
-    def settled(self, k=None, consolidate: bool = True, max_items: int | None = None, budgets=None) -> Config:
+    def settled(self, k=None, consolidate: bool = True, max_items: int | None = None, budgets=None,
+                max_output_chars: int | None = None) -> Config:
         """This config with what it leaves unset taken from the command line (its own settings win)."""
         return replace(self, k=self.k or (Quota.parse(k) if self.condition == "A1" else None),
                        consolidate=consolidate if self.consolidate is None else self.consolidate,
                        max_items=self.max_items if self.max_items is not None else max_items,
-                       budgets={**parse_budgets(budgets), **self.budgets})
+                       budgets={**parse_budgets(budgets), **self.budgets},
+                       max_output_chars=self.max_output_chars or max_output_chars)
 
     def run_options(self) -> dict:
         """Keyword arguments for agent.runner.run / learning.loop.run_learning (RunConfig fields)."""
         return {"condition": self.condition, "layers": self.layers, "guide": self.guide, "k": self.k,
-                "budgets": self.budgets}
+                "budgets": self.budgets, **({"max_output_chars": self.max_output_chars} if self.max_output_chars
+                                            else {})}
 
     def to_dict(self) -> dict:
         """JSON form (for summary.json)."""
         return {"name": self.name, "condition": self.condition, "layers": list(self.layers), "guide": self.guide,
                 "about": self.about, "k": self.k.to_json() if self.k is not None else None,
-                "consolidate": self.consolidate, "max_items": self.max_items, "budgets": dict(self.budgets)}
+                "consolidate": self.consolidate, "max_items": self.max_items, "budgets": dict(self.budgets),
+                "max_output_chars": self.max_output_chars}
 
 
 @dataclass(frozen=True)
@@ -152,7 +159,8 @@ def _config(name: str, spec, guide: str | None, path: Path) -> Config:
     try:
         return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")),
                       _k(name, spec, base.condition, path), _switch(spec.get("consolidate")),
-                      _bound(spec.get("max_items")), parse_budgets(spec.get("budgets")))
+                      _bound(spec.get("max_items")), parse_budgets(spec.get("budgets")),
+                      check_output_cap(spec["max_output_chars"]) if "max_output_chars" in spec else None)
     except ConfigError as e:
         raise ConfigError(f"config {name} in {path.name}: {e}") from e
 

@@ -297,7 +297,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
            api_base: str | None = None, pack: str | None = None, max_iters: int = 12, max_llm_calls: int = 20,
            k=None, sub_lm=None, max_tokens: int | None = None, timeout: float | None = None,
            consolidate: bool = True, max_items: int | None = None, budgets=None,
-           progress: bool | None = None, endpoint_map=(), language: str = "en", split_seed: int = 0) -> Summary:
+           progress: bool | None = None, endpoint_map=(), language: str = "en", split_seed: int = 0,
+           max_output_chars: int | None = None) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
@@ -310,7 +311,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     `progress`: a status line with ETA on stderr (None: when stderr is a terminal). `endpoint_map`: "TARGET=URL"
     entries pointing a SHACL-example corpus's schema:target endpoints at endpoints the agents may contact (a mirror, a
     local copy); mapped tasks are judged by running their reference query there. `language` and `split_seed`: a
-    TEXT2SPARQL questions file's question language and split seed.
+    TEXT2SPARQL questions file's question language and split seed. `max_output_chars`: the REPL output the model
+    sees per iteration (None: RunConfig's default; an experiment config's `max_output_chars` wins).
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
     script's top level: in a script, call ablate() under `if __name__ == "__main__":` (or pass parallel=False).
@@ -323,7 +325,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     _check({"--holdout-every": holdout_every, "--repeats": repeats, "--max-iters": max_iters,
             "--max-llm-calls": max_llm_calls, "--max-items": 1 if max_items is None else max_items}, kind, lm)
     path, arms = _arms(Path(curriculum), conditions, kind, lm)
-    arms = [a.settled(k, consolidate, max_items, budgets) for a in arms]
+    arms = [a.settled(k, consolidate, max_items, budgets, max_output_chars) for a in arms]
     meta = _curriculum_meta(path, kind, language, split_seed)
     if pack:
         from ..learning import pack_path
@@ -332,7 +334,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     out = Path(out)
     symbolic = kind == "construction" and lm is None
     limits = {"max_iters": max_iters, "max_llm_calls": max_llm_calls, "sub_lm": _name(sub_lm),
-              "max_tokens": max_tokens, "timeout": timeout}
+              "max_tokens": max_tokens, "timeout": timeout, "max_output_chars": max_output_chars}
     options = () if symbolic else (("lm", lm), ("api_base", api_base), ("max_iters", max_iters),
                                    ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
                                    ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))

@@ -18,7 +18,18 @@ from rdflib import Graph
 
 from ..agent import read_trajectory, resolve_lm, run as run_agent, spent
 from ..errors import OwlMemoryError
-from ..learning import Curriculum, Learning, Task, grant_of, judge, map_endpoints, map_task, outline, run_learning
+from ..learning import (
+    Curriculum,
+    Learning,
+    Task,
+    capped,
+    grant_of,
+    judge,
+    map_endpoints,
+    map_task,
+    outline,
+    run_learning,
+)
 from ..model import RunConfig, RunMetrics, RunResult
 from ..model.judgments import SetScores
 from ..rdfio import load_graph
@@ -63,8 +74,9 @@ def run_task(task: Task, memory: Memory, learn: bool, *, graph_of: Callable[[Tas
             verdict, extracted, conflicts = learned.judgment, learned.extracted, len(learned.consolidation.conflicts)
         else:
             r = run_agent(task.query, memory, None, graph, config)
-            verdict = judge(task.expect, r.answer, ontology=graph, task=task.query, lm=config.lm,
-                            evidence=outline(tuple(read_trajectory(r.trajectory_path))))
+            verdict = capped(judge(task.expect, r.answer, ontology=graph, task=task.query, lm=config.lm,
+                                   evidence=outline(tuple(read_trajectory(r.trajectory_path)))),
+                             r.metrics, config.max_iters)
             extracted, conflicts = (), 0
     except OwlMemoryError:
         raise
@@ -74,10 +86,11 @@ def run_task(task: Task, memory: Memory, learn: bool, *, graph_of: Callable[[Tas
         return replace(TaskOutcome.of_run(got[0] if got else RunMetrics(), False, "error"),
                        error=f"{type(e).__name__}: {str(e)[:300]}", **_scores(failed))
     used = tuple(r.memory_ids_used)
-    return replace(TaskOutcome.of_run(r.metrics, bool(verdict.success), verdict.judge), memory_ids_used=used,
-                   extracted=tuple(extracted), conflicts=conflicts, memory_ids_filtered=r.memory_ids_filtered,
-                   exceptions_used=sum(_is_exception(memory, i) for i in used), answer_hash=r.answer_hash,
-                   **_scores(verdict.scores))
+    outcome = replace(TaskOutcome.of_run(r.metrics, bool(verdict.success), verdict.judge), memory_ids_used=used,
+                      extracted=tuple(extracted), conflicts=conflicts, memory_ids_filtered=r.memory_ids_filtered,
+                      exceptions_used=sum(_is_exception(memory, i) for i in used), answer_hash=r.answer_hash,
+                      **_scores(verdict.scores))
+    return outcome.researched(r, verdict.failure_mode, config.max_output_chars)
 
 
 def _scores(scores: SetScores | None) -> dict:

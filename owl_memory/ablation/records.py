@@ -8,11 +8,11 @@ Train records carry the checkpoint they lead up to.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from ..errors import LoadError
-from ..model import RunMetrics
+from ..model import RunMetrics, RunResult
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,11 @@ class TaskOutcome:
         answer_hash: sha256 of the answer text.
         set_P, set_recall, set_F: the TEXT2SPARQL set scores of a task judged on its endpoint (0 for a run that
             failed there), None for other tasks.
+        failure_mode: how a failed run failed (the judgment's; iteration-cap for a run that never submitted).
+        answer_sparql, answer_sparql_hash: the SPARQL that produced the answer (agent.answering_query) and its
+            sha256 (None: the run ran no ontology or endpoint query).
+        injected_ref: blob key (in the condition's memory) of the text A1 or A3 put in front of the model.
+        max_output_chars: the REPL output cap the run had per iteration.
     """
 
     success: bool
@@ -74,6 +79,20 @@ class TaskOutcome:
     set_P: float | None = None  # noqa: N815 - the challenge's own names
     set_recall: float | None = None
     set_F: float | None = None  # noqa: N815
+    # what a researcher reads about the run's answer and inputs (set together by researched())
+    failure_mode: str | None = None
+    answer_sparql: str | None = None
+    answer_sparql_hash: str | None = None
+    injected_ref: str | None = None
+    max_output_chars: int | None = None
+
+    def researched(self, result: RunResult, failure_mode: str | None, max_output_chars: int) -> TaskOutcome:
+        """The outcome with the failure mode, what the run's result names (the SPARQL behind the answer and its
+        hash, the injected text's blob key) and the REPL output cap it ran with."""
+        query = result.answer_query
+        return replace(self, failure_mode=failure_mode or None, answer_sparql=query.sparql if query else None,
+                       answer_sparql_hash=query.sha if query else None, injected_ref=result.injected_ref,
+                       max_output_chars=max_output_chars)
 
     @classmethod
     def of_run(cls, metrics: RunMetrics, success: bool, judge: str) -> TaskOutcome:

@@ -103,7 +103,7 @@ def _not_a_query(query_text: str, error: BaseException, advice: str) -> QueryRef
         parseUpdate(query_text)
     except SYNTAX_ERRORS:
         return QueryRefused(f"the query does not parse ({type(error).__name__}: {str(error)[:160]}); fix the SPARQL "
-                            "and retry, declaring every PREFIX you use")
+                            "and retry, declaring every PREFIX you use", cause="syntax")
     return QueryRefused(f"updates (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...) are not allowed; {advice}")
 
 

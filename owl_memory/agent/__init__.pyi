@@ -28,4 +28,9 @@ from .tools.toolbox import (
     ToolFamily as ToolFamily,
     family as family,
 )
-from .trajectory import read_trajectory as read_trajectory, trajectory_folder as trajectory_folder
+from .trajectory import (
+    agent_queries as agent_queries,
+    answering_query as answering_query,
+    read_trajectory as read_trajectory,
+    trajectory_folder as trajectory_folder,
+)

@@ -71,7 +71,8 @@ class EndpointClient:
             raise EndpointError(str(e)) from None
         if key not in self.urls:
             listed = ", ".join(self.urls) or "none (pass --endpoint URL)"
-            raise EndpointError(f"{key} is not an endpoint this run may contact; use one of: {listed}")
+            raise EndpointError(f"{key} is not an endpoint this run may contact; use one of: {listed}",
+                                cause="not-granted")
         return key
 
     def select(self, url: str, sparql: str) -> QueryResult:
@@ -81,7 +82,7 @@ class EndpointClient:
         response = self.request(url, sparql, SELECT_JSON)
         if response.media_type not in (SELECT_JSON, "application/json"):
             raise EndpointError(f"{url} answered {response.media_type or 'no media type'} instead of SPARQL JSON "
-                                "results; this endpoint may not speak SPARQL 1.1 JSON")
+                                "results; this endpoint may not speak SPARQL 1.1 JSON", cause="not-sparql-results")
         return _results(response.body, url, sparql_text.form(parsed), self.limits.max_rows)
 
     def describe(self, url: str) -> tuple[Graph | None, Response]:
@@ -104,16 +105,17 @@ class EndpointClient:
         url = self.allowed(url)
         if self.sent >= self.limits.requests:
             raise EndpointError(f"this run's budget of {self.limits.requests} endpoint requests is spent; answer "
-                                "with what you have")
+                                "with what you have", cause="budget")
         self.sent += 1
         deadline = time.monotonic() + self.limits.seconds
         try:
             return self._exchange(url, sparql, accept, deadline, must_succeed)
         except TimeoutError:
             raise EndpointError(f"{url} did not answer within {self.limits.seconds:g} s; simplify the query (add "
-                                "LIMIT, name a GRAPH) or try later") from None
+                                "LIMIT, name a GRAPH) or try later", cause="timeout") from None
         except (OSError, http.client.HTTPException) as e:
-            raise EndpointError(f"{url} could not be reached ({type(e).__name__}: {str(e)[:120]})") from None
+            raise EndpointError(f"{url} could not be reached ({type(e).__name__}: {str(e)[:120]})",
+                                cause="unreachable") from None
 
     def _exchange(self, url: str, sparql: str | None, accept: str, deadline: float, must_succeed: bool) -> Response:
         """Send the request and read the bounded response."""
@@ -130,12 +132,12 @@ class EndpointClient:
             if 300 <= resp.status < 400:
                 target = resp.getheader("Location") or "nowhere"
                 raise EndpointError(f"{url} answered {resp.status}, a redirect to {target[:160]}; redirects are not "
-                                    "followed: pass the final endpoint URL with --endpoint")
+                                    "followed: pass the final endpoint URL with --endpoint", cause="redirect")
             data = self._read(resp, url, deadline, conn)
             media = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
             if must_succeed and resp.status != 200:
                 text = " ".join(data[:300].decode("utf-8", "replace").split())
-                raise EndpointError(f"{url} answered HTTP {resp.status}: {text[:200]}")
+                raise EndpointError(f"{url} answered HTTP {resp.status}: {text[:200]}", cause=f"http-{resp.status}")
             return Response(resp.status, media, data)
         except (OSError, http.client.HTTPException):
             if time.monotonic() >= deadline:  # the watchdog shut the socket mid-read
@@ -167,7 +169,7 @@ class EndpointClient:
             size += len(chunk)
             chunks.append(chunk)
         raise EndpointError(f"{url} sent more than {cap} bytes; the response was cut off and dropped: ask for less "
-                            "(LIMIT, fewer variables, a narrower pattern)")
+                            "(LIMIT, fewer variables, a narrower pattern)", cause="too-large")
 
 
 def _abort(conn: http.client.HTTPConnection) -> None:
@@ -197,7 +199,7 @@ def _results(body: bytes, url: str, kind: str, max_rows: int) -> QueryResult:
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise EndpointError(f"{url} sent results that are not JSON") from None
+        raise EndpointError(f"{url} sent results that are not JSON", cause="not-sparql-results") from None
     if kind == "ASK" or "boolean" in data:
         return QueryResult("ASK", ask=bool(data.get("boolean")))
     columns = tuple(str(v) for v in data.get("head", {}).get("vars", ()))

@@ -4,7 +4,9 @@ RLM input, `prior_experience`, bounded so its preview is seen whole), A3's packe
 
 A1, the text baseline, retrieves by the task's text and its applicability. Candidates come from Memory.search in tiers,
 most applicable first: (text, ontology, task type), (text, ontology), (ontology, task type), (text, task type), (text),
-(ontology); a tier that needs a value the run lacks is skipped, and an item from a tier without the ontology is kept
+(ontology), where the ontology is the run's, or on endpoints without one each vocabulary their EndpointProfiles list
+(learned endpoint items apply to it; the tiers run once per vocabulary); a tier that needs a value the run lacks is
+skipped, and an item from a tier without the ontology is kept
 only when it applies to any ontology or to this one (IRIs compared without a trailing # or /). Then the tiers with the
 ontology run again following the versions and aligned terms the run's ontology declares (store/alignment.py): the items
 carried over come after every exact one, marked. Each candidate has a polarity: `seed` when no run generated it (a pack,
@@ -65,16 +67,23 @@ class Retrieval:
 
 
 def retrieve(memory: Memory | None, task: str, graph: Graph | None, access: MemoryAccess, task_id: str | None = None,
-             task_type: str | None = None) -> Retrieval:
-    """The items a condition injects for the task: A1's quota by text and applicability, A3's best item."""
+             task_type: str | None = None, vocabularies: tuple[str, ...] = ()) -> Retrieval:
+    """The items a condition injects for the task: A1's quota by text and applicability, A3's best item.
+
+    A run without an ontology on endpoints passes the `vocabularies` (namespaces) their profiles list: A1's tiers
+    with the ontology run once per vocabulary, in order, so items learned on those endpoints apply."""
     if memory is None or access.injected < 1:
         return Retrieval()
     context = ontology_context(graph)
     if not access.text:  # A3: the best item by text, ontology-scoped first
         hits = memory.search(text=task, k=access.injected, context=context) if context else []
         return Retrieval(tuple(hits or memory.search(text=task, k=access.injected)))
-    values = {"text": task, "ontology": context.ontology if context else None, "task_type": task_type}
-    candidates = _candidates(memory, values, access.injected, context)
+    scopes = (context.ontology,) if context else tuple(vocabularies) or (None,)
+    candidates: list[Hit] = []
+    for scope in scopes:
+        found = _candidates(memory, {"text": task, "ontology": scope, "task_type": task_type}, access.injected,
+                            context)
+        candidates += [h for h in found if h.id not in {c.id for c in candidates}]
     origin = _origins(memory, [h.id for h in candidates])
     own = [h.id for h in candidates if task_id and task_id in origin.get(h.id, (False, set()))[1]]
     polarity = {h.id: p for h in candidates if h.id not in own and (p := _polarity(h, origin))}

@@ -89,10 +89,10 @@ class QueryWorker:
             raise QueryRefused(reply["refused"])
         if "failed" in reply:
             raise ToolError(f"the query failed ({reply['failed']}); fix the SPARQL and retry, declaring every "
-                            "PREFIX you use")
+                            "PREFIX you use", cause="query-failed")
         if "memory" in reply:
             self.close()
-            raise ToolError(self._memory_message())
+            raise ToolError(self._memory_message(), cause="memory-limit")
         r = reply["ok"]
         return QueryResult(r["kind"], tuple(r["columns"]), tuple(tuple(_decode(v) for v in row) for row in r["rows"]),
                            r["truncated"], r.get("ask"))
@@ -113,7 +113,7 @@ class QueryWorker:
             return self._died(proc)
         except _Overrun:
             self.close()
-            raise ToolError(self._time_message()) from None
+            raise ToolError(self._time_message(), cause="timeout") from None
         return json.loads(line)
 
     def _worker(self) -> subprocess.Popen[bytes]:
@@ -159,9 +159,9 @@ class QueryWorker:
             _kill(proc)
             code = proc.returncode
         if code in (_MEMORY_EXIT, -signal.SIGKILL, -signal.SIGABRT):
-            raise ToolError(self._memory_message())
+            raise ToolError(self._memory_message(), cause="memory-limit")
         if code == -signal.SIGXCPU:
-            raise ToolError(self._time_message())
+            raise ToolError(self._time_message(), cause="timeout")
         raise ToolError(f"the query worker stopped (exit status {code}); retry with a smaller query")
 
     def _time_message(self) -> str:

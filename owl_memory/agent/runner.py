@@ -42,8 +42,8 @@ from .metrics import note_spent, run_metrics
 from .replay import ReplayLM, is_replay, replay_lm
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
-from .tools.endpoint import granted_urls, prepare_endpoints, remember_endpoints
-from .trajectory import Trajectory, trajectory_folder
+from .tools.endpoint import endpoint_vocabularies, granted_urls, prepare_endpoints, remember_endpoints
+from .trajectory import Trajectory, answering_query, read_trajectory, trajectory_folder
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -161,7 +161,8 @@ def run(task: str, memory: Memory | None = None, prompt: str | None = None, onto
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
     box.constraints = query_constraints(memory, graph, config.access)
-    injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type)
+    injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type,
+                        endpoint_vocabularies(memory, config.endpoints))
     injected = prepare_endpoints(box, config.endpoints, memory, injected)
     bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,
@@ -185,6 +186,7 @@ class _Session:
         self.brief = _ontology_brief(graph)
         self.sub_lm = _lm(config, config.sub_lm) if config.sub_lm is not None else None
         self.injected: list[Hit] = []  # what the task shows, set by inputs()
+        self.injected_ref: str | None = None  # blob key of the text A1 / A3 showed, set by inputs()
         self.stdout_chars = 0
 
     def execute(self) -> RunResult:
@@ -209,8 +211,10 @@ class _Session:
         self.traj.write(RunComplete("extracted" if extracted else "ok", str(pred.answer), metrics, tuple(used)))
         trace = self.memory.blobs.put(self.traj.path.read_text(encoding="utf-8"), "trace").key \
             if self.memory is not None else None
+        query = answering_query(read_trajectory(self.traj.path))
         return RunResult(str(pred.answer), self.traj.path, self.traj.run_id, metrics, trace, tuple(used),
-                         self.usage(), self.retrieval.filtered)
+                         self.usage(), self.retrieval.filtered, query.as_answer() if query else None,
+                         self.injected_ref)
 
     def used(self) -> list[str]:
         """Ids of the items the run was shown up front or met through its tools, in that order."""
@@ -226,6 +230,8 @@ class _Session:
         hint, hinted = hint_text(self.memory, self.retrieval, access)
         block, shown = experience(self.memory, self.retrieval, access, self.config.budgets.get("L2"))
         self.injected = hinted + shown
+        if self.memory is not None and (hint or block):  # kept as a blob, so records name it without holding it
+            self.injected_ref = self.memory.blobs.put(hint + block, "prompt").key
         return {"task": self.task + hint, "prompt": handle, "ontology": self.brief.to_dict() if self.brief else {},
                 **({FIELD: block} if block else {}), **context.inputs(self.packed)}
 
@@ -235,6 +241,7 @@ class _Session:
         settings = RunSettings(config.condition, lm_name(self.lm), config.max_iters, config.max_llm_calls,
                                self.factory.__name__, sub_lm=lm_name(self.sub_lm) if self.sub_lm is not None else None,
                                max_tokens=config.max_tokens, timeout=config.timeout, max_read=box.budget.max_read,
+                               max_output_chars=config.max_output_chars,
                                read_budget=box.budget.total_chars, task_id=config.task_id,
                                k=config.k.to_json() if config.access.text else None, budgets=config.budgets,
                                tools=tuple(f.__name__ for f in box.functions()),

@@ -7,12 +7,13 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidItem, LoadError
-from ..model import Event, ToolCall, ToolResult, event_from_dict
+from ..model import AgentQuery, Event, ToolCall, ToolResult, event_from_dict
 from ..resources import schema_error
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class Trajectory:
         and append it as a line; returns the event as written. Also the Toolbox's observer."""
         with self._lock:
             stamped = replace(event, run_id=self.run_id, seq=self.seq, ts=round(time.time(), 3))
-            if isinstance(stamped, ToolCall | ToolResult) and stamped.iteration is None:
+            if isinstance(stamped, ToolCall | ToolResult | AgentQuery) and stamped.iteration is None:
                 stamped = replace(stamped, iteration=self.iteration)
             line = stamped.to_dict()
             validate_event(line)
@@ -88,6 +89,34 @@ def read_trajectory(path: str | Path) -> list[Event]:
             raise LoadError(f"not a valid trajectory line: {str(e)[:200]}", source=str(path), line=n) from e
         events.append(event_from_dict(line))
     return events
+
+
+ANSWERING_TOOLS = ("ontology_query", "endpoint_query")  # the agent's queries over its data (memory_query is not)
+
+
+def agent_queries(events: Iterable[Event]) -> list[AgentQuery]:
+    """The queries the agent ran over its ontology or endpoints, in order (the agent_query events)."""
+    return [e for e in events if isinstance(e, AgentQuery) and e.tool in ANSWERING_TOOLS]
+
+
+def answering_query(events: Iterable[Event]) -> AgentQuery | None:
+    """The query that produced the run's answer: among the queries that answered, the one whose results the agent
+    read last (results_peek), else the last one to answer; when none answered, the last that failed; None when the
+    run ran no query."""
+    events = list(events)
+    queries = agent_queries(events)
+    answered = {q.handle: q for q in queries if q.error is None and q.handle}
+    for handle in reversed(_peeked(events)):
+        if handle in answered:
+            return answered[handle]
+    return next((q for q in reversed(queries) if q.error is None), queries[-1] if queries else None)
+
+
+def _peeked(events: list[Event]) -> list[str]:
+    """The results handles the agent read with results_peek, in order."""
+    calls = [e.args for e in events if isinstance(e, ToolCall) and e.tool == "results_peek"]
+    handles = [a.keyword.get("handle", a.positional[0] if a.positional else None) for a in calls]
+    return [h for h in handles if isinstance(h, str)]
 
 
 def trajectory_folder(where: str | Path | None, memory: Memory | None) -> Path:

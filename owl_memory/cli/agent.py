@@ -77,7 +77,8 @@ def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str |
              budgets: str | None, max_iters: int, max_llm_calls: int, sandbox: bool, learn: bool,
              expect_sparql: str | None, expect_answer: str | None, task_type: str | None, task_id: str | None,
              matts: str | None, max_extract: int | None, layers: str | None, guide: str | None,
-             endpoints: tuple[str, ...], endpoint_map: tuple[str, ...], memory_path: str, as_json: bool) -> None:
+             endpoints: tuple[str, ...], endpoint_map: tuple[str, ...], memory_path: str, as_json: bool,
+             max_output_chars: int | None) -> None:
     """Run a strict-RLM agent on TASK; the prompt stays behind a handle. Exit 1 when the run fails (or is judged
     wrong under --learn); a failed run under --json prints {"error", "message", "trajectory", "metrics"} on stdout.
 
@@ -101,7 +102,8 @@ def run_task(task: str, prompt_file: str | None, ontology: str | None, lm: str |
     config = RunConfig(lm=resolve_lm(lm, api_base, max_tokens, timeout), api_base=api_base, condition=condition,
                        k=k, budgets=budgets, max_iters=max_iters, max_llm_calls=max_llm_calls, sandbox=sandbox,
                        layers=parse_layers(layers), guide=guide, sub_lm=sub_lm, max_tokens=max_tokens, timeout=timeout,
-                       task_id=task_id, task_type=task_type, endpoints=parse_grants(endpoints + endpoint_map))
+                       task_id=task_id, task_type=task_type, endpoints=parse_grants(endpoints + endpoint_map),
+                       max_output_chars=max_output_chars or RunConfig.max_output_chars)
     interpreter_factory(sandbox)
     prompt = read_text(prompt_file) if prompt_file else None
     if expect_sparql and expect_answer:

@@ -67,7 +67,11 @@ def lm_options(f: Decorated) -> Decorated:
 
 
 def lm_limits(f: Decorated) -> Decorated:
-    """Shared `--sub-lm MODEL`, `--max-tokens N` and `--timeout SECONDS` options (commands that run an RLM)."""
+    """Shared `--sub-lm MODEL`, `--max-tokens N`, `--timeout SECONDS` and `--max-output-chars N` options (commands
+    that run an RLM)."""
+    f = click.option("--max-output-chars", type=click.IntRange(min=1), metavar="N",
+                     help="Characters of REPL output the model sees per iteration (default 4000; dspy.RLM cuts the "
+                          "rest). Runs and records show it.")(f)
     f = click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      help="Seconds one LM call may take (litellm's request timeout; dspy retries a failed call up "
                           "to 3 times).")(f)

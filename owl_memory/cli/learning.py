@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
           limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, memory_path: str,
-          as_json: bool) -> None:
+          as_json: bool, max_output_chars: int | None) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML, a TEXT2SPARQL questions file or a folder of SHACL SPARQL examples. Exit 0 when
@@ -72,7 +72,8 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     with Memory(memory_path, writes=True) as m, bar:
         todo = bar.add_task(f"train {course.id}", total=None)
         config = RunConfig(lm=model, api_base=api_base, condition=condition, max_iters=max_iters, sub_lm=sub_lm,
-                           max_tokens=max_tokens, timeout=timeout, endpoints=grants)
+                           max_tokens=max_tokens, timeout=timeout, endpoints=grants,
+                           max_output_chars=max_output_chars or RunConfig.max_output_chars)
         summary = train_curriculum(course, m, config, split=split, matts=matts, limit=limit, max_extract=max_extract,
                                    progress=lambda done, total, line: bar.update(todo, completed=done, total=total,
                                                                                  description=line))

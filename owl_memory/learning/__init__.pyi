@@ -13,6 +13,7 @@ from .endpoint_judge import grant_of as grant_of
 from .extraction import Extraction as Extraction, RunRecord as RunRecord, extract as extract, outline as outline
 from .generated import MakeOptions as MakeOptions
 from .judging import (
+    capped as capped,
     judge as judge,
     judge_answer as judge_answer,
     judge_ask as judge_ask,

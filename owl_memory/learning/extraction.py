@@ -1,18 +1,22 @@
 """Extraction: distill at most `max_items` general memory items from one judged run.
 
 Successes become Procedures, failures AntiPatterns (with `preventsFailureMode` from the judgment). Each item
-applies to the task's ontology and task type, is about the classes and properties its last query used (om:aboutClass,
-om:aboutProperty; not the task's constants), and carries compiled fields where the run shows them:
-`actionSchema` is the SPARQL pattern the agent's last query used (read from its code on the parsed Python AST and
-the parsed SPARQL algebra), with the task's constants (terms the task names, every literal) lifted to parameters;
-`verificationHook` names the check that judged the run. An LLM extractor (a DSPy signature) may write the prose; it
-reads a bounded outline of the trajectory, never the whole trace, and what it returns is checked on its parsed form:
-wrong kinds, malformed items and items that copy the task's strings are rejected and reported, never stored.
+applies to the task's ontology and task type, is about the classes and properties of the query that produced the
+answer (om:aboutClass, om:aboutProperty; not the task's constants), and carries compiled fields where the run shows
+them: `actionSchema` is that query's SPARQL pattern (agent.answering_query picks it from the run's agent_query events,
+ontology_query and endpoint_query alike; the pattern is read on the parsed SPARQL algebra), with the task's constants
+(terms the task names, every literal, and on an endpoint the instances the query names) lifted to parameters;
+`verificationHook` names the check that judged the run. An endpoint run's items apply to the endpoint's vocabulary
+(the run's ontology, else the namespaces of the terms the query is about) and carry the endpoint's key tag
+(`endpoint-<16 hex>`, as its EndpointProfile does); a failed run's AntiPattern also names what failed in its query
+(query_facts.QUERY_MODES: an empty result, a term the vocabulary does not have, an error class). An LLM extractor
+(a DSPy signature) may write the prose; it reads a bounded outline of the trajectory, never the whole trace, and what
+it returns is checked on its parsed form: wrong kinds, malformed items and items that copy the task's strings are
+rejected and reported, never stored.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -21,6 +25,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF
 
 from ..adapters import sparql as sparql_text
+from ..agent import answering_query
 from ..errors import InvalidItem
 from ..llm import Draft, llm_drafts, parse_draft
 from ..model import (
@@ -35,15 +40,15 @@ from ..model import (
     ToolSequence,
 )
 from ..model.judgments import Judgment
-from ..vocab import local_name
+from ..vocab import STANDARD_PREFIXES, local_name
 from .consolidation import action_key
 from .judging import answer_terms, canonical_names
+from .query_facts import endpoint_tags, instances, namespaces, query_failure, triples
 
 MAX_ITEMS = 3
 MAX_ABOUT = 8  # classes, and properties, an extracted item is about at most
 OUTLINE_CHARS = 3_000
-_SHORT = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:", "http://www.w3.org/2000/01/rdf-schema#": "rdfs:",
-          "http://www.w3.org/2002/07/owl#": "owl:", "http://www.w3.org/2001/XMLSchema#": "xsd:"}
+_SHORT = STANDARD_PREFIXES  # namespace -> prefix
 _ADVICE = {
     "missing-answer-terms": "the answer left out expected terms: check transitive closure (e.g. a + path) and "
                             "read every result row before answering",
@@ -51,6 +56,13 @@ _ADVICE = {
     "no-answer-terms": "the answer named no term of the ontology: answer with the IRIs or CURIEs the query returned",
     "wrong-answer": "the answer did not match: recompute it from the query results, not from memory",
     "wrong-query-structure": "the query's triple patterns or filters differ from what the question needs",
+    "empty-result": "the query returned no rows: check each term against the vocabulary (endpoint_sample, "
+                    "ontology_search) and drop a pattern at a time to find the one that matches nothing",
+    "unknown-term": "the query used a term the vocabulary does not have: look the class or property up before "
+                    "querying with it",
+    "iteration-cap": "the run reached its iteration cap without SUBMIT: query sooner, print less, and SUBMIT as "
+                     "soon as the rows answer the question",
+    "query-error": "the query failed: read the error class, fix the SPARQL (PREFIXes, syntax, a LIMIT) and rerun it",
 }
 
 
@@ -83,29 +95,6 @@ class Extraction:
 
 
 # ---- what the run shows ---------------------------------------------------------------------------------------
-
-def agent_queries(events: Iterable[Event]) -> list[str]:
-    """SPARQL strings the agent passed to ontology_query, in order (read from its code's Python AST)."""
-    out = []
-    for e in events:
-        if not isinstance(e, Iteration):
-            continue
-        try:
-            tree = ast.parse(e.code)
-        except SyntaxError:
-            continue
-        out += [q for node in ast.walk(tree) if (q := _query_argument(node))]
-    return out
-
-
-def _query_argument(node) -> str | None:
-    """The constant string argument of an ontology_query(...) call, if that is what `node` is."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ontology_query"):
-        return None
-    args = list(node.args) + [k.value for k in node.keywords if k.arg == "sparql"]
-    first = args[0] if args else None
-    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
-
 
 def tools_used(events: Iterable[Event]) -> list[str]:
     """Tool names the agent called, in order, without repeats in a row."""
@@ -146,10 +135,11 @@ def _term(t, names: dict, constants: set[str], params: dict) -> str:
 
 
 def task_constants(record: RunRecord) -> set[str]:
-    """IRIs the task and the answer name (its constants), as strings."""
-    if record.graph is None:
-        return set()
-    return answer_terms(record.task, record.graph, set()) | answer_terms(record.answer, record.graph, set())
+    """The run's constants, as strings: IRIs the task and the answer name, and on an endpoint the instances its query
+    names (query_facts.instances)."""
+    named = set() if record.graph is None else \
+        answer_terms(record.task, record.graph, set()) | answer_terms(record.answer, record.graph, set())
+    return named | instances(answering_query(record.events), record.graph)
 
 
 def forbidden_strings(record: RunRecord) -> set[str]:
@@ -219,9 +209,10 @@ def _checked(items: list[ItemSpec], record: RunRecord, max_items: int, template:
 
 
 def compiled_action(record: RunRecord) -> QueryRecipe | ToolSequence | None:
-    """The compiled action of the run: its last query's lifted pattern, else the tool sequence it followed."""
-    queries = agent_queries(record.events)
-    schema: QueryRecipe | ToolSequence | None = lift(queries[-1], task_constants(record)) if queries else None
+    """The compiled action of the run: the lifted pattern of the query that produced its answer, else the tool
+    sequence it followed."""
+    query = answering_query(record.events)
+    schema: QueryRecipe | ToolSequence | None = lift(query.sparql, task_constants(record)) if query else None
     if schema is None and tools_used(record.events):
         schema = ToolSequence(tuple(tools_used(record.events)[:12]))
     return schema
@@ -249,7 +240,7 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
     """One Procedure (success) or AntiPattern (failure) written from the run's action (`compiled`: the part kept
     as its actionSchema; `note`: the self-contrast line, if any)."""
     kind_of = _readable(record.task_type)
-    over = _predicates(schema)
+    over = _predicates(schema) + _about_words(record)
     if judgment.success:
         title = f"{kind_of.capitalize()} questions: answer with one query pattern"
         summary = (f"Use for {kind_of} questions answered by one query over {over}; "
@@ -260,27 +251,43 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
                              f"Pattern: {_json(schema) if schema else 'none recorded'}"])
         return _spec("Procedure", title, summary, content, record, judgment, compiled, ())
     mode = judgment.failure_mode or "wrong-answer"
+    failed = query_failure(answering_query(record.events), record.graph)
+    modes = tuple(dict.fromkeys((mode, failed[0]) if failed else (mode,)))
     title = f"Avoid {_readable(mode)} on {kind_of} questions"
     summary = f"Use before answering {kind_of} questions with one query over {over}: this failed before ({mode})."
     content = "\n".join([f"Failure: {_ADVICE.get(mode, 'the run was judged wrong; recheck the query')}.",
+                         *([f"Query failure ({failed[0]}: {failed[1]}): {_ADVICE[failed[0]]}."] if failed else []),
                          f"Failed pattern: {_json(schema) if schema else 'none recorded'}",
                          *([note] if note else [])])
-    return _spec("AntiPattern", title, summary, content, record, judgment, compiled, (mode,))
+    return _spec("AntiPattern", title, summary, content, record, judgment, compiled, modes)
+
+
+def _about_words(record: RunRecord) -> str:
+    """The local names of the terms the run's query is about, as a summary's words (" about Department, memberOf"),
+    so a question naming them finds the item by text."""
+    classes, properties = about_terms(record)
+    names = sorted({local_name(t) for t in classes + properties})
+    return f" about {', '.join(names[:6])}" if names else ""
+
+
+def vocabularies(record: RunRecord) -> tuple[str, ...]:
+    """What an item of the run applies to: the run's ontology, else (an endpoint run without one) the namespaces of
+    the terms its query is about."""
+    classes, properties = about_terms(record)
+    return (record.ontology_iri,) if record.ontology_iri else namespaces(classes + properties)
 
 
 def about_terms(record: RunRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The classes and properties the run's last query used (the query its items compile), sorted, at most MAX_ABOUT
-    each: classes are rdf:type objects and terms the run's ontology declares a class, properties the predicates.
-    The task's constants are left out (the action schema lifts them to parameters, so the item is about the pattern,
-    not the one question), and so are RDF, RDFS, OWL and XSD terms (they belong to no target ontology)."""
-    queries = agent_queries(record.events)
-    try:
-        triples = sparql_text.patterns(sparql_text.parse(queries[-1]))[0] if queries else []
-    except sparql_text.QuerySyntaxError:
-        return (), ()
+    """The classes and properties the query that produced the run's answer used (the query its items compile),
+    sorted, at most MAX_ABOUT each: classes are rdf:type objects and terms the run's ontology declares a class,
+    properties the predicates. The task's constants are left out (the action schema lifts them to parameters, so the
+    item is about the pattern, not the one question), and so are RDF, RDFS, OWL and XSD terms (they belong to no
+    target ontology)."""
+    patterns = triples(answering_query(record.events))
     declared = set(record.graph.subjects(RDF.type, OWL.Class)) if record.graph is not None else set()
-    classes = {o for _, p, o in triples if p == RDF.type} | {t for s, _, o in triples for t in (s, o) if t in declared}
-    properties = {p for _, p, _ in triples if p != RDF.type}
+    classes = {o for _, p, o in patterns if p == RDF.type} | \
+        {t for s, _, o in patterns for t in (s, o) if t in declared}
+    properties = {p for _, p, _ in patterns if p != RDF.type}
     skip = task_constants(record)
 
     def kept(terms: set) -> tuple[str, ...]:
@@ -294,9 +301,10 @@ def about_terms(record: RunRecord) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def _spec(kind, title, summary, content, record: RunRecord, judgment: Judgment, schema, modes) -> ItemSpec:
     """An ItemSpec with the run's applicability, the terms its query was about, compiled fields and provenance."""
     classes, properties = about_terms(record)
-    return ItemSpec(kind, title, summary, content, applies_to=(record.ontology_iri,) if record.ontology_iri else (),
-                    about_classes=classes, about_properties=properties,
-                    task_types=(record.task_type,), failure_modes=modes, tags=("learned", judgment.judge),
+    return ItemSpec(kind, title, summary, content, applies_to=vocabularies(record),
+                    about_classes=classes, about_properties=properties, task_types=(record.task_type,),
+                    failure_modes=modes, tags=("learned", judgment.judge,
+                                               *endpoint_tags(answering_query(record.events))),
                     confidence={"high": 0.7, "medium": 0.6}.get(judgment.confidence, 0.5),
                     provenance={"run": record.run_id, **({"derived_from": record.trace_ref} if record.trace_ref
                                                          else {})},

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import replace
 
 from rdflib import BNode, Graph, Literal, URIRef, Variable
 from rdflib.term import Identifier
@@ -25,7 +26,8 @@ from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
 from ..errors import ConfigError, LoadError, QueryFailed
 from ..llm import judge_llm
-from ..model.judgments import EXPECT_KINDS, EXPECT_OPTIONS, Expect, Judgment
+from ..model import RunMetrics
+from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, ITERATION_CAP, Expect, Judgment
 from ..rdfio import load_graph
 from ..vocab import local_name
 from .endpoint_judge import judge_on_endpoint
@@ -307,3 +309,15 @@ def check_expect(expect: dict) -> Expect:
                               f"{sparql_text.form(parsed)}; a SELECT of the answer's terms goes in expect.sparql, an "
                               "ASK in expect.ask")
     return checked
+
+
+def capped(judgment: Judgment, metrics: RunMetrics, max_iters: int) -> Judgment:
+    """A run that reached its iteration cap without SUBMIT (dspy forced an answer out of it) fails with failure mode
+    ITERATION_CAP, whatever that forced answer was worth (the judge's verdict on it is kept in the reason); a run that
+    submitted keeps its judgment, and so does one whose gold answers nothing (EMPTY_GOLD: nothing is learned from
+    it either way)."""
+    if metrics.converged or judgment.failure_mode == EMPTY_GOLD:
+        return judgment
+    return replace(judgment, success=False, failure_mode=ITERATION_CAP,
+                   reason=f"the run reached its iteration cap ({max_iters}) without SUBMIT; its forced answer: "
+                          f"{judgment.reason}")

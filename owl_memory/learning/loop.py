@@ -29,7 +29,7 @@ from ..vocab import declared_ontology
 from .consolidation import consolidate
 from .extraction import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge_rules import RuleJudge, compile_rule, rule_spec
-from .judging import Judgment, as_expect, judge
+from .judging import Judgment, as_expect, capped, judge
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -185,7 +185,7 @@ class _Context:
         result = run_agent(text, self.memory, self.prompt, self.graph, self.config)
         self.times[result.run_id] = (started, datetime.now(timezone.utc))
         events = tuple(read_trajectory(result.trajectory_path))
-        judgment = self.judge(result.answer, events)
+        judgment = capped(self.judge(result.answer, events), result.metrics, self.config.max_iters)
         for use in result.memory_usage:
             self.memory.record_use(use.memory_id, judgment.success)
         record = RunRecord(self.task, self.learning.task_type or "general", declared_ontology(self.graph),

@@ -43,7 +43,8 @@ def _one(course: Curriculum, task: Task, memory: Memory, config: RunConfig, lear
         return TrainedTask(task.id, error=f"{type(e).__name__}: {str(e)[:200]}")
     return TrainedTask(task.id, answer=r.answer[:200], run_id=r.run_id, judgment=r.judgment, extracted=r.extracted,
                        consolidation=r.consolidation, memories_used=r.memory_usage,
-                       iterations=r.metrics.iterations, judge_rules=r.judge_rules)
+                       iterations=r.metrics.iterations, judge_rules=r.judge_rules, answer_query=r.answer_query,
+                       injected_ref=r.injected_ref)
 
 
 def _summary(course: Curriculum, rows: tuple[TrainedTask, ...], memory: Memory) -> TrainSummary:

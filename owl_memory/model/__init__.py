@@ -4,6 +4,7 @@ LM calls, SHACL violations."""
 from .changes import ChangeSet
 from .consolidation import ConsolidationFigures, Report
 from .events import (
+    AgentQuery,
     CallArgs,
     ConstraintViolation,
     Construction,
@@ -35,13 +36,14 @@ from .operators import (
     operator_from_json,
 )
 from .results import SearchExplanation, SparqlResult, ValidationReport
-from .runs import MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult, ToolStats
+from .runs import AnswerQuery, MemoryAccess, MemoryUse, Quota, RunConfig, RunMetrics, RunResult, ToolStats
 from .training import Agreement, LearnedRules, RuleCounts, TrainedTask, TrainSummary
 from .violations import Violation, violation_signature
 
 __all__ = [
-    "Agreement", "CallArgs", "Card", "ChangeSet", "CompiledOperator", "ConsolidationFigures", "ConstraintViolation",
-    "Construction", "CqAnswer", "CustomAction", "Event", "FollowUp", "Hit", "Item", "ItemSpec", "Iteration",
+    "AgentQuery", "Agreement", "AnswerQuery", "CallArgs", "Card", "ChangeSet", "CompiledOperator",
+    "ConsolidationFigures", "ConstraintViolation", "Construction", "CqAnswer", "CustomAction", "Event", "FollowUp",
+    "Hit", "Item", "ItemSpec", "Iteration",
     "JudgeRule", "LayerBrief", "LearnedRules", "LmCall", "LmUsage", "MemoryAccess", "MemoryUse", "OntologyBrief",
     "OntologyContext", "Parameter", "QueryConstraint", "QueryRecipe", "Quota", "Ref", "RepairDecision", "Report",
     "RuleCounts", "RunComplete", "RunConfig", "RunMetrics", "RunResult", "RunSettings", "RunStart",

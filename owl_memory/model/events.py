@@ -4,7 +4,8 @@ A trajectory file (agent/trajectory.py) holds one event per line, checked agains
 `to_dict()` is the line's object, keys in the order trajectory files have always had ("event", "run_id", "seq",
 "ts", then the kind's fields); `event_from_dict` reads a line back as its kind. `run_id`, `seq` and `ts` are stamped
 by the trajectory that writes an event (Trajectory.write): an event a tool has just emitted carries the defaults.
-Sizes and handles only: no event holds payload text.
+Sizes and handles only: no event holds payload text (an agent_query holds the query the model wrote, as an iteration
+holds its code).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .handles import Ref
-from .runs import RunMetrics
+from .runs import AnswerQuery, RunMetrics
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class LayerBrief:
 @dataclass(frozen=True)
 class RunSettings:
     """The configuration a run_start line records: condition, LMs, limits, interpreter, read budget, A1's quota,
-    layer budgets, the tools offered and the layers packed."""
+    layer budgets, the tools offered, the layers packed and the REPL output cap per iteration."""
 
     condition: str
     lm: str
@@ -97,14 +98,16 @@ class RunSettings:
     budgets: dict[str, int] = field(default_factory=dict)
     tools: tuple[str, ...] = ()
     layers: tuple[LayerBrief, ...] = ()
+    max_output_chars: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form, keys in the order trajectories have them."""
+        """JSON form, keys in the order trajectories have them (max_output_chars when recorded: older lines lack it)."""
         return {"condition": self.condition, "lm": self.lm, "sub_lm": self.sub_lm, "max_iters": self.max_iters,
                 "max_llm_calls": self.max_llm_calls, "max_tokens": self.max_tokens, "timeout": self.timeout,
                 "interpreter": self.interpreter, "max_read": self.max_read, "read_budget": self.read_budget,
                 "task_id": self.task_id, "k": self.k, "budgets": dict(self.budgets), "tools": list(self.tools),
-                "layers": [layer.to_dict() for layer in self.layers]}
+                "layers": [layer.to_dict() for layer in self.layers],
+                **_when("max_output_chars", self.max_output_chars)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunSettings:
@@ -112,7 +115,7 @@ class RunSettings:
         return cls(d["condition"], d["lm"], d["max_iters"], d["max_llm_calls"], d["interpreter"], d.get("sub_lm"),
                    d.get("max_tokens"), d.get("timeout"), d.get("max_read"), d.get("read_budget"), d.get("task_id"),
                    d.get("k"), dict(d.get("budgets") or {}), tuple(d.get("tools", ())),
-                   tuple(LayerBrief.from_dict(x) for x in d.get("layers", ())))
+                   tuple(LayerBrief.from_dict(x) for x in d.get("layers", ())), d.get("max_output_chars"))
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,42 @@ class ToolResult(Event):
 
 
 @dataclass(frozen=True)
+class AgentQuery(Event):
+    """One SPARQL query the agent ran through a query tool (ontology_query, endpoint_query): the tool, where it ran
+    (`source`: "ontology" or the endpoint URL), the query as the tool received it (the model's own text, built in its
+    code) and its sha256, and what came back: the row count and results handle of a SELECT, ASK's answer, or the
+    class of the error (`error`, e.g. "refused", "timeout", "http-400") with its message (at most 300 characters)."""
+
+    kind: ClassVar[str] = "agent_query"
+    tool: str
+    source: str
+    sparql: str
+    sha: str
+    rows: int | None = None
+    ask: bool | None = None
+    handle: str | None = None
+    error: str | None = None
+    message: str | None = None
+    iteration: int | None = None
+
+    def own_fields(self) -> dict[str, Any]:
+        """tool, source, sparql, sha, rows, ask, handle, error, message, iteration (when known)."""
+        return {"tool": self.tool, "source": self.source, "sparql": self.sparql, "sha": self.sha, "rows": self.rows,
+                "ask": self.ask, "handle": self.handle, "error": self.error, "message": self.message,
+                **_when("iteration", self.iteration)}
+
+    def as_answer(self) -> AnswerQuery:
+        """The query as a run's result and records name the SPARQL behind an answer."""
+        return AnswerQuery(self.tool, self.source, self.sparql, self.sha, self.rows, self.error)
+
+    @classmethod
+    def read(cls, d: dict[str, Any]) -> AgentQuery:
+        """The event of its line."""
+        return cls(d["tool"], d["source"], d["sparql"], d["sha"], d.get("rows"), d.get("ask"), d.get("handle"),
+                   d.get("error"), d.get("message"), d.get("iteration"), **_header(d))
+
+
+@dataclass(frozen=True)
 class Construction(Event):
     """A construction tool's step: the tool and its return without the CQ text or report (what the model got)."""
 
@@ -289,8 +328,8 @@ class RunComplete(Event):
                    d.get("error"), **_header(d))
 
 
-EVENTS: dict[str, type[Event]] = {cls.kind: cls for cls in (RunStart, Iteration, ToolCall, ToolResult, Construction,
-                                                    ConstraintViolation, RunComplete)}
+EVENTS: dict[str, type[Event]] = {cls.kind: cls for cls in (RunStart, Iteration, ToolCall, ToolResult, AgentQuery,
+                                                    Construction, ConstraintViolation, RunComplete)}
 
 
 def event_from_dict(d: dict[str, Any]) -> Event:

@@ -90,6 +90,7 @@ class Judgment:
 EXPECT_KINDS = ("sparql", "answer", "ask", "shacl", "query")
 EXPECT_OPTIONS = ("endpoint", "empty")  # keys an expect block may hold beside its one kind
 EMPTY_GOLD = "empty-gold"  # the failure mode of a run whose gold query returned nothing (nothing is learned from it)
+ITERATION_CAP = "iteration-cap"  # the failure mode of a run that reached its iteration cap without SUBMIT
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,15 @@ def parse_layers(spec) -> tuple[str, ...]:
     return tuple(n for n in LAYERS if n in names)
 
 
+def check_output_cap(value: object) -> int:
+    """A REPL output cap (characters the model sees of one iteration's output): a whole number >= 1, else
+    ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"max_output_chars (REPL output the model sees per iteration) must be a whole number >= 1, "
+                          f"got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything one agent run is given besides its task, memory, prompt and ontology; checked on construction.
@@ -156,7 +165,7 @@ class RunConfig:
         task_id, task_type: the curriculum task this run solves: A1 retrieves by its task type and never injects an
             item that a run of the same task id made (provenance says which).
         max_iters, max_llm_calls: the RLM's iteration and LM-call limits.
-        max_output_chars: REPL output the model sees per iteration.
+        max_output_chars: REPL output the model sees per iteration (characters; dspy.RLM cuts the rest).
         read_budget, reads_per_handle, max_read: the run's read allowance (store.blobs.ReadBudget: characters all
             reads may return, reads of one handle, characters of one read); None keeps ReadBudget's default.
         sandbox: run the model's code under bubblewrap (True, or an agent.sandbox.Sandbox); False: dspy's
@@ -206,6 +215,7 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
                 raise ConfigError(f"{name} must be a positive number, got {value!r}")
+        check_output_cap(self.max_output_chars)
         if self.trajectory_dir is not None:
             object.__setattr__(self, "trajectory_dir", Path(self.trajectory_dir))
 
@@ -328,6 +338,24 @@ class MemoryUse:
 
 
 @dataclass(frozen=True)
+class AnswerQuery:
+    """The SPARQL that produced a run's submitted answer (agent/trajectory.answering_query says which query that is):
+    the query tool, where it ran (source: "ontology" or the endpoint URL), its text and sha256, and how it ended
+    (rows of a SELECT, None for an ASK; error: the class of its error when no query of the run answered)."""
+
+    tool: str
+    source: str
+    sparql: str
+    sha: str
+    rows: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON form: {tool, source, sparql, sha, rows, error}."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What one agent run produced.
 
@@ -340,6 +368,8 @@ class RunResult:
         memory_ids_used: memory items injected (A1, A3's hint) or read through tools (A2-A5).
         memory_usage: every item used, with its rank and score.
         memory_ids_filtered: items A1's retrieval found but left out because a run of this very task made them.
+        answer_query: the SPARQL that produced the answer (None: the run ran no ontology or endpoint query).
+        injected_ref: blob key of the text A1 or A3 put in front of the model (None: nothing was injected).
     """
 
     answer: str
@@ -350,6 +380,8 @@ class RunResult:
     memory_ids_used: tuple[str, ...] = ()
     memory_usage: tuple[MemoryUse, ...] = ()
     memory_ids_filtered: tuple[str, ...] = ()
+    answer_query: AnswerQuery | None = None
+    injected_ref: str | None = None
 
     @property
     def answer_hash(self) -> str:
@@ -362,4 +394,6 @@ class RunResult:
                 "trajectory_id": self.trace_ref, "log_path": str(self.trajectory_path),
                 "memories_used": [u.to_dict() for u in self.memory_usage], "trajectory": str(self.trajectory_path),
                 "memory_ids_used": list(self.memory_ids_used), "memory_ids_filtered": list(self.memory_ids_filtered),
-                "answer_hash": self.answer_hash, "metrics": self.metrics.to_dict()}
+                "answer_hash": self.answer_hash, "metrics": self.metrics.to_dict(),
+                "answer_query": self.answer_query.to_dict() if self.answer_query else None,
+                "injected_ref": self.injected_ref}

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from .consolidation import ConsolidationFigures, Report
 from .judgments import Judgment, SetScores
-from .runs import MemoryUse
+from .runs import AnswerQuery, MemoryUse
 
 AGREEMENT_FIGURES = ("agreement", "precision", "recall", "coverage", "coverage_trained")
 
@@ -112,6 +112,8 @@ class TrainedTask:
         memories_used: the memory items the run used, with rank and score.
         iterations: the RLM's iterations.
         judge_rules: ids of the JudgeRule items the run's gold compiled.
+        answer_query: the SPARQL that produced the answer (RunResult.answer_query).
+        injected_ref: blob key of the text A1 or A3 injected (RunResult.injected_ref).
     """
 
     id: str
@@ -124,6 +126,8 @@ class TrainedTask:
     memories_used: tuple[MemoryUse, ...] = ()
     iterations: int = 0
     judge_rules: tuple[str, ...] = ()
+    answer_query: AnswerQuery | None = None
+    injected_ref: str | None = None
 
     @property
     def success(self) -> bool | None:
@@ -144,7 +148,9 @@ class TrainedTask:
                 "judgment": self.judgment.to_dict(), "extracted": list(self.extracted),
                 "consolidation": self.consolidation.to_dict(), "figures": self.figures.to_dict(),
                 "memories_used": [u.to_dict() for u in self.memories_used], "iterations": self.iterations,
-                "judge_rules": list(self.judge_rules)}
+                "judge_rules": list(self.judge_rules),
+                "answer_query": self.answer_query.to_dict() if self.answer_query else None,
+                "injected_ref": self.injected_ref}
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ class Change:
     Args:
         sign: "+" or "-".
         triple: subject, predicate and object as prefixed N3.
-        origin: where an added value comes from ("derived from ...: trimmed", "from the shapes", "synthetic",
-            "new node", "existing node", "type"); None for a removal.
+        origin: where an added value comes from ("derived from ...: trimmed", "from the shapes", "kept: the value
+            of ..." (moved under the node it became), "synthetic", "new node", "existing node", "type"); None for a
+            removal.
     """
 
     sign: str
@@ -76,17 +77,18 @@ def change_list(original: Graph, shapes: Graph, applied: list[Candidate], added:
     """The final delta (`added`, `removed` against `original`) grouped by the patches that made it, in focus order;
     a delta triple no patch names goes to a last group of its own."""
     groups, left, named = [], set(added) | set(removed), constants(shapes)
+    gone = {t[2]: t for t in sorted(removed) if isinstance(t[2], Literal)}  # the user's texts this repair removed
     for c in applied:
         v, p = c.violation, c.patch
         mine = sorted(t for t in (p.added | p.removed) if t in left)
         if not mine:
             continue
         left -= set(mine)
-        changes = _changes(original, named, [t for t in mine if t in removed], [t for t in mine if t in added])
+        changes = _changes(original, named, [t for t in mine if t in removed], [t for t in mine if t in added], gone)
         groups.append(ChangeGroup(_n3(original, v.focus), describe(original, shapes, v), v.signature, p.operator,
                                   changes))
     if left:
-        changes = _changes(original, named, sorted(left & removed), sorted(left & added))
+        changes = _changes(original, named, sorted(left & removed), sorted(left & added), gone)
         groups.append(ChangeGroup("-", OTHER, "-", "-", changes))
     return sorted(groups, key=lambda g: (g.focus == "-", g.focus, g.violation))
 
@@ -101,15 +103,16 @@ def describe(data: Graph, shapes: Graph, v) -> str:
     return f"{name}{where}{value}"
 
 
-def _changes(data: Graph, named: set, removed: list, added: list) -> tuple[Change, ...]:
+def _changes(data: Graph, named: set, removed: list, added: list, gone: dict | None = None) -> tuple[Change, ...]:
     """Removals then additions as Changes, each addition with its origin."""
     return tuple([Change("-", _triple(data, t)) for t in removed]
-                 + [Change("+", _triple(data, t), origin(data, named, t, removed)) for t in added])
+                 + [Change("+", _triple(data, t), origin(data, named, t, removed, gone)) for t in added])
 
 
-def origin(data: Graph, named: set, t: tuple, removed: list) -> str:
+def origin(data: Graph, named: set, t: tuple, removed: list, gone: dict | None = None) -> str:
     """Where the value of an added triple comes from (see Change.origin); `named`: the shapes' `constants`;
-    `removed`: what the same patch removed."""
+    `removed`: what the same patch removed; `gone`: literal -> a triple of the whole repair that removed it (a kept
+    value moved under the node it became)."""
     s, p, o = t
     if p == RDF.type:
         return "type"
@@ -120,6 +123,9 @@ def origin(data: Graph, named: set, t: tuple, removed: list) -> str:
             return f"derived from {_n3(data, old)}: {how}"
     if o in named:
         return "from the shapes"
+    kept = (gone or {}).get(o) if isinstance(o, Literal) else None
+    if kept is not None:
+        return f"kept: the value of {_n3(data, kept[0])} {_n3(data, kept[1])}"
     if isinstance(o, Literal):
         return "synthetic"
     return "existing node" if (o, None, None) in data or (None, None, o) in data else "new node"

@@ -7,6 +7,8 @@ cost counts these consequences, so a retype that drags in new nodes ranks behind
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rdflib import Graph, Literal
 
 from ..vocab import RDF, SH
@@ -35,7 +37,7 @@ def completed(ctx: Context, p: Patch) -> Patch:
         before = _copy(work)
         found, more = set(), []
         for node, shape in todo:
-            got, nested = _required(ctx.bare(work, ctx.depth), node, shape)
+            got, nested = _required(replace(ctx.bare(work, ctx.depth), keep_values=ctx.keep_values), node, shape)
             found |= got - set(work)
             more += nested
         for t in found:

@@ -13,7 +13,7 @@ import exrex
 from rdflib import BNode, Literal, URIRef
 from rdflib.collection import Collection
 
-from ..vocab import RDF, SH, XSD, local_name, ordered
+from ..vocab import RDF, RDFS, SH, XSD, local_name, ordered
 from .conformance import instances
 from .context import Context
 from .paths import fresh
@@ -79,6 +79,10 @@ def synthesize(ctx: Context, shape, focus, index: int = 0, avoid=frozenset()) ->
         text = generate_iri(str(p("pattern")), str(p("flags") or ""), name)
         if text is not None and URIRef(text) not in avoid:
             return URIRef(text), set()
+    if ctx.keep_values and p("class") is None and p("nodeKind") not in (SH.IRI, SH.BlankNode, SH.BlankNodeOrIRI):
+        named = _own_name(ctx, p, focus, avoid)
+        if named is not None:  # a node minted from the user's text takes that text, not a synthetic one
+            return named, set()
     if p("datatype") is not None or p("nodeKind") == SH.Literal or p("pattern") is not None:
         return _literal_for(p, {str(x) for x in avoid if isinstance(x, Literal)}), set()
     cls = p("class")
@@ -90,6 +94,20 @@ def synthesize(ctx: Context, shape, focus, index: int = 0, avoid=frozenset()) ->
         return node, {(node, RDF.type, cls)}
     return (BNode(fresh(focus, shape, index)[-16:]) if p("nodeKind") == SH.BlankNode
             else fresh(focus, shape, index)), set()
+
+
+def _own_name(ctx: Context, p, focus, avoid) -> Literal | None:
+    """The rdfs:label the focus already has (the text a kept value was moved to when it became a node), as a value
+    of a string-valued property shape (no datatype, xsd:string or rdf:langString) when it meets the shape's
+    pattern and lengths; None otherwise."""
+    d = p("datatype")
+    if d not in (None, XSD.string, RDF.langString):
+        return None
+    for label in sorted(o for o in ctx.graph.objects(focus, RDFS.label) if isinstance(o, Literal)):
+        value = Literal(str(label), lang=label.language or "en") if d == RDF.langString else Literal(str(label))
+        if value not in avoid and _meets(p, value):
+            return value
+    return None
 
 
 def _siblings(ctx: Context, shape, name: str) -> list:

@@ -17,13 +17,14 @@ from rdflib import Graph
 from rdflib.namespace import Namespace
 
 from ...adapters import sparql as sparql_text
-from ...errors import EndpointError, OwlMemoryError
+from ...errors import EndpointError, OwlMemoryError, QueryRefused
 from ...model import Hit, RunResult
-from ...model.endpoints import EndpointLimits
+from ...model.endpoints import EndpointLimits, parse_grants
+from ...vocab import STANDARD_PREFIXES
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
 from .caps import MAX_LIST, as_int, as_limit, as_text, clip
-from .results import constraint_notes, store_rows
+from .results import answered_query, constraint_notes, failed_query, store_rows
 from .toolbox import Toolbox, ToolFamily, family
 
 if TYPE_CHECKING:
@@ -59,6 +60,16 @@ def prepare_endpoints(box: Toolbox, grants: Iterable[EndpointGrant | str], memor
     known = {h.id for h in hits}
     return replace(retrieval, hits=tuple(hits) + tuple(h for h in retrieval.hits if h.id not in known),
                    polarity={**retrieval.polarity, **{h.id: "success" for h in hits}})
+
+
+def endpoint_vocabularies(memory: Memory | None, grants: Iterable[EndpointGrant | str]) -> tuple[str, ...]:
+    """The namespaces the granted endpoints' profiles list (what their answered queries used), standard RDF, RDFS,
+    OWL and XSD ones left out, in order: the vocabularies A1 retrieves by on a run without an ontology."""
+    if memory is None or not grants:
+        return ()
+    found = [find_profile(memory, g.url) for g in parse_grants(grants)]
+    spaces = [p for f in found if f is not None for p in f[1].prefixes if not p.startswith(tuple(STANDARD_PREFIXES))]
+    return tuple(dict.fromkeys(spaces))
 
 
 def granted_urls(box: Toolbox) -> tuple[str, ...]:
@@ -157,13 +168,16 @@ class EndpointTools(ToolFamily):
         notebook = self._session().notebook
         try:
             result = self._select(url, sparql)
-        except EndpointError as e:
-            notebook.query_failed(url, sparql, str(e))
+        except (EndpointError, QueryRefused) as e:
+            self.box.emit(failed_query("endpoint_query", url, sparql, e))
+            if isinstance(e, EndpointError):
+                notebook.query_failed(url, sparql, str(e))
             raise
         triples, _ = sparql_text.patterns(sparql_text.parse(sparql))
         notebook.query_answered(url, sparql, *namespaces_and_classes(triples), len(result.rows) or bool(result.ask),
                                 result.truncated)
         out = {"ask": result.ask} if result.kind == "ASK" else store_rows(self.box, result)
+        self.box.emit(answered_query("endpoint_query", url, sparql, result, out.get("handle")))
         broken = constraint_notes(self.box, "endpoint", sparql)
         return {"source": url, **out, **({"constraints": broken} if broken else {}), "requests_left": self._left()}
 

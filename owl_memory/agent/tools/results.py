@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from rdflib import Graph
 
-from ...errors import ToolError
-from ...model import ConstraintViolation
+from ...errors import OwlMemoryError, QueryRefused, ToolError
+from ...model import AgentQuery, ConstraintViolation, sha256
 from ..constraints import violations
 from ..query_worker import QueryResult, QueryWorker
 from .caps import MAX_LIST, as_int, as_text, dumps
@@ -59,9 +59,27 @@ def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) 
     broken = constraint_notes(box, name, sparql)
     if name not in box.workers:
         box.workers[name] = QueryWorker(graph(), box.query_limits)
-    result = box.workers[name].query(sparql)
+    try:
+        result = box.workers[name].query(sparql)
+    except (QueryRefused, ToolError) as e:
+        box.emit(failed_query(f"{name}_query", name, sparql, e))
+        raise
     out = {"ask": result.ask} if result.kind == "ASK" else store_rows(box, result)
+    box.emit(answered_query(f"{name}_query", name, sparql, result, out.get("handle")))
     return {**out, "constraints": broken} if broken else out
+
+
+def answered_query(tool: str, source: str, sparql: str, result: QueryResult, handle: object) -> AgentQuery:
+    """The agent_query event of a query that answered: its row count and results handle (the tool's return's
+    "handle"), or ASK's answer."""
+    asked = result.kind == "ASK"
+    return AgentQuery(tool, source, sparql, sha256(sparql), None if asked else len(result.rows),
+                      bool(result.ask) if asked else None, handle if isinstance(handle, str) else None)
+
+
+def failed_query(tool: str, source: str, sparql: str, error: OwlMemoryError) -> AgentQuery:
+    """The agent_query event of a query that failed: its error class and message."""
+    return AgentQuery(tool, source, sparql, sha256(sparql), error=error.cause, message=str(error)[:300])
 
 
 def constraint_notes(box: Toolbox, name: str, sparql: str) -> list[str]:

@@ -7,7 +7,7 @@ import re
 from rdflib import BNode, Literal, URIRef
 
 from ...model import Violation, sha256
-from ...vocab import RDF, SH
+from ...vocab import RDF, RDFS, SH
 from ..conformance import instances, is_instance
 from ..context import Context
 from ..patch import Patch, replace_value
@@ -58,7 +58,10 @@ def datatype_convert(ctx: Context, v: Violation) -> list[Patch]:
     d, val = ctx.param(v.shape, "datatype"), v.value
     if d is None or d == RDF.langString:
         return []
-    return replace_value("datatype.convert", ctx, v, convert(val, d) or default_literal(d))
+    kept = convert(val, d)
+    if kept is None and ctx.keep_values:  # keeping values: never the type's default in place of the user's text
+        return []
+    return replace_value("datatype.convert", ctx, v, kept or default_literal(d))
 
 
 @strategy("nodeKind.convert", SH.NodeKindConstraintComponent,
@@ -70,8 +73,14 @@ def nodekind_convert(ctx: Context, v: Violation) -> list[Patch]:
         return replace_value("nodeKind.convert", ctx, v, Literal(str(val)))
     if kind in (SH.IRI, SH.BlankNodeOrIRI, SH.IRIOrLiteral) and isinstance(val, Literal):
         text = str(val)
-        return replace_value("nodeKind.convert", ctx, v, URIRef(text) if re.match(r"^[a-z][a-z0-9+.-]*:\S+$", text)
-                        else fresh(v.focus, text))
+        if re.match(r"^[a-z][a-z0-9+.-]*:\S+$", text):
+            return replace_value("nodeKind.convert", ctx, v, URIRef(text))
+        node = fresh(v.focus, text)
+        patches = replace_value("nodeKind.convert", ctx, v, node)
+        if not ctx.keep_values:
+            return patches
+        named = frozenset({(node, RDFS.label, val)})  # keeping values: the text names the node it became
+        return [Patch(p.operator, p.added | named, p.removed, p.touches) for p in patches]
     if kind in (SH.IRI, SH.IRIOrLiteral) and isinstance(val, BNode):
         node = fresh(v.focus, val)
         patches = replace_value("nodeKind.convert", ctx, v, node)
