@@ -114,3 +114,18 @@ def test_run_binds_by_question_text_and_a_bad_file_is_one_line(ck25, endpoint, t
     bad = CliRunner().invoke(main, ["run", "Who?", "--lm", f"replay:{tmp_path / 'none.json'}", "--memory",
                                     str(tmp_path / "m2")])
     assert bad.exit_code == 2 and "no such answers file" in bad.output and len(bad.output.strip().splitlines()) == 1
+
+
+def test_a_list_of_values_is_judged_as_the_challenge_judges_a_result(ck25, endpoint):
+    from owl_memory.learning import load_curriculum, map_endpoints
+    from owl_memory.learning.judging import judge
+
+    course, _ = map_endpoints(load_curriculum(ck25 / "questions.yml"), [f"{DATASET}={endpoint}"])
+    task = next(t for t in course.tasks if t.id == "ck25:3-en")  # the reference: one IRI, Heinrich Hoch's manager
+    manager = "http://ld.company.org/prod-instances/empl-Waldtraud.Kuttner%40company.org"
+    right = judge(task.expect, json.dumps([manager]), task=task.query)
+    assert right.success and (right.scores.set_P, right.scores.set_recall) == (1.0, 1.0)
+    extra = judge(task.expect, json.dumps([manager, "Waldtraud Kuttner"]), task=task.query)
+    assert not extra.success and extra.scores.set_P == 0.5 and extra.failure_mode == "extra-answer-terms"
+    text = judge(task.expect, f"{manager} (Waldtraud Kuttner)", task=task.query)  # prose: read as terms, not values
+    assert text.scores.set_P == 1.0
