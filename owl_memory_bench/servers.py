@@ -166,7 +166,11 @@ CK25_FILES = ("prod-vocab.ttl", "prod-inst.ttl")  # the TEXT2SPARQL CK25 knowled
 def ck25_endpoint(location: Path, data: Path) -> Oxigraph:
     """An Oxigraph serving the CK25 knowledge graph (ontology and instances, from the shared data folder `data`) in
     its default graph, as `oxigraph load` + `oxigraph serve` do in docs/howto-text2sparql.md."""
-    files = [str(data / "text2sparql-ck25" / f) for f in CK25_FILES]
-    subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", *files], check=True,
+    return default_graph_endpoint(location, [data / "text2sparql-ck25" / f for f in CK25_FILES])
+
+
+def default_graph_endpoint(location: Path, files: list[Path]) -> Oxigraph:
+    """An Oxigraph serving RDF `files` together in its default graph."""
+    subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", *map(str, files)], check=True,
                    capture_output=True, timeout=300)
     return Oxigraph(location)

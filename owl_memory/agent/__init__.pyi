@@ -8,6 +8,8 @@ from .metrics import (
     summed as summed,
 )
 from .query_worker import QueryLimits as QueryLimits, QueryResult as QueryResult, QueryWorker as QueryWorker
+from .recorded import Recorded as Recorded, read_recorded as read_recorded
+from .replay import ReplayLM as ReplayLM
 from .runner import (
     LM_ENV as LM_ENV,
     RLM as RLM,

@@ -39,6 +39,7 @@ from . import context
 from .constraints import query_constraints
 from .injection import FIELD, Retrieval, experience, hint_text, retrieve
 from .metrics import note_spent, run_metrics
+from .replay import ReplayLM, is_replay, replay_lm
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
 from .tools.endpoint import endpoint_vocabularies, granted_urls, prepare_endpoints, remember_endpoints
@@ -73,6 +74,8 @@ def resolve_lm(lm: object = None, api_base: str | None = None, max_tokens: int |
         return lm
     if lm == SCRIPTED:
         return scripted_lm()
+    if is_replay(lm):
+        return replay_lm(lm)
     kwargs: dict[str, str | int | float] = {"api_base": api_base} if api_base else {}
     if max_tokens:
         kwargs.update(max_tokens=int(max_tokens), **({"max_completion_tokens": int(max_tokens)} if api_base else {}))
@@ -153,6 +156,8 @@ def run(task: str, memory: Memory | None = None, prompt: str | None = None, onto
     if memory is not None:
         memory.require_writable()  # the run stores its trace there: refuse before any LM call
     lm, factory = _lm(config, config.lm), interpreter_factory(config.sandbox)
+    if isinstance(lm, ReplayLM):  # a replay answers with the query recorded for this task (agent/replay.py)
+        lm = lm.for_task(config.task_id, task)
     graph = load_graph(ontology) if ontology is not None else None
     box = Toolbox(memory, prompt, graph, _budget(config), access=config.access)
     box.constraints = query_constraints(memory, graph, config.access)

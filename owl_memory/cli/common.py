@@ -68,7 +68,9 @@ def lm_options(f: Decorated) -> Decorated:
     return click.option("--lm", help="Any DSPy/litellm model string, e.g. openai/gpt-4o-mini (run: default "
                                      "$OWL_MEMORY_LM; sprint and repair: default none, symbolic only); for run, "
                                      "train and ablate also 'scripted': a fixed two-step stand-in, no model, that "
-                                     "answers nothing (to try the commands).")(f)
+                                     "answers nothing (to try the commands), and 'replay:ANSWERS.json': the queries "
+                                     "a TEXT2SPARQL answers file records, run through the endpoint tools (a replay, "
+                                     "not a model: it cannot use memory).")(f)
 
 
 def lm_limits(f: Decorated) -> Decorated:

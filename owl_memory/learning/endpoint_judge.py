@@ -2,7 +2,8 @@
 task's schema:target at (`owl-memory ablate CORPUS --endpoint-map TARGET=URL`), and the answer is compared with its
 results as answers are compared today (judge.judge_terms: a set match of terms, precision and recall). An answer that
 is itself a SELECT or ASK query is run there too (guarded like any agent query) and the values of its results are
-compared with the reference's (success: precision = recall = 1). Every such judgment carries the TEXT2SPARQL set
+compared with the reference's (success: precision = recall = 1); so are the values of an answer that is a JSON list
+of values (the values of a result, as `--lm replay:` submits them). Every such judgment carries the TEXT2SPARQL set
 scores (set_metric.py): exactly the challenge's for a query answer, over the terms the judge read for a text answer;
 a query that is refused or fails scores 0.
 
@@ -12,6 +13,7 @@ map_endpoints); a bare target was not granted, nothing is contacted and the stru
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -64,8 +66,9 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callabl
                             "endpoint", ("a query that runs",), "query-failed", scores=SetScores())
     if gold.ask is not None:  # an ASK reference
         return _ask_verdict(answer, got, gold, grant.url)
-    if got is not None:  # a query answer: its values against the reference's, as the challenge compares them
-        values, relevant = answer_values(got), reference_values(gold)
+    given = answer_values(got) if got is not None else _as_values(answer)
+    if given is not None:  # a query answer or a JSON list of values: compared with the reference's values
+        values, relevant = given, reference_values(gold)
         verdict = compare_sets(set(values), set(relevant), "endpoint", expect.empty)
         scores = set_scores(values, relevant)
     else:
@@ -85,6 +88,18 @@ def _as_query(answer: str) -> str | None:
     except OwlMemoryError:
         return None
     return text
+
+
+def _as_values(answer: str) -> frozenset[str] | None:
+    """The answer's values when it is a JSON list of strings and numbers (what `--lm replay:` submits), else None."""
+    try:
+        data = json.loads(answer)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, list) or not all(isinstance(v, str | int | float) and not isinstance(v, bool)
+                                             for v in data):
+        return None
+    return frozenset(str(v) for v in data)
 
 
 def _ask_verdict(answer: str, got: QueryResult | None, gold: QueryResult, url: str) -> Judgment:

@@ -11,11 +11,10 @@ question without an answer does.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agent import EndpointClient, QueryResult
+from ..agent import EndpointClient, QueryResult, read_recorded
 from ..errors import ConfigError, LoadError, OwlMemoryError, QueryRefused
 from ..model.endpoints import EndpointGrant
 from ..model.judgments import SetScores
@@ -83,20 +82,7 @@ def score_answers(questions: str | Path, answers: str | Path, endpoint_map, lang
 
 def read_answers(path: str | Path) -> dict[str, str]:
     """qname -> query of a challenge answers file (the first answer of each qname); LoadError for a bad file."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LoadError("no such answers file; pass the JSON list of {qname, question, query}",
-                        source=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise LoadError(f"not JSON ({str(e)[:120]}); an answers file is a list of {{qname, question, query}}",
-                        source=str(path)) from None
-    if not isinstance(data, list) or not all(isinstance(a, dict) and isinstance(a.get("qname"), str) for a in data):
-        raise LoadError("an answers file is a JSON list of {qname, question, query} objects", source=str(path))
-    out: dict[str, str] = {}
-    for a in data:
-        out.setdefault(a["qname"], str(a.get("query") or ""))
-    return out
+    return read_recorded(path).by_id
 
 
 def _score(task: Task, query: str | None, grant: EndpointGrant) -> QuestionScore:
