@@ -11,7 +11,7 @@ import pytest
 
 from owl_memory import Memory
 from owl_memory.datadir import data_dir
-from owl_memory_bench.servers import Oxigraph, Virtuoso, clear, drop_memory_graphs
+from owl_memory_bench.servers import Oxigraph, Virtuoso, ck25_endpoint, clear, drop_memory_graphs
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -61,6 +61,21 @@ def _clean_dspy_settings():
     dspy.settings.configure(lm=None)
     yield
     dspy.settings.configure(lm=None)
+
+
+@pytest.fixture(scope="session")
+def ck25(shared_data):
+    """The TEXT2SPARQL CK25 folder of the shared data (questions, knowledge graph, four systems' answers)."""
+    return shared_data / "text2sparql-ck25"
+
+
+@pytest.fixture(scope="session")
+def ck25_url(tmp_path_factory, shared_data):
+    """The query URL of one Oxigraph per session serving the CK25 vocabulary and instances in its default graph, as
+    the challenge's endpoint serves them (read only by the tests)."""
+    server = ck25_endpoint(tmp_path_factory.mktemp("ck25"), shared_data)
+    yield f"{server.url}/query"
+    server.stop()
 
 
 @pytest.fixture(scope="session")

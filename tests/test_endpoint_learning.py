@@ -5,7 +5,6 @@ as an AntiPattern; a later run on the same endpoint, asked a different question 
 memory_search and A1."""
 
 import json
-import subprocess
 
 import pytest
 from dspy.utils import DummyLM
@@ -14,7 +13,6 @@ from owl_memory.agent.runner import run as run_agent
 from owl_memory.learning import run as learn
 from owl_memory.model import sha256
 from owl_memory.model.endpoints import endpoint_key
-from owl_memory_bench.servers import Oxigraph, oxigraph_cli
 
 TARGET = "https://text2sparql.aksw.org/2025/corporate/"
 PV = "http://ld.company.org/prod-vocab/"
@@ -23,19 +21,6 @@ DEPARTMENT = ("PREFIX pv: <http://ld.company.org/prod-vocab/> SELECT DISTINCT ?r
               "?result . ?result a pv:Department . }}")
 ASKED = {"Karen.Brant": "In which department is Ms. Brant?", "Baldwin.Dirksen": "In which department is Mr. Dirksen?",
          "Arnelle.Gerber": "In which department is Ms. Gerber?"}
-
-
-@pytest.fixture(scope="module")
-def ck25(tmp_path_factory, shared_data):
-    """An Oxigraph holding the CK25 vocabulary and instances (the challenge's prod-vocab.ttl, prod-inst.ttl) in its
-    default graph, as the challenge's endpoint serves them; its query URL."""
-    location, data = tmp_path_factory.mktemp("ck25"), shared_data / "text2sparql-ck25"
-    for name in ("prod-vocab.ttl", "prod-inst.ttl"):
-        subprocess.run([oxigraph_cli(), "load", "--location", str(location), "--file", str(data / name)],
-                       check=True, capture_output=True, timeout=120)
-    server = Oxigraph(location)
-    yield f"{server.url}/query"
-    server.stop()
 
 
 def steps(*codes):
@@ -68,16 +53,16 @@ def learned(memory, url, tmp_path, person: str, query: str, count: bool = False,
                  trajectory_dir=tmp_path, **options)
 
 
-def test_a_right_answer_stores_the_lifted_pattern_and_a_later_question_finds_it(ck25, memory, tmp_path):
+def test_a_right_answer_stores_the_lifted_pattern_and_a_later_question_finds_it(ck25_url, memory, tmp_path):
     query = DEPARTMENT.format(PERSON.format("Karen.Brant"))
-    first = learned(memory, ck25, tmp_path, "Karen.Brant", query, count=True)
+    first = learned(memory, ck25_url, tmp_path, "Karen.Brant", query, count=True)
     assert first.judgment.success and first.answer == "http://ld.company.org/prod-instances/dept-73191"
     shown = first.to_dict()["answer_query"]  # the query whose rows were submitted, not the count run after it
-    assert shown == {"tool": "endpoint_query", "source": ck25, "sparql": query, "sha": sha256(query), "rows": 1,
+    assert shown == {"tool": "endpoint_query", "source": ck25_url, "sparql": query, "sha": sha256(query), "rows": 1,
                      "error": None}
     (proc,) = [memory.get(i) for i in first.extracted if memory.get(i).kind == "Procedure"]
     assert proc.about_classes == (f"{PV}Department",) and proc.about_properties == (f"{PV}memberOf",)
-    assert proc.applies_to == (PV,) and f"endpoint-{endpoint_key(ck25)}" in proc.tags
+    assert proc.applies_to == (PV,) and f"endpoint-{endpoint_key(ck25_url)}" in proc.tags
     recipe = proc.action_schema.to_json()
     assert recipe["where"] == [["$p1", f"<{PV}memberOf>", "?v0"], ["?v0", "rdf:type", f"<{PV}Department>"]]
     assert recipe["parameters"] == [{"name": "$p1", "kind": "iri"}]  # the employee is a parameter, not kept
@@ -85,15 +70,15 @@ def test_a_right_answer_stores_the_lifted_pattern_and_a_later_question_finds_it(
     assert "Brant" not in text and "73191" not in text
     assert memory.validate().conforms
 
-    second = run_agent(f"{ASKED['Baldwin.Dirksen']} (SPARQL endpoint: {ck25})", memory,
+    second = run_agent(f"{ASKED['Baldwin.Dirksen']} (SPARQL endpoint: {ck25_url})", memory,
                        lm=DummyLM(answer(DEPARTMENT.format(PERSON.format("Baldwin.Dirksen")), search=True)),
-                       endpoints=(ck25,), trajectory_dir=tmp_path)
+                       endpoints=(ck25_url,), trajectory_dir=tmp_path)
     assert proc.id in second.memory_ids_used  # memory_search with the new question's text found the pattern
     assert second.answer == "http://ld.company.org/prod-instances/dept-85880"
 
     lm = DummyLM(answer(DEPARTMENT.format(PERSON.format("Arnelle.Gerber"))))
-    third = run_agent(f"{ASKED['Arnelle.Gerber']} (SPARQL endpoint: {ck25})", memory, lm=lm, condition="A1",
-                      endpoints=(ck25,), task_type="sparql-authoring", trajectory_dir=tmp_path)
+    third = run_agent(f"{ASKED['Arnelle.Gerber']} (SPARQL endpoint: {ck25_url})", memory, lm=lm, condition="A1",
+                      endpoints=(ck25_url,), task_type="sparql-authoring", trajectory_dir=tmp_path)
     assert proc.id in third.memory_ids_used  # A1 selected it by the vocabulary the endpoint's profile lists
     injected = memory.blobs.load(memory.blobs.ref(third.to_dict()["injected_ref"]))
     assert f". {proc.title} (what worked, Procedure)" in injected
@@ -111,15 +96,15 @@ FAILURES = {
 
 
 @pytest.mark.parametrize("mode", list(FAILURES))
-def test_a_wrong_answer_stores_an_antipattern_naming_what_failed_in_the_query(ck25, memory, tmp_path, shared_data,
+def test_a_wrong_answer_stores_an_antipattern_naming_what_failed_in_the_query(ck25_url, memory, tmp_path, shared_data,
                                                                               mode):
     broken, with_vocabulary, what = FAILURES[mode]
     ontology = shared_data / "text2sparql-ck25" / "prod-vocab.ttl" if with_vocabulary else None
-    run = learned(memory, ck25, tmp_path, "Karen.Brant", broken.format(PERSON.format("Karen.Brant")),
+    run = learned(memory, ck25_url, tmp_path, "Karen.Brant", broken.format(PERSON.format("Karen.Brant")),
                   ontology=ontology)
     assert not run.judgment.success and run.answer == ""
     (anti,) = [memory.get(i) for i in run.extracted if memory.get(i).kind == "AntiPattern"]
-    assert mode in anti.failure_modes and f"endpoint-{endpoint_key(ck25)}" in anti.tags
+    assert mode in anti.failure_modes and f"endpoint-{endpoint_key(ck25_url)}" in anti.tags
     content = memory.blobs.load(anti.content_ref)
     assert f"Query failure ({mode}: {what})" in content and "Brant" not in content
     assert run.to_dict()["answer_query"]["error"] == ("refused" if mode == "query-error" else None)

@@ -9,25 +9,10 @@ from click.testing import CliRunner
 
 from owl_memory.cli import main
 from owl_memory.store import Memory
-from owl_memory_bench.servers import ck25_endpoint
 
 DATASET = "https://text2sparql.aksw.org/2025/corporate/"
 UNRECORDED, REFUSED = "ck25:5-en", "ck25:6-en"  # officially 0.667 each: here no answer, and a query the guard refuses
 SERVICE = "SELECT ?s WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"
-
-
-@pytest.fixture(scope="module")
-def ck25(shared_data):
-    """The shared CK25 folder."""
-    return shared_data / "text2sparql-ck25"
-
-
-@pytest.fixture(scope="module")
-def endpoint(tmp_path_factory, shared_data):
-    """Oxigraph serving prod-vocab.ttl + prod-inst.ttl; its query URL."""
-    server = ck25_endpoint(tmp_path_factory.mktemp("ck25"), shared_data)
-    yield f"{server.url}/query"
-    server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +29,12 @@ def files(ck25, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def ablated(files, endpoint):
+def ablated(files, ck25_url):
     """`owl-memory ablate` of the slice with the replay, A0 and A2; the output folder."""
     out = files / "out"
     replay = f"replay:{files / 'answers.json'}"
     result = CliRunner().invoke(main, ["ablate", str(files / "questions.yml"), "--lm", replay, "--endpoint-map",
-                                       f"{DATASET}={endpoint}", "--conditions", "A0,A2", "--out", str(out)])
+                                       f"{DATASET}={ck25_url}", "--conditions", "A0,A2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 
@@ -105,10 +90,10 @@ def test_the_trained_memory_holds_endpoint_patterns_with_about_links(ablated):
         assert memory.search(kinds=["Procedure", "AntiPattern"], k=50) == []  # A0 has no memory
 
 
-def test_run_binds_by_question_text_and_a_bad_file_is_one_line(ck25, endpoint, tmp_path):
+def test_run_binds_by_question_text_and_a_bad_file_is_one_line(ck25, ck25_url, tmp_path):
     replay = f"replay:{ck25 / 'answers' / 'INFAI' / 'ck25_answers.json'}"
     result = CliRunner().invoke(main, ["run", "What is the telephone of  Baldwin Dirksen?", "--lm", replay,
-                                       "--endpoint", endpoint, "--memory", str(tmp_path / "m"), "--json"])
+                                       "--endpoint", ck25_url, "--memory", str(tmp_path / "m"), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["answer"] == '["+49-6200-33069465"]'
     bad = CliRunner().invoke(main, ["run", "Who?", "--lm", f"replay:{tmp_path / 'none.json'}", "--memory",
@@ -116,11 +101,11 @@ def test_run_binds_by_question_text_and_a_bad_file_is_one_line(ck25, endpoint, t
     assert bad.exit_code == 2 and "no such answers file" in bad.output and len(bad.output.strip().splitlines()) == 1
 
 
-def test_a_list_of_values_is_judged_as_the_challenge_judges_a_result(ck25, endpoint):
+def test_a_list_of_values_is_judged_as_the_challenge_judges_a_result(ck25, ck25_url):
     from owl_memory.learning import load_curriculum, map_endpoints
     from owl_memory.learning.judging import judge
 
-    course, _ = map_endpoints(load_curriculum(ck25 / "questions.yml"), [f"{DATASET}={endpoint}"])
+    course, _ = map_endpoints(load_curriculum(ck25 / "questions.yml"), [f"{DATASET}={ck25_url}"])
     task = next(t for t in course.tasks if t.id == "ck25:3-en")  # the reference: one IRI, Heinrich Hoch's manager
     manager = "http://ld.company.org/prod-instances/empl-Waldtraud.Kuttner%40company.org"
     right = judge(task.expect, json.dumps([manager]), task=task.query)

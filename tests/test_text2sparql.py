@@ -13,7 +13,6 @@ from owl_memory.cli import main
 from owl_memory.learning import load_curriculum, map_endpoints, score_answers, set_scores
 from owl_memory.learning.judging import judge
 from owl_memory.model.judgments import SetScores
-from owl_memory_bench.servers import ck25_endpoint
 
 DATASET = "https://text2sparql.aksw.org/2025/corporate/"
 SYSTEMS = ("INFAI", "IIS-Q", "WSE", "LABIC")
@@ -46,24 +45,10 @@ AVERAGES = {"INFAI": (0.4375, 0.4361), "IIS-Q": (0.4307, 0.4439), "WSE": (0.3320
 
 
 @pytest.fixture(scope="module")
-def ck25(shared_data):
-    """The shared CK25 folder."""
-    return shared_data / "text2sparql-ck25"
-
-
-@pytest.fixture(scope="module")
-def endpoint(tmp_path_factory, shared_data):
-    """Oxigraph serving prod-vocab.ttl + prod-inst.ttl; its query URL."""
-    server = ck25_endpoint(tmp_path_factory.mktemp("ck25"), shared_data)
-    yield f"{server.url}/query"
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def scored(ck25, endpoint):
+def scored(ck25, ck25_url):
     """Every shared system's answers scored on the endpoint, by system."""
     return {s: score_answers(ck25 / "questions.yml", ck25 / "answers" / s / "ck25_answers.json",
-                             [f"{DATASET}={endpoint}"]) for s in SYSTEMS}
+                             [f"{DATASET}={ck25_url}"]) for s in SYSTEMS}
 
 
 def official(ck25, system):
@@ -112,9 +97,9 @@ def test_the_metric_scores_ask_and_empty_answers_as_the_challenge(scored):
 
 
 @pytest.mark.slow
-def test_score_cli_prints_the_table_and_json(ck25, endpoint):
+def test_score_cli_prints_the_table_and_json(ck25, ck25_url):
     args = ["score", str(ck25 / "questions.yml"), str(ck25 / "answers" / "WSE" / "ck25_answers.json"),
-            "--endpoint-map", f"{DATASET}={endpoint}"]
+            "--endpoint-map", f"{DATASET}={ck25_url}"]
     shown = CliRunner().invoke(main, args)
     assert shown.exit_code == 0, shown.output
     assert "ck25:46-en" in shown.output and "set_F 0.3320" in shown.output.splitlines()[-1]
@@ -123,12 +108,12 @@ def test_score_cli_prints_the_table_and_json(ck25, endpoint):
     assert {"qname", "set_P", "set_recall", "set_F"} <= set(data["questions"][0])
 
 
-def test_a_refused_query_scores_zero_with_its_reason(ck25, endpoint, tmp_path):
+def test_a_refused_query_scores_zero_with_its_reason(ck25, ck25_url, tmp_path):
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps([
         {"qname": "ck25:2-en", "query": "SELECT * WHERE { SERVICE <http://198.51.100.7/sparql> { ?s ?p ?o } }"},
         {"qname": "ck25:3-en", "query": "DELETE WHERE { ?s ?p ?o }"}]))
-    rows = {q.qname: q for q in score_answers(ck25 / "questions.yml", answers, [f"{DATASET}={endpoint}"]).questions}
+    rows = {q.qname: q for q in score_answers(ck25 / "questions.yml", answers, [f"{DATASET}={ck25_url}"]).questions}
     assert rows["ck25:2-en"].scores == SetScores() and "SERVICE is not allowed" in rows["ck25:2-en"].reason
     assert rows["ck25:3-en"].scores == SetScores() and "updates" in rows["ck25:3-en"].reason
     assert rows["ck25:1-en"].reason == "no answer"
@@ -189,8 +174,8 @@ def test_language_picks_the_question_text(ck25, tmp_path):
     assert (task.id, task.query) == ("ck25:1-de", "In welcher Abteilung ist Frau Brant?")
 
 
-def test_mapped_tasks_are_judged_on_the_endpoint_with_set_scores(ck25, endpoint):
-    course, grants = map_endpoints(load_curriculum(ck25 / "questions.yml"), [f"{DATASET}={endpoint}"])
+def test_mapped_tasks_are_judged_on_the_endpoint_with_set_scores(ck25, ck25_url):
+    course, grants = map_endpoints(load_curriculum(ck25 / "questions.yml"), [f"{DATASET}={ck25_url}"])
     assert grants[0].examples == 50
     task = next(t for t in course.tasks if t.id == "ck25:3-en")
     answers = {x["qname"]: x["query"] for x in json.loads((ck25 / "answers/INFAI/ck25_answers.json").read_text())}
@@ -219,7 +204,7 @@ def recorded_lm(answers: dict[str, str]):
 
 
 @pytest.mark.slow
-def test_an_ablation_on_ck25_carries_the_set_scores(ck25, endpoint, tmp_path):
+def test_an_ablation_on_ck25_carries_the_set_scores(ck25, ck25_url, tmp_path):
     from owl_memory.ablation.harness import ablate
 
     data = yaml.safe_load((ck25 / "questions.yml").read_text())
@@ -229,7 +214,7 @@ def test_an_ablation_on_ck25_carries_the_set_scores(ck25, endpoint, tmp_path):
     recorded = json.loads((ck25 / "answers" / "INFAI" / "ck25_answers.json").read_text())
     by_text = {" ".join(x["question"].split()): x["query"] for x in recorded}
     summary = ablate(questions, "A0,A2", out=tmp_path / "out", lm=recorded_lm(by_text), parallel=False, max_iters=4,
-                     holdout_every=100, endpoint_map=[f"{DATASET}={endpoint}"])
+                     holdout_every=100, endpoint_map=[f"{DATASET}={ck25_url}"])
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     theirs = official(ck25, "INFAI")
     assert records and {r["judge"] for r in records} == {"endpoint"}
@@ -245,10 +230,10 @@ def test_an_ablation_on_ck25_carries_the_set_scores(ck25, endpoint, tmp_path):
     assert "final set_F" in report
 
 
-def test_train_and_ablate_take_the_corpus_options(ck25, endpoint, tmp_path):
+def test_train_and_ablate_take_the_corpus_options(ck25, ck25_url, tmp_path):
     questions = str(ck25 / "questions.yml")
     trained = CliRunner().invoke(main, ["train", questions, "--lm", "scripted", "--limit", "2", "--endpoint-map",
-                                        f"{DATASET}={endpoint}", "--memory", str(tmp_path / "m"), "--json"])
+                                        f"{DATASET}={ck25_url}", "--memory", str(tmp_path / "m"), "--json"])
     assert trained.exit_code == 0, trained.output
     data = json.loads(trained.output)
     assert data["set_scores"] == {"set_P": 0.0, "set_recall": 0.0, "set_F": 0.0}  # the stand-in answers nothing
