@@ -1,6 +1,7 @@
 """The public names of owl_memory.agent (the front door): owl_memory/lazy.py imports each on first use."""
 
 from .conditions import CONDITIONS as CONDITIONS, HELP as HELP
+from .context import Layer as Layer, preview as preview
 from .endpoint_client import EndpointClient as EndpointClient
 from .metrics import (
     run_metrics as run_metrics,

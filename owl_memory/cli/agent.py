@@ -1,4 +1,5 @@
-"""Commands that run agents: run (a strict-RLM agent on one task) and mcp (the tools over MCP)."""
+"""Commands that run agents: run (a strict-RLM agent on one task), mcp (the tools over MCP) and context (what a
+run's context layers would show the model)."""
 
 from __future__ import annotations
 
@@ -141,4 +142,40 @@ def _failed(error: Exception, as_json: bool) -> NoReturn:
     sys.exit(EXIT_FAILED)
 
 
-COMMANDS = (run_task, mcp)
+@click.command("context")
+@click.argument("ontology", type=click.Path(exists=True, dir_okay=False))
+@click.option("--layers", default="L0,L1", show_default=True,
+              help="Layers to show: L0 ontology sense card, L1 schema constraints and anti-patterns, L3 guide summary.")
+@click.option("--guide", type=click.Path(exists=True, dir_okay=False), help="Guide file that layer L3 summarizes.")
+@click.option("--task", help="A task: also show A1's injected block for it, retrieved from --memory.")
+@quota_options
+@click.option("--memory", "memory_path", help="Memory whose AntiPatterns L1 lists and from which --task's A1 block "
+                                              "is retrieved (read only; without it: no memory items).")
+@json_option
+@library_errors
+def context_command(ontology: str, layers: str, guide: str | None, task: str | None, k: str | None,
+                    budgets: str | None, memory_path: str | None, as_json: bool) -> None:
+    """Print exactly what each context layer would inject for ONTOLOGY (and A1's block for --task), with character
+    counts; no model is called.
+
+    Example: owl-memory context experiments/curricula/library.ttl --layers L0,L1
+    """
+    from ..agent import Layer, preview
+    from ..rdfio import load_graph
+
+    def shown(found: list[Layer]) -> None:
+        for layer in found:
+            click.echo(f"== {layer.name} ({layer.to_dict()['field']}): {len(layer.text)} of {layer.bound} characters"
+                       + (f", {layer.dropped} left out" if layer.dropped else ""))
+            click.echo(layer.text or "(empty: nothing retrieved)")
+
+    graph = load_graph(ontology)
+    if memory_path is None:
+        found = preview(graph, layers, None, guide, budgets, task, k)
+    else:
+        with Memory(memory_path, create=False) as m:
+            found = preview(graph, layers, m, guide, budgets, task, k)
+    emit(found, as_json, shown)
+
+
+COMMANDS = (run_task, mcp, context_command)
