@@ -58,8 +58,8 @@ def test_tools_are_dspy_tools_that_keep_name_docstring_and_type_hints():
     assert rlm.tools["prompt_window"] is fns["prompt_window"]  # dspy keeps Tool objects as they are
     assert copy.deepcopy(fns["prompt_window"]) is fns["prompt_window"]  # copies share one run's toolbox
     assert set(fns) == {"prompt_stats", "prompt_window", "prompt_find", "handle_window", "ontology_stats",
-                        "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query",
-                        "results_peek"}
+                        "ontology_classes", "ontology_properties", "ontology_describe", "ontology_sample",
+                        "ontology_query", "results_peek"}
 
 
 def test_a_tool_family_is_one_registered_class_held_to_the_same_caps(monkeypatch):
@@ -206,6 +206,31 @@ def test_query_returns_handle_and_count_and_peek_pages_rows():
     rest = f["results_peek"](handle=q["handle"], n=5, offset=first["next"])
     assert [r["c"][-6:] for r in rest["rows"]] == ["Kitten"] and rest["next"] is None
     assert f["ontology_query"]("ASK { <http://example.org/zoo#Cat> ?p ?o }") == {"ask": True}
+
+
+def test_peek_gives_twenty_rows_by_default_and_fifty_at_most():
+    numbers = "".join(f'ex:n{i} rdfs:label "{i % 10}" .\n' for i in range(80))
+    _, f = box(ontology=TTL + numbers)
+    q = f["ontology_query"]("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+                            "SELECT ?n WHERE { ?s rdfs:label ?n FILTER(STRLEN(?n) = 1) }")
+    assert q["rows"] == 80
+    assert len(f["results_peek"](q["handle"])["rows"]) == 20
+    most = f["results_peek"](q["handle"], 500)
+    assert 20 < len(most["rows"]) <= 50  # more than the old cap of 20, within the 512-character read
+    assert most["next"] == len(most["rows"]) and len(dumps(most)) <= 2_000
+
+
+def test_sample_spreads_through_the_data_and_follows_a_class():
+    people = "".join(f"ex:p{i:02d} a ex:Cat ; ex:name \"cat {i}\" .\n" for i in range(30))
+    _, f = box(ontology=TTL + people + "ex:rex a ex:Dog .\n")
+    sample = f["ontology_sample"](4)
+    assert sample["total"] == 61 and len(sample["triples"]) == 4
+    assert len({t["s"] for t in sample["triples"]}) > 1  # spread, not the first subject's triples
+    assert f["ontology_sample"](4) == sample  # the same sample every time
+    dogs = f["ontology_sample"](10, of="ex:Dog")
+    assert dogs["of"] == "http://example.org/zoo#Dog" and [t["s"][-3:] for t in dogs["triples"]] == ["rex"]
+    assert all(t["s"].split("#")[1] not in ("Cat", "Animal", "eats") for t in sample["triples"])  # no declarations
+    assert f["ontology_sample"](3, of="ex:Unicorn").startswith("[Error]")
 
 
 def test_uncapped_toolbox_returns_all_rows_and_whole_items_beyond_the_cap(memory):

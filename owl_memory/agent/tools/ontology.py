@@ -25,7 +25,8 @@ class OntologyTools(ToolFamily):
     """The run's ontology, explored by IRI and metadata; its text is never returned whole."""
 
     order = 30
-    names = ("ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe", "ontology_query")
+    names = ("ontology_stats", "ontology_classes", "ontology_properties", "ontology_describe", "ontology_sample",
+             "ontology_query")
 
     def __init__(self, box: Toolbox):
         """Ontology tools over `box.graph`; class and property lists are computed on first use."""
@@ -33,6 +34,7 @@ class OntologyTools(ToolFamily):
         self._classes: list[URIRef] | None = None
         self._properties: list[tuple[URIRef, str]] | None = None
         self._prefixes: dict[str, str] | None = None
+        self._facts: list[tuple[Node, Node, Node]] | None = None
 
     def ontology_stats(self) -> dict | str:
         """Counts of triples, classes, properties and individuals in the ontology, its IRI and the prefixes it uses."""
@@ -50,7 +52,7 @@ class OntologyTools(ToolFamily):
         worker = self.box.workers.pop("ontology", None)
         if worker is not None:
             worker.close()
-        self._classes = self._properties = self._prefixes = None
+        self._classes = self._properties = self._prefixes = self._facts = None
 
     def prefixes(self) -> dict[str, str]:
         """The bound prefixes whose namespace some IRI of the ontology is in (not every prefix rdflib binds)."""
@@ -91,6 +93,27 @@ class OntologyTools(ToolFamily):
                 "domain": iris(g.objects(term, RDFS.domain)), "range": iris(g.objects(term, RDFS.range)),
                 "properties_with_domain": iris(g.subjects(RDFS.domain, term)),
                 "triples_as_subject": len(list(g.predicate_objects(term)))}
+
+    def ontology_sample(self, n: int = 10, of: str | None = None) -> dict | str:
+        """Up to n example triples (s, p, o; max 50) spread through the ontology's data, or about instances of
+        class `of`; the same every time."""
+        g, wanted = self._graph(), as_limit(n)
+        facts = self.facts()
+        if of is not None:
+            members = set(g.subjects(RDF.type, self._term(of)))
+            facts = [t for t in facts if t[0] in members]
+        step = max(1, len(facts) // wanted)
+        return {"total": len(facts), "of": None if of is None else str(self._term(of)),
+                "triples": [{"s": clip(s, 120), "p": clip(p, 120), "o": clip(o, 120)}
+                            for s, p, o in facts[::step][:wanted]]}
+
+    def facts(self) -> list[tuple[Node, Node, Node]]:
+        """The triples whose subject is neither a class nor a property, sorted (computed once)."""
+        if self._facts is None:
+            g = self._graph()
+            schema = set(self.classes()) | {p for p, _ in self.properties()} | set(g.subjects(RDF.type, OWL.Ontology))
+            self._facts = sorted(t for t in g if t[0] not in schema and isinstance(t[0], URIRef))
+        return self._facts
 
     def ontology_query(self, sparql: str) -> dict | str:
         """Run a read-only SPARQL query; returns a results handle and row count (read rows with results_peek)."""

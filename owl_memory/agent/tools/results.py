@@ -15,7 +15,7 @@ from ..query_worker import QueryResult, QueryWorker
 from .caps import MAX_LIST, as_int, as_text, dumps
 from .toolbox import Toolbox, ToolFamily, family
 
-PEEK_ROWS = 20  # rows one results_peek may return
+PEEK_ROWS = 50  # rows one results_peek may return (20 by default)
 
 
 @family
@@ -33,8 +33,8 @@ class ResultsTools(ToolFamily):
         window = box.store(key).read(key, as_int(start, "start"), as_int(length, "length"), budget=box.budget)
         return {**window.to_dict(), "budget_left": box.left()}
 
-    def results_peek(self, handle: str, n: int = 5, offset: int = 0) -> dict | str:
-        """Up to n rows (max 20) of a results handle from row `offset`; capped per read and by the budget."""
+    def results_peek(self, handle: str, n: int = 20, offset: int = 0) -> dict | str:
+        """Up to n rows (max 50) of a results handle from row `offset`; capped per read and by the budget."""
         key, box = as_text(handle, "handle").strip(), self.box
         if key not in box.results:
             raise ToolError("unknown results handle; pass the 'handle' value ontology_query returned")
