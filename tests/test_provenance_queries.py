@@ -23,15 +23,20 @@ REEXTRACTED = """PREFIX om: <http://w3id.org/owl-memory#>
 SELECT ?task ?item WHERE { ?run om:reextracted ?item ; om:taskId ?task } ORDER BY ?task"""
 
 
-def trained(tmp_path: Path) -> Path:
-    """The A2 memory after three failing hierarchy train tasks of a tiny curriculum (scripted stand-in)."""
+def curriculum(tmp_path: Path) -> Path:
+    """A tiny curriculum: three hierarchy train tasks the scripted stand-in fails, one holdout task."""
     tasks = [{"id": f"t{n}", "query": f"Name direct subclass number {n} of lib:Work.", "task_type": "hierarchy",
               "expect": {"answer": "Book"}, "split": "train"} for n in range(3)]
     tasks.append({"id": "h1", "query": "Name the superclass of lib:Book.", "task_type": "hierarchy",
                   "expect": {"answer": "Work"}, "split": "holdout"})
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"id": "tiny-v1", "ontology": {
         "name": "library", "path": str(ROOT / "experiments" / "curricula" / "library.ttl")}, "tasks": tasks}))
-    ablate(tmp_path / "c.yaml", "A2", out=tmp_path / "out", lm="scripted", holdout_every=3, parallel=False)
+    return tmp_path / "c.yaml"
+
+
+def trained(tmp_path: Path) -> Path:
+    """The A2 memory after the tiny curriculum's train tasks (scripted stand-in)."""
+    ablate(curriculum(tmp_path), "A2", out=tmp_path / "out", lm="scripted", holdout_every=3, parallel=False)
     return tmp_path / "out" / "memories" / "A2-r0"
 
 
@@ -44,6 +49,15 @@ def test_train_runs_carry_curriculum_iterations_convergence_judge_answer_hash_an
         assert m.sparql(REEXTRACTED).rows == (("t1", f"http://w3id.org/owl-memory/item/{first}"),
                                               ("t2", f"http://w3id.org/owl-memory/item/{first}"))
         assert m.validate().conforms
+
+
+def test_train_runs_carry_their_curriculum_and_task_like_an_ablation(tmp_path):
+    from owl_memory.learning import load_curriculum, train_curriculum
+    from owl_memory.model import RunConfig
+
+    with Memory(tmp_path / "trained") as m:
+        train_curriculum(load_curriculum(curriculum(tmp_path)), m, RunConfig(lm="scripted"), limit=2)
+        assert [r[:2] for r in m.sparql(RUNS).rows] == [("t0", "tiny-v1"), ("t1", "tiny-v1")]
 
 
 def test_the_debugging_questions_run_in_sparql(tmp_path):

@@ -2,7 +2,8 @@
 
 A line: {"memory_id", "kind", "title", "summary", "content", "tags", "scope", "refines", "applies_to",
 "task_types", "failure_modes", "priority", "confidence", "signature", "action_schema", "verification_hook",
-"provenance": {"source": "pack" | "extracted" | "human", "pack": NAME, "run": ..., "derived_from": ...}}.
+"provenance": {"source": "pack" | "extracted" | "human", "pack": NAME, "run": ..., "derived_from": ...,
+"exported_in": the name of the pack the export wrote}}.
 `memory_id` is the stable id (checked on import). Imported items carry the tags `source:pack` and `pack:NAME`,
 so exports can filter by source. Packs shipped inside the package are importable by name ("starter").
 """
@@ -118,6 +119,7 @@ def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, sou
         if (kind and item.kind.lower() != kind.lower()) or item.confidence < min_confidence:
             continue
         line = _export_line(memory, item)
+        line["provenance"]["exported_in"] = Path(out).stem  # the pack this line belongs to, named by its file
         if source is None or line["provenance"]["source"] == source:
             lines.append(json.dumps(line, ensure_ascii=False, sort_keys=True))
     write_text("".join(x + "\n" for x in lines), out)

@@ -26,7 +26,8 @@ def train_curriculum(course: Curriculum, memory: Memory, config: RunConfig, *, s
     for n, task in enumerate(tasks):
         if progress is not None:
             progress(n, len(tasks), f"{task.id} ({n + 1}/{len(tasks)})")
-        learning = Learning(task.expect, task.task_type, task.id, matts, max_extract=max_extract, judge_rules=True)
+        learning = Learning(task.expect, task.task_type, task.id, matts, max_extract=max_extract, judge_rules=True,
+                            curriculum_id=course.id)
         rows.append(_one(course, task, memory, config, learning))
     if progress is not None:
         progress(len(tasks), len(tasks), f"train {course.id}: done")
