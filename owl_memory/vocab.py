@@ -17,6 +17,12 @@ RUN = Namespace("http://w3id.org/owl-memory/run/")
 BLOB = Namespace("http://w3id.org/owl-memory/blob/")
 # the standard vocabularies, by their usual prefixes: no target ontology's or endpoint's own terms
 STANDARD_PREFIXES = {str(RDF): "rdf:", str(RDFS): "rdfs:", str(OWL): "owl:", str(XSD): "xsd:"}
+IRI_TEXT = r"[A-Za-z][A-Za-z0-9+.-]*:[^<>\"{}|^`\\\s]*"  # an absolute IRI: a scheme, no character IRIs forbid
+
+
+def is_iri(text: str) -> bool:
+    """Whether `text` is an absolute IRI (a scheme, then none of the characters RFC 3987 and SPARQL forbid)."""
+    return re.fullmatch(IRI_TEXT, text) is not None
 
 def local_name(iri: str | Node) -> str:
     """The last segment of an IRI (after #, / or :), "node" when there is none."""

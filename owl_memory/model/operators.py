@@ -18,11 +18,13 @@ A schema is read leniently: a strategy id with some of a decision's keys is that
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Union
 
 from ..errors import InvalidItem
-from .judge_rules import JUDGE_RULE, QUERY_CONSTRAINT, JudgeRule, Parameter, QueryConstraint
+from ..vocab import IRI_TEXT, STANDARD_PREFIXES
+from .judge_rules import JUDGE_RULE, QUERY_CONSTRAINT, JudgeRule, Parameter, QueryConstraint, placeholder
 
 APPLY_DELTA = "apply_delta"
 ONTOLOGY_QUERY = "ontology_query"
@@ -110,6 +112,34 @@ class QueryRecipe:
         """The stored JSON form."""
         return {"operator": ONTOLOGY_QUERY, "form": self.form, "where": [list(t) for t in self.where],
                 "filters": self.filters, "parameters": [{"name": p.name, "kind": p.kind} for p in self.parameters]}
+
+    def sparql(self) -> str:
+        """The recipe as a query to run: SELECT DISTINCT * (or ASK) over its triple patterns, each parameter a
+        placeholder IRI (model.judge_rules.placeholder) for the caller to bind on the parsed form. Its FILTERs are
+        counted, not stored, so a SELECT can answer more than the query it was lifted from. InvalidItem when a
+        term is not one the extractor writes (a canonical variable, a parameter, an <IRI>, a standard CURIE or a
+        property path of those)."""
+        where = " ".join(" ".join(_recipe_term(t) for t in triple) + " ." for triple in self.where)
+        prefixes = "".join(f"PREFIX {p} <{ns}> " for ns, p in STANDARD_PREFIXES.items())
+        head = "SELECT DISTINCT *" if self.form == "select" else "ASK"
+        return f"{prefixes}{head} WHERE {{ {where} }}"
+
+
+_VARIABLE, _PARAMETER = re.compile(r"\?v\d+"), re.compile(r"\$p\d+")
+_IRI = re.compile(f"<{IRI_TEXT}>")
+_CURIE = re.compile(r"(rdf|rdfs|owl|xsd):[A-Za-z_][A-Za-z0-9_-]*")
+_PATH = re.compile(rf"(?:{_IRI.pattern}|{_CURIE.pattern}|[()|/^+*?!])+")  # a property path as rdflib writes it
+
+
+def _recipe_term(term: str) -> str:
+    """One recipe term as query text (a parameter as its placeholder IRI); InvalidItem for anything else, so a stored
+    recipe can only ever be a basic graph pattern."""
+    if _VARIABLE.fullmatch(term) or _PATH.fullmatch(term):
+        return term
+    if _PARAMETER.fullmatch(term):
+        return f"<{placeholder(term[1:])}>"
+    raise InvalidItem(f"query recipe term {term[:80]!r} is not a variable, parameter, <IRI>, standard CURIE or path; "
+                      "the item's action_schema was not written by owl-memory's extractor")
 
 
 @dataclass(frozen=True)

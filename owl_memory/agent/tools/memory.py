@@ -3,8 +3,14 @@ query the memory graph (a results handle). Offered when the run's condition gran
 
 from __future__ import annotations
 
+from rdflib import Literal, URIRef
+
+from ...errors import ToolError
 from ...model import Item
+from ...model.judge_rules import placeholder
+from ...model.operators import QueryRecipe
 from ...store import ontology_context
+from ...vocab import is_iri
 from .caps import as_count, as_int, as_text, clip
 from .results import run_query
 from .toolbox import ToolFamily, family
@@ -17,7 +23,7 @@ class MemoryTools(ToolFamily):
     """Procedural memory behind ids and metadata; content only in budgeted windows (whole under A4)."""
 
     order = 20
-    names = ("memory_search", "memory_get", "memory_window", "memory_query")
+    names = ("memory_search", "memory_get", "memory_window", "memory_query", "memory_apply")
 
     def offered(self) -> bool:
         """Only with a memory, and only when the condition reaches memory through tools."""
@@ -62,6 +68,43 @@ class MemoryTools(ToolFamily):
         at your first memory_query; returns a results handle and row count (read rows with results_peek).
         Prefix om: <http://w3id.org/owl-memory#>."""
         return run_query(self.box, "memory", self.box.require_memory().to_graph, sparql)
+
+    def memory_apply(self, id: str, bindings: dict | None = None) -> dict | str:
+        """Run item `id`'s compiled query pattern (memory_get: action_schema) on your ontology, its parameters bound
+        from `bindings`, e.g. {"$p1": "lib:Work"}; a results handle like ontology_query."""
+        item, box = self._item(id), self.box
+        recipe = item.action_schema
+        if not isinstance(recipe, QueryRecipe):
+            raise ToolError(f"item {item.id} has no compiled query pattern (its action_schema is "
+                            f"{getattr(recipe, 'operator', None) or 'empty'}); read it with memory_window instead")
+        if box.graph is None:
+            raise ToolError("memory_apply runs on the run's ontology and this run has none; write the query yourself "
+                            "(endpoint_query) from the pattern memory_get shows")
+        given = bindings or {}
+        missing = [p.name for p in recipe.parameters if p.name not in given]
+        if missing:
+            raise ToolError(f"bind every parameter of the pattern: bindings={{{', '.join(repr(m) for m in missing)}: "
+                            "...}} (an IRI or CURIE for kind iri, a string for kind literal)")
+        graph = box.graph
+        values = {URIRef(placeholder(p.name[1:])): self._term(p.kind, given[p.name], p.name) for p in recipe.parameters}
+        return run_query(box, "ontology", lambda: graph, recipe.sparql(), tool="memory_apply", bindings=values)
+
+    def _term(self, kind: str, value: object, name: str) -> URIRef | Literal:
+        """A binding as one RDF term: a literal, or an IRI (full, <IRI> or a CURIE of the ontology's prefixes)."""
+        text = as_text(value, name).strip()
+        if kind != "iri":
+            return Literal(text)
+        graph = self.box.graph
+        text = text[1:-1] if text.startswith("<") and text.endswith(">") else text
+        if graph is not None and "//" not in text and not text.startswith("urn:"):  # a CURIE, or not an IRI at all
+            try:
+                text = str(graph.namespace_manager.expand_curie(text))
+            except ValueError:
+                raise ToolError(f"{name}: {clip(text, 80)!r} is neither a full IRI nor a CURIE of the ontology's "
+                                "prefixes (ontology_stats lists them)") from None
+        if not is_iri(text):
+            raise ToolError(f"{name} must be an IRI or a CURIE of the ontology's prefixes, got {clip(text, 80)!r}")
+        return URIRef(text)
 
     def _item(self, id: object) -> Item:
         """The item `id` names, recorded as used (its content is a payload to watch)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from rdflib import Graph
+from rdflib import Graph, Literal, URIRef
 
 from ...errors import OwlMemoryError, QueryRefused, ToolError
 from ...model import AgentQuery, ConstraintViolation, sha256
@@ -52,20 +52,22 @@ class ResultsTools(ToolFamily):
         return out
 
 
-def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str) -> dict:
-    """Run a query in the worker over `name`'s graph (built by `graph()` when the worker first starts): ASK's
-    answer, or a results handle with its row count."""
-    sparql = as_text(sparql, "sparql")
+def run_query(box: Toolbox, name: str, graph: Callable[[], Graph], sparql: str, *, tool: str | None = None,
+              bindings: dict[URIRef, URIRef | Literal] | None = None) -> dict:
+    """Run a query in the worker over `name`'s graph (built by `graph()` when the worker first starts), `bindings`
+    (placeholder IRI -> term) bound into its parsed form: ASK's answer, or a results handle with its row count. Its
+    agent_query event names `tool` (default "<name>_query")."""
+    sparql, tool = as_text(sparql, "sparql"), tool or f"{name}_query"
     broken = constraint_notes(box, name, sparql)
     if name not in box.workers:
         box.workers[name] = QueryWorker(graph(), box.query_limits)
     try:
-        result = box.workers[name].query(sparql)
+        result = box.workers[name].query(sparql, bindings)
     except (QueryRefused, ToolError) as e:
-        box.emit(failed_query(f"{name}_query", name, sparql, e))
+        box.emit(failed_query(tool, name, sparql, e))
         raise
     out = {"ask": result.ask} if result.kind == "ASK" else store_rows(box, result)
-    box.emit(answered_query(f"{name}_query", name, sparql, result, out.get("handle")))
+    box.emit(answered_query(tool, name, sparql, result, out.get("handle")))
     return {**out, "constraints": broken} if broken else out
 
 
