@@ -82,14 +82,16 @@ def test_schema_card_gives_sparql_hints_from_the_axioms_present(shared_data):
     library = schema_card(load_graph(LIBRARY)).text.splitlines()
     assert "- (lib:author|lib:supervisor): lib:supervisor is a subproperty of lib:author (no inference here)" in library
     assert library[1] == "SPARQL hints:" and library[2].startswith("- rdfs:subClassOf+ for indirect superclasses")
-    assert "Object properties: lib:author, lib:memberOf, lib:cites, lib:holds, lib:publishedBy, lib:supervisor" in library
+    assert "Object properties: lib:author, lib:memberOf, lib:cites, lib:holds, lib:publishedBy, lib:supervisor" \
+        in library
     assert "Datatype properties: lib:title, lib:year" in library
     assert any(line.startswith("Individuals by class: lib:Person: lib:Ada, lib:Alan") for line in library)
     assert "SPARQL hints:" not in schema_card(load_graph(TTL)).text  # the zoo states none of those axioms
 
 
 def test_schema_card_reads_schema_org_domain_and_range_includes():
-    graph = load_graph("""@prefix schema: <https://schema.org/> . @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+    graph = load_graph("""@prefix schema: <https://schema.org/> .
+@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
 schema:author a rdf:Property ; schema:domainIncludes schema:CreativeWork , schema:Rating ;
   schema:rangeIncludes schema:Person , schema:Organization .""")
     assert "schema:author (schema:CreativeWork|schema:Rating -> schema:Organization|schema:Person)" in \

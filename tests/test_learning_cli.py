@@ -95,8 +95,8 @@ def test_packs_round_trip_and_reimport_is_a_no_op(tmp_path):
                             "--json"])
     assert json.loads(res.stdout)["items"] == 3
     lines = [json.loads(x) for x in out.read_text().splitlines()]
-    assert all(x["provenance"] == {"source": "pack", "pack": "starter", "exported_in": "p"} and x["kind"] == "AntiPattern"
-               for x in lines)  # where it came from and which pack this line is in
+    assert all(x["provenance"] == {"source": "pack", "pack": "starter", "exported_in": "p"}  # from, and now in
+               and x["kind"] == "AntiPattern" for x in lines)
     copy = json.loads(run.invoke(main, ["pack", "import", str(out), "--memory", str(tmp_path / "b"), "--json"]).stdout)
     assert sorted(copy["added"]) == sorted(x["memory_id"] for x in lines)  # stable ids survive the round trip
     with Memory(tmp_path / "b") as m:
