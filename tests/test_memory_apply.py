@@ -9,7 +9,7 @@ from owl_memory import ItemSpec, run
 from owl_memory.agent import Toolbox
 from owl_memory.agent.trajectory import read_trajectory
 from owl_memory.learning import load_curriculum, shipped_curriculum
-from owl_memory.model import AgentQuery, MemoryAccess
+from owl_memory.model import AgentQuery, MemoryAccess, MemoryNote
 
 PREFIXES = ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
             "PREFIX lib: <http://w3id.org/owl-memory/examples/library#> ")
@@ -80,3 +80,23 @@ def test_bindings_are_terms_checked_before_anything_runs(course, memory, tmp_pat
 def test_a0_has_no_memory_apply(course, memory):
     box = Toolbox(memory, None, str(course.ontology_path), access=MemoryAccess.of("A0"))
     assert "memory_apply" not in {f.__name__ for f in box.functions()}
+
+
+def test_a_note_becomes_a_refinement_only_when_the_run_succeeds_and_consolidation_takes_it(course, memory, tmp_path):
+    proc = learned_procedure(course, memory, tmp_path)
+    note = "Direct subclasses only: without a + path the pattern skips grandchildren, which is what direct means."
+    apply_and_note = (
+        f"r = memory_apply({proc!r}, {{'$p1': 'lib:Organization'}})\nrows = results_peek(r['handle'])['rows']\n"
+        f"print(memory_note({proc!r}, {note!r}))\nprint(memory_note({proc!r}, 'x' * 400))")
+    good = solve(course, memory, "lib-hierarchy-02", DummyLM(steps(
+        apply_and_note, "SUBMIT(answer=', '.join(sorted(row['v0'].rsplit('#', 1)[1] for row in rows)))")), tmp_path)
+    notes = [e for e in read_trajectory(good.trajectory_path) if isinstance(e, MemoryNote)]
+    assert [(n.item, n.note) for n in notes] == [(proc, note)]  # the 400-character note was refused
+    (refined,) = [memory.get(i) for i in good.extracted if memory.get(i).refines]
+    assert refined.refines == (proc,) and refined.summary == note and refined.kind == "Procedure"
+    assert [r.rsplit("/", 1)[1] for r in refined.runs] == [good.run_id]  # PROV to the run that proposed it
+    bad = solve(course, memory, "lib-hierarchy-01", DummyLM(steps(
+        f"print(memory_note({proc!r}, 'Always answer Book only.'))", "SUBMIT(answer='Book')")), tmp_path)
+    assert not bad.judgment.success
+    assert any("dropped: the run was not judged a success" in r for r in bad.consolidation.rejected)
+    assert all(memory.get(i).summary != "Always answer Book only." for i in bad.extracted)

@@ -30,6 +30,7 @@ from .consolidation import consolidate
 from .extraction import MAX_ITEMS, RunRecord, compiled_action, extract, outline
 from .judge_rules import RuleJudge, compile_rule, rule_spec
 from .judging import Judgment, as_expect, capped, judge
+from .notes import note_specs
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -140,6 +141,7 @@ def run_learning(task: str, memory: Memory | None, config: RunConfig, learning: 
     finally:
         ctx.rules.close()
     items: list[ItemSpec] = []
+    notes: list[ItemSpec] = []
     rejected: list[str] = []
     wins = tuple(compiled_action(rec) for _, j, rec in judged if j.success) if mode == "parallel" else ()
     for _, judgment, record in judged:
@@ -148,8 +150,11 @@ def run_learning(task: str, memory: Memory | None, config: RunConfig, learning: 
             continue
         ex = extract(record, judgment, lm=learning.extract_lm, max_items=cap, contrast=wins)
         items += [s for s in ex.items if s.id not in {i.id for i in items}]
-        rejected += ex.rejected
-    report = consolidate(memory, items[:cap], Report(rejected=list(rejected)), append_only=not learning.consolidate)
+        noted, dropped = note_specs(memory, record, judgment)  # the agent's memory_note proposals
+        notes += [s for s in noted if s.id not in {i.id for i in notes}]
+        rejected += [*ex.rejected, *dropped]
+    report = consolidate(memory, items[:cap] + notes, Report(rejected=list(rejected)),
+                         append_only=not learning.consolidate)
     rules = consolidate(memory, ctx.judge_rule_specs(judged))
     for result, judgment, _ in judged:
         memory.write_graph(provenance_graph(ctx.info(result, tuple(report.duplicates)), judgment))

@@ -11,6 +11,7 @@ from .events import (
     Event,
     Iteration,
     LayerBrief,
+    MemoryNote,
     OntologyBrief,
     RunComplete,
     RunSettings,
@@ -43,8 +44,8 @@ from .violations import Violation, violation_signature
 __all__ = [
     "AgentQuery", "Agreement", "AnswerQuery", "CallArgs", "Card", "ChangeSet", "CompiledOperator",
     "ConsolidationFigures", "ConstraintViolation", "Construction", "CqAnswer", "CustomAction", "Event", "FollowUp",
-    "Hit", "Item", "ItemSpec", "Iteration",
-    "JudgeRule", "LayerBrief", "LearnedRules", "LmCall", "LmUsage", "MemoryAccess", "MemoryUse", "OntologyBrief",
+    "Hit", "Item", "ItemSpec", "Iteration", "JudgeRule", "LayerBrief", "LearnedRules", "LmCall", "LmUsage",
+    "MemoryAccess", "MemoryNote", "MemoryUse", "OntologyBrief",
     "OntologyContext", "Parameter", "QueryConstraint", "QueryRecipe", "Quota", "Ref", "RepairDecision", "Report",
     "RuleCounts", "RunComplete", "RunConfig", "RunMetrics", "RunResult", "RunSettings", "RunStart",
     "SearchExplanation", "SparqlResult", "ToolCall", "ToolResult", "ToolSequence", "ToolStats", "TrainSummary",

@@ -301,6 +301,25 @@ class ConstraintViolation(Event):
 
 
 @dataclass(frozen=True)
+class MemoryNote(Event):
+    """The agent proposed a distilled field or a refinement of a memory item (memory_note): the item's id and the
+    note (at most NOTE_CHARS). The learning loop decides what becomes of it (learning/notes.py)."""
+
+    kind: ClassVar[str] = "memory_note"
+    item: str
+    note: str
+
+    def own_fields(self) -> dict[str, Any]:
+        """item, note."""
+        return {"item": self.item, "note": self.note}
+
+    @classmethod
+    def read(cls, d: dict[str, Any]) -> MemoryNote:
+        """The event of its line."""
+        return cls(d["item"], d["note"], **_header(d))
+
+
+@dataclass(frozen=True)
 class RunComplete(Event):
     """The last line: how the run ended (ok, extracted or error, with the error), its answer, its metrics and the
     items it used. The line repeats the metrics' iterations, LM calls and tokens at its top level."""
@@ -329,7 +348,7 @@ class RunComplete(Event):
 
 
 EVENTS: dict[str, type[Event]] = {cls.kind: cls for cls in (RunStart, Iteration, ToolCall, ToolResult, AgentQuery,
-                                                    Construction, ConstraintViolation, RunComplete)}
+                                                    Construction, ConstraintViolation, MemoryNote, RunComplete)}
 
 
 def event_from_dict(d: dict[str, Any]) -> Event:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from rdflib import Literal, URIRef
 
 from ...errors import ToolError
-from ...model import Item
+from ...model import Item, MemoryNote
+from ...model.items import check_visible
 from ...model.judge_rules import placeholder
 from ...model.operators import QueryRecipe
 from ...store import ontology_context
@@ -16,6 +17,7 @@ from .results import run_query
 from .toolbox import ToolFamily, family
 
 MAX_K = 10  # items one memory_search may return
+NOTE_CHARS = 300  # characters of one memory_note (the trajectory schema's bound)
 
 
 @family
@@ -23,7 +25,7 @@ class MemoryTools(ToolFamily):
     """Procedural memory behind ids and metadata; content only in budgeted windows (whole under A4)."""
 
     order = 20
-    names = ("memory_search", "memory_get", "memory_window", "memory_query", "memory_apply")
+    names = ("memory_search", "memory_get", "memory_window", "memory_query", "memory_apply", "memory_note")
 
     def offered(self) -> bool:
         """Only with a memory, and only when the condition reaches memory through tools."""
@@ -88,6 +90,16 @@ class MemoryTools(ToolFamily):
         graph = box.graph
         values = {URIRef(placeholder(p.name[1:])): self._term(p.kind, given[p.name], p.name) for p in recipe.parameters}
         return run_query(box, "ontology", lambda: graph, recipe.sparql(), tool="memory_apply", bindings=values)
+
+    def memory_note(self, id: str, text: str) -> dict | str:
+        """Propose a distilled field or a refinement of item `id` (1 to 300 characters); the learning loop stores it
+        as a refinement when the run succeeds and consolidation accepts it."""
+        item, note = self._item(id), " ".join(as_text(text, "text").split())
+        if not 0 < len(note) <= NOTE_CHARS:
+            raise ToolError(f"a note is 1 to {NOTE_CHARS} characters, got {len(note)}; say the one thing to change")
+        check_visible("text", note)
+        self.box.emit(MemoryNote(item.id, note))
+        return {"noted": item.id, "chars": len(note)}
 
     def _term(self, kind: str, value: object, name: str) -> URIRef | Literal:
         """A binding as one RDF term: a literal, or an IRI (full, <IRI> or a CURIE of the ontology's prefixes)."""
