@@ -32,6 +32,8 @@ from .tools.toolbox import (
 from .trajectory import (
     agent_queries as agent_queries,
     answering_query as answering_query,
+    find_trajectory as find_trajectory,
     read_trajectory as read_trajectory,
+    run_summary as run_summary,
     trajectory_folder as trajectory_folder,
 )

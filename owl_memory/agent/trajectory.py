@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidItem, LoadError
-from ..model import AgentQuery, Event, ToolCall, ToolResult, event_from_dict
+from ..model import AgentQuery, Event, RunComplete, RunStart, ToolCall, ToolResult, event_from_dict
 from ..resources import schema_error
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 SCHEMA_NAME = "trajectory.schema.json"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+RUN_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # a run id, as the trajectory schema has it
 
 
 def validate_event(line: dict[str, Any]) -> None:
@@ -126,3 +127,39 @@ def trajectory_folder(where: str | Path | None, memory: Memory | None) -> Path:
     if memory is not None and not str(memory.location).startswith(("http://", "https://")):
         return Path(memory.location) / "runs"
     return Path(".owl-memory") / "runs"
+
+
+def find_trajectory(run: str, memory_location: str | Path) -> Path:
+    """A run's trajectory file: `run` itself when it is a .jsonl file, else <memory>/runs/RUN.jsonl for a run id
+    (./.owl-memory/runs for a server memory); LoadError saying where it looked."""
+    path = Path(run)
+    if path.suffix == ".jsonl" and path.is_file():
+        return path
+    if not RUN_ID.fullmatch(run):
+        raise LoadError("not a run id or a trajectory .jsonl file; `owl-memory run` prints a run's trajectory path",
+                        source=run[:100])
+    folder = trajectory_folder(None, None) if str(memory_location).startswith(("http://", "https://")) \
+        else Path(memory_location) / "runs"
+    found = folder / f"{run}.jsonl"
+    if not found.is_file():
+        raise LoadError(f"no trajectory of run {run} in {folder}; pass the --memory it ran with, or the .jsonl path",
+                        source=run)
+    return found
+
+
+def run_summary(events: Iterable[Event]) -> dict[str, Any]:
+    """What a person compares between runs: task, condition, model, iterations, LM calls, tokens, tool calls and
+    errors, queries, memory injected and used, how it ended, its answer."""
+    events = list(events)
+    start = next((e for e in events if isinstance(e, RunStart)), None)
+    end = next((e for e in events if isinstance(e, RunComplete)), None)
+    m = end.metrics if end is not None else None
+    return {"run": events[0].run_id if events else "", "task": start.task[:80] if start else "",
+            "condition": start.config.condition if start else "", "lm": start.config.lm if start else "",
+            "iterations": m.iterations if m else 0, "lm_calls": m.lm_calls if m else 0,
+            "tokens": m.prompt_tokens + m.completion_tokens if m else 0, "tool_calls": m.tool_calls if m else 0,
+            "tool_errors": m.tool_errors if m else 0,
+            "queries": sum(isinstance(e, AgentQuery) for e in events),
+            "memory_injected": ", ".join(start.memory_ids_injected) if start else "",
+            "memory_used": ", ".join(end.memory_ids_used) if end else "",
+            "status": end.status if end else "unfinished", "answer": (end.answer or "")[:120] if end else ""}

@@ -1,6 +1,6 @@
 """The `owl-memory` command line: a thin layer over the library; the only package that knows the terminal.
 
-One module per area (memory, agent, learning, construction, ablation), each adding its commands to `main`; every
+One module per area (memory, agent, runs, learning, construction, ablation), each adding its commands to `main`; every
 command imports the library it needs only when it runs, so `owl-memory --help` stays fast.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from . import ablation, agent, construction, learning, memory
+from . import ablation, agent, construction, learning, memory, runs
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,6 +20,6 @@ def main() -> None:
     """
 
 
-for _area in (memory, agent, learning, construction, ablation):
+for _area in (memory, agent, runs, learning, construction, ablation):
     for _command in _area.COMMANDS:
         main.add_command(_command)

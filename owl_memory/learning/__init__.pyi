@@ -22,6 +22,7 @@ from .judging import (
     judge_structural as judge_structural,
 )
 from .loop import LearnedRun as LearnedRun, Learning as Learning, run as run, run_learning as run_learning
+from .notes import reflected as reflected
 from .packs import (
     export_pack as export_pack,
     import_pack as import_pack,

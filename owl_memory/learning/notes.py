@@ -1,4 +1,5 @@
-"""The agent's memory notes (memory_note events) as refinement candidates. A note of a run judged a success on an
+"""Items proposed from outside extraction: a person's hint about a run (`owl-memory reflect`), and the agent's
+memory notes (memory_note events) as refinement candidates. A note of a run judged a success on an
 advice item becomes an item that refines it (its kind, applicability and the note as summary and content) with the
 run's provenance, and goes to consolidation with the run's other extracted items, which accepts, merges or rejects
 it like any other; notes of a failed run, on other kinds, or copying the task's own strings are reported and
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model import ItemSpec, MemoryNote
+from ..model import Event, ItemSpec, MemoryNote, RunStart
 from ..model.judgments import Judgment
 from .extraction import RunRecord, copies_task, forbidden_strings
 
@@ -44,3 +45,13 @@ def note_specs(memory: Memory, record: RunRecord, judgment: Judgment) -> tuple[l
             continue
         specs.append(spec)
     return specs, dropped
+
+
+def reflected(events: list[Event], hint: str, kind: str = "Principle", title: str | None = None) -> ItemSpec:
+    """An item from a person's hint about a run: the hint as summary and content, applying to the run's ontology,
+    its provenance the run, tagged source:human (a person said it; pack exports say so)."""
+    start = next((e for e in events if isinstance(e, RunStart)), None)
+    text = " ".join(hint.split())
+    name = " ".join((title or text).split()[:TITLE_WORDS])[:120]
+    return ItemSpec(kind, name, text[:400], text, applies_to=start.ontology.iris if start and start.ontology else (),
+                    tags=("source:human",), provenance={"run": events[0].run_id} if events else None)

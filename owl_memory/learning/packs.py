@@ -139,9 +139,9 @@ def _active_ids(memory: Memory) -> list[str]:
 def _export_line(memory: Memory, item: Item) -> dict:
     """One pack line for a stored item (its whole content read window by window)."""
     content = _content(memory, item)
-    tags = [t for t in item.tags if t != "source:pack" and not t.startswith("pack:")]
+    tags = [t for t in item.tags if t not in ("source:pack", "source:human") and not t.startswith("pack:")]
     pack = next((t[5:] for t in item.tags if t.startswith("pack:")), None)
-    source = "pack" if pack else "extracted" if item.runs else "human"
+    source = "pack" if pack else "human" if "source:human" in item.tags or not item.runs else "extracted"
     return {"memory_id": item.id, "kind": item.kind, "title": item.title, "summary": item.summary,
             "content": content, "tags": tags, "scope": item.scope, "refines": (item.refines or [None])[0],
             "applies_to": item.applies_to, "task_types": item.task_types,
