@@ -145,19 +145,43 @@ def pack_export(out: str, kind: str | None, source: str | None, min_confidence: 
 
 @pack.command("import")
 @click.argument("pack_file")
+@click.option("--replace", is_flag=True, help="A line whose memory_id names a stored item but no longer matches its "
+                                              "content (an edited export) supersedes that item instead of being "
+                                              "refused.")
 @memory_option
 @json_option
 @library_errors
-def pack_import(pack_file: str, memory_path: str, as_json: bool) -> None:
+def pack_import(pack_file: str, replace: bool, memory_path: str, as_json: bool) -> None:
     """Import PACK_FILE (a JSONL path, or the name of a shipped pack such as "starter"); twice is the same as once.
 
-    Example: owl-memory pack import starter --memory .owl-memory
+    Example: owl-memory pack import edited.jsonl --replace --memory .owl-memory
     """
     from ..learning import import_pack
 
     with Memory(memory_path, writes=True) as m:
-        report = import_pack(m, pack_file)
-    emit(report, as_json, lambda r: click.echo(f"{r.pack}: {len(r.added)} added, {len(r.skipped)} skipped"))
+        report = import_pack(m, pack_file, replace=replace)
+    emit(report, as_json, lambda r: click.echo(f"{r.pack}: {len(r.added)} added, {len(r.skipped)} skipped"
+                                               + (f", {len(r.replaced)} replaced" if r.replaced else "")))
+
+
+@pack.command("check")
+@click.argument("pack_file")
+@json_option
+@library_errors
+def pack_check(pack_file: str, as_json: bool) -> None:
+    """Score each item of PACK_FILE for generalization and flag hard-coded IRIs, Procedures without steps, duplicate
+    titles and near-duplicates (the rule: docs/agents.md). Exit 1 when any item is flagged.
+
+    Example: owl-memory pack check starter
+    """
+    from ..learning import check_pack
+
+    found = check_pack(pack_file)
+    emit(found, as_json, lambda items: table(("id", "score", "title / flags"),
+                                             [(c.id, f"{c.generalization:.2f}",
+                                               c.title + "".join(f" [{f}]" for f in c.flags)) for c in items],
+                                             "the pack is empty"))
+    sys.exit(EXIT_FAILED if any(c.flags for c in found) else EXIT_OK)
 
 
 @click.group("curriculum")

@@ -1,6 +1,7 @@
 """The public names of owl_memory.learning (the front door): owl_memory/lazy.py imports each on first use."""
 
 from .consolidation import Report as Report, consolidate as consolidate, similarity as similarity
+from .curation import Curated as Curated, check_pack as check_pack
 from .curriculum import (
     load_curriculum as load_curriculum,
     load_examples as load_examples,

@@ -10,6 +10,7 @@ so exports can filter by source. Packs shipped inside the package are importable
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidItem, LoadError
 from ..model import Item, ItemSpec
 from ..rdfio import check_output, write_text
+from ..vocab import ITEM
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -40,10 +42,12 @@ class ImportReport:
     pack: str
     added: tuple[str, ...]
     skipped: tuple[str, ...]
+    replaced: tuple[tuple[str, str], ...] = ()  # (original, the edited item that supersedes it)
 
     def to_dict(self) -> dict:
         """JSON-compatible form."""
-        return {"pack": self.pack, "added": list(self.added), "skipped": list(self.skipped)}
+        return {"pack": self.pack, "added": list(self.added), "skipped": list(self.skipped),
+                "replaced": [{"original": o, "by": n} for o, n in self.replaced]}
 
 
 def shipped_packs() -> list[str]:
@@ -62,17 +66,21 @@ def pack_path(name_or_path: str | Path) -> Path:
                     f"{', '.join(shipped_packs())}", source=str(name_or_path))
 
 
-def read_pack(path: Path, name: str) -> list[ItemSpec]:
-    """The items of a pack file, checked line by line (LoadError names the line)."""
-    specs = []
-    for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if text.strip():
-            specs.append(_line(text, name, path, n))
-    return specs
+def read_pack(path: Path, name: str, check_ids: bool = True) -> list[ItemSpec]:
+    """The items of a pack file, checked line by line (LoadError names the line; with `check_ids`, also a line whose
+    memory_id is not its item's stable id)."""
+    return [spec for spec, _ in _lines(path, name, check_ids)]
 
 
-def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
-    """One pack line as an ItemSpec tagged with its pack; its memory_id must be its stable id."""
+def _lines(path: Path, name: str, check_ids: bool) -> list[tuple[ItemSpec, str | None]]:
+    """Each line's item and the memory_id it names (None when it names none)."""
+    return [_line(text, name, path, n, check_ids) for n, text in
+            enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text.strip()]
+
+
+def _line(text: str, name: str, path: Path, n: int, check_ids: bool = True) -> tuple[ItemSpec, str | None]:
+    """One pack line as an ItemSpec tagged with its pack, and its memory_id; with `check_ids` the memory_id must be
+    its stable id."""
     try:
         d = _json(text)
         if not isinstance(d, dict):
@@ -82,10 +90,12 @@ def _line(text: str, name: str, path: Path, n: int) -> ItemSpec:
         spec = ItemSpec(**fields, tags=tags)
     except (json.JSONDecodeError, InvalidItem, TypeError) as e:
         raise LoadError(f"not a valid pack item: {str(e)[:200]}", source=str(path), line=n) from e
-    if d.get("memory_id") not in (None, spec.id):
-        raise LoadError(f"memory_id {str(d['memory_id'])[:20]!r} is not the item's stable id {spec.id} (was the "
-                        "title, content or scope edited? drop memory_id or fix it)", source=str(path), line=n)
-    return spec
+    named = d.get("memory_id")
+    if check_ids and named not in (None, spec.id):
+        raise LoadError(f"memory_id {str(named)[:20]!r} is not the item's stable id {spec.id} (was the title, content "
+                        "or scope edited? import with --replace to supersede the original, or drop memory_id)",
+                        source=str(path), line=n)
+    return spec, named if isinstance(named, str) else None
 
 
 def _json(text: str) -> object:
@@ -96,14 +106,27 @@ def _json(text: str) -> object:
         raise InvalidItem("nested deeper than Python's recursion limit; a pack item is a flat JSON object") from None
 
 
-def import_pack(memory: Memory, name_or_path: str | Path) -> ImportReport:
-    """Import a pack (path or shipped name): new items are added in one checked batch, stored ones skipped."""
+def import_pack(memory: Memory, name_or_path: str | Path, replace: bool = False) -> ImportReport:
+    """Import a pack (path or shipped name): new items are added in one checked batch, stored ones skipped. With
+    `replace`, a line whose memory_id names a stored item but is no longer its stable id (an edited export) is
+    added and supersedes that item (kept, never retrieved again; the new one derives from it)."""
     path = pack_path(name_or_path)
     name = path.stem
-    specs = read_pack(path, name)
+    lines = _lines(path, name, check_ids=not replace)
+    edited = {spec.id: old for spec, old in lines if old is not None and old != spec.id}
+    originals = memory.stored(set(edited.values()))
+    specs = [_derived(spec, edited[spec.id]) if edited.get(spec.id) in originals else spec for spec, _ in lines]
     stored = memory.stored({s.id for s in specs})
     memory.add_many([s for s in specs if s.id not in stored])
-    return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)))
+    replaced = tuple((edited[s.id], s.id) for s in specs if s.id not in stored and edited.get(s.id) in originals)
+    for old, new in replaced:
+        memory.supersede(old, new)
+    return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)), replaced)
+
+
+def _derived(spec: ItemSpec, original: str) -> ItemSpec:
+    """The edited item, its provenance deriving it from the stored original it replaces."""
+    return dataclasses.replace(spec, provenance={**(spec.provenance or {}), "derived_from": str(ITEM[original])})
 
 
 def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, source: str | None = None,

@@ -1,0 +1,92 @@
+"""Curation gates for packs: how general each item is, by a documented rule, and which items repeat another.
+
+An item starts at generalization 1.0 and loses
+- 0.5 when it names an IRI outside the standard vocabularies (STANDARD) and outside the namespaces it applies to
+  (`applies_to`): a hard-coded instance or another ontology's term; an item that applies to no ontology (universal)
+  is flagged for any such IRI;
+- 0.25 when it is a Procedure with neither a compiled action (`action_schema`) nor steps in its content (numbered or
+  bulleted lines): advice that is not procedural;
+- 0.25 when it repeats another item of the pack: the same title (case and spacing folded), or a near-duplicate
+  (the words of title and summary overlap by Jaccard >= NEAR).
+A score below 1.0 always comes with the flags that explain it. IRIs are read from the item's text fields and its
+action schema as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model import ItemSpec
+
+STANDARD = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
+            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#", "http://www.w3.org/ns/shacl#",
+            "http://www.w3.org/2004/02/skos/core#", "http://www.w3.org/ns/prov#", "http://purl.org/dc/terms/",
+            "http://purl.org/dc/elements/1.1/", "http://w3id.org/owl-memory")
+NEAR = 0.8
+_IRI = re.compile(r"https?://[^\s<>\"'{}|\\^`)\],]+")
+_STEP = re.compile(r"^\s*(\d+[.)]|[-*•])\s+\S", re.M)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Curated:
+    """One item's curation: its id and title, its generalization score and the flags that lowered it."""
+
+    id: str
+    title: str
+    generalization: float
+    flags: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {"id": self.id, "title": self.title, "generalization": self.generalization, "flags": list(self.flags)}
+
+
+def curate(specs: list[ItemSpec]) -> list[Curated]:
+    """Each item scored and flagged by the module's rule, in order (duplicates are flagged on the later one)."""
+    seen_titles: dict[str, str] = {}
+    seen_words: list[tuple[str, set[str]]] = []
+    out = []
+    for spec in specs:
+        flags, score = [], 1.0
+        foreign = _foreign_iris(spec)
+        if foreign:
+            universal = "universal item (applies to no ontology) " if not spec.applies_to else ""
+            flags.append(f"{universal}names {len(foreign)} hard-coded IRI(s), e.g. <{foreign[0][:80]}>")
+            score -= 0.5
+        if spec.kind == "Procedure" and spec.action_schema is None and not _STEP.search(spec.content):
+            flags.append("a Procedure with no compiled action and no steps")
+            score -= 0.25
+        key, words = " ".join(spec.title.casefold().split()), set(_WORD.findall(f"{spec.title} {spec.summary}".lower()))
+        twin = seen_titles.get(key) or next((i for i, w in seen_words if _jaccard(w, words) >= NEAR), None)
+        if twin is not None:
+            flags.append(f"{'duplicate title' if key in seen_titles else 'near-duplicate'} of {twin}")
+            score -= 0.25
+        seen_titles.setdefault(key, spec.id)
+        seen_words.append((spec.id, words))
+        out.append(Curated(spec.id, spec.title, round(max(score, 0.0), 2), tuple(flags)))
+    return out
+
+
+def _foreign_iris(spec: ItemSpec) -> list[str]:
+    """IRIs the item names outside the standard vocabularies and the namespaces it applies to, sorted."""
+    schema = json.dumps(spec.action_schema.to_json()) if spec.action_schema is not None else ""
+    text = " ".join([spec.title, spec.summary, spec.content, spec.verification_hook or "", schema])
+    own = tuple(spec.applies_to) + STANDARD
+    return sorted({iri.rstrip(".;:") for iri in _IRI.findall(text) if not iri.startswith(own)})
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def check_pack(path: str | Path) -> list[Curated]:
+    """A pack file's items curated (LoadError names a line that is not a valid item)."""
+    from .packs import pack_path, read_pack
+
+    found = pack_path(path)
+    return curate(read_pack(found, found.stem, check_ids=False))
