@@ -79,8 +79,8 @@ def parse_text(text: str | bytes, format: str = "turtle", *, graph: Graph | None
                source: str = "<text>", same_labels: bool = False, fetch: bool = True) -> Graph:
     """RDF `text` in `format` parsed into `graph` (a new Graph by default), relative IRIs resolved against `base`
     (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written; with
-    `fetch=False`, JSON-LD that names a context to fetch is refused. LoadError naming `source`, the line and the
-    parser's reason when it does not parse."""
+    `fetch=False`, JSON-LD that names a context to fetch and XML with a DTD or entities are refused. LoadError
+    naming `source`, the line and the parser's reason when it does not parse."""
     if not fetch:
         _refuse_fetching(text, format, source)
     graph = Graph() if graph is None else graph

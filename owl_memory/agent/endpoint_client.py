@@ -4,7 +4,9 @@ Only the endpoints a run was granted (exact scheme, host, port and path, normali
 never followed (a 3xx is an EndpointError naming its target); each request has one wall-time limit covering connect,
 wait and read; a response is read in chunks and refused once it passes the byte cap (never buffered whole); a SELECT
 keeps at most max_rows rows; the run has a request budget. Agent SPARQL is checked on its parsed form by the guard of
-adapters/sparql.py (no update, no SERVICE, no FROM) before any request is sent.
+adapters/sparql.py (no update, no SERVICE, no FROM) before any request is sent. What an endpoint sends is data: a
+Service Description is parsed by adapters/rdflib.parse_contained (nothing fetched, no DTD, under the same time
+limit), SPARQL JSON results are checked for their shape; anything else is an EndpointError (an "[Error]" for the agent).
 """
 
 from __future__ import annotations
