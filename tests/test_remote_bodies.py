@@ -233,8 +233,9 @@ def describe_and_answer(url: str) -> DummyLM:
                     {"reasoning": "done", "code": "```python\nSUBMIT(answer='http://e/good')\n```"}])
 
 
-def test_a_run_on_a_hostile_endpoint_keeps_its_answer_and_the_next_run_works(remote, memory, tmp_path):
-    url = remote + "/graphs"
+@pytest.mark.parametrize("path", ["/graphs", "/graphs-" + "x" * 150])
+def test_a_run_on_a_hostile_endpoint_keeps_its_answer_and_the_next_run_works(remote, memory, tmp_path, caplog, path):
+    url = remote + path
     for _ in range(2):
         result = run_agent(f"Which graph is good? (SPARQL endpoint: {url})", memory, lm=describe_and_answer(url),
                            endpoints=(url,), trajectory_dir=tmp_path)
@@ -242,3 +243,4 @@ def test_a_run_on_a_hostile_endpoint_keeps_its_answer_and_the_next_run_works(rem
         _, profile = find_profile(memory, url)
         assert profile.graphs == ("http://e/good", "http://e/other")
         assert INJECTION not in memory.get(find_profile(memory, url)[0]).summary
+    assert "not stored" not in caplog.text

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..store import Memory
 
 TASK_TYPE = "sparql-endpoint"
-SUMMARY = 400  # characters of an item summary the memory shapes allow
+SUMMARY, TITLE = 400, 120  # characters of an item summary and title the memory shapes allow
 FIND = """PREFIX om: <http://w3id.org/owl-memory#>
 SELECT ?item WHERE {
   ?item a om:EndpointProfile ; om:tag ?tag .
@@ -140,7 +140,7 @@ def profile_spec(profile: EndpointProfile, run_id: str | None = None, trace_ref:
     """The om:EndpointProfile item of a profile: titled by the endpoint, its lists summarized, its JSON as content,
     PROV to the run (and its trace) that wrote this version."""
     parts = urlsplit(profile.url)
-    title = f"Endpoint profile {parts.hostname} port {parts.port} {parts.path}"
+    title = f"Endpoint profile {parts.hostname} port {parts.port} {parts.path}"[:TITLE]
     provenance = {"run": run_id, **({"derived_from": trace_ref} if trace_ref else {})} if run_id else None
     return ItemSpec("EndpointProfile", title, summary(profile), content(profile), task_types=(TASK_TYPE,),
                     tags=("endpoint", f"endpoint-{profile.key}"), confidence=0.8, provenance=provenance)
