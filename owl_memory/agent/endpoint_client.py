@@ -88,15 +88,18 @@ class EndpointClient:
         return _results(response.body, url, sparql_text.form(parsed), self.limits.max_rows)
 
     def describe(self, url: str) -> tuple[Graph | None, Response]:
-        """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed, or
-        None when it sends none in an RDF format; with the response."""
+        """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed within the
+        request's time limit, or None when it sends none in an RDF format; with the response. EndpointError when
+        it does not parse, names something to fetch or takes too long."""
         url = self.allowed(url)
+        deadline = time.monotonic() + self.limits.seconds  # one limit for the request and the parse together
         response = self.request(url, None, ACCEPT_DESCRIPTION, must_succeed=False)
         fmt = DESCRIPTION_TYPES.get(response.media_type)
         if response.status != 200 or fmt is None or not response.body:
             return None, response
+        left = max(deadline - time.monotonic(), 0.1)
         try:
-            return rdf.parse_contained(response.body, fmt, base=url, source=url, seconds=self.limits.seconds), response
+            return rdf.parse_contained(response.body, fmt, base=url, source=url, seconds=left), response
         except LoadError as e:  # it does not parse, names something to fetch (a context, a DTD) or took too long
             raise EndpointError(f"{url} sent a service description that was refused ({e.reason}); nothing was "
                                 "fetched for it: query the endpoint directly (endpoint_graphs, endpoint_query)",
