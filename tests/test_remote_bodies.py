@@ -19,6 +19,7 @@ from owl_memory.agent.runner import run as run_agent
 from owl_memory.agent.tools import Toolbox
 from owl_memory.agent.tools.endpoint import attach_endpoints
 from owl_memory.errors import LoadError
+from owl_memory.model import ItemSpec
 from owl_memory.model.endpoints import EndpointLimits, EndpointProfile
 from owl_memory.model.items import INVISIBLE
 
@@ -244,3 +245,13 @@ def test_a_run_on_a_hostile_endpoint_keeps_its_answer_and_the_next_run_works(rem
         assert profile.graphs == ("http://e/good", "http://e/other")
         assert INJECTION not in memory.get(find_profile(memory, url)[0]).summary
     assert "not stored" not in caplog.text
+
+
+def test_a_profile_item_without_a_profile_does_not_stop_the_next_run(remote, memory, tmp_path):
+    url = remote + "/graphs"
+    key = EndpointProfile(url).key
+    memory.add(ItemSpec("EndpointProfile", "Endpoint profile written by hand", "Use when querying it by hand.",
+                        "- named graphs: whatever\nnot json", tags=("endpoint", f"endpoint-{key}")))
+    result = run_agent(f"Which graph is good? (SPARQL endpoint: {url})", memory, lm=describe_and_answer(url),
+                       endpoints=(url,), trajectory_dir=tmp_path)
+    assert result.answer == "http://e/good" and find_profile(memory, url)[1].graphs == ("http://e/good", "http://e/other")

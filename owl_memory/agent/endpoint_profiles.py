@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from rdflib import Graph, URIRef
 
+from ..errors import ConfigError
 from ..model import ItemSpec
 from ..model.endpoints import IRI_LISTS, EndpointProfile, endpoint_key, is_iri
 from ..vocab import ITEM
@@ -108,10 +109,17 @@ def _as_one(found: list[tuple[str, EndpointProfile]]) -> tuple[str, EndpointProf
 
 
 def active_profiles(memory: Memory, url: str) -> list[tuple[str, EndpointProfile]]:
-    """Every active (neither superseded nor archived) profile item of `url`, by id."""
+    """Every active (neither superseded nor archived) profile item of `url`, by id; an item whose content holds no
+    profile (written by hand, say) is left out, so it cannot stop a run."""
     rows = memory.sparql(FIND, {"tag": f"endpoint-{endpoint_key(url)}"}).rows
-    ids = [str(item)[len(str(ITEM)):] for (item,) in rows]
-    return [(i, EndpointProfile.from_json(memory.blobs.load(memory.get(i).content_ref).splitlines()[-1])) for i in ids]
+    found = []
+    for item in (str(item)[len(str(ITEM)):] for (item,) in rows):
+        try:
+            found.append((item, EndpointProfile.from_json(memory.blobs.load(memory.get(item).content_ref)
+                                                          .splitlines()[-1])))
+        except (ConfigError, IndexError):  # not a profile's JSON, or no content at all
+            continue
+    return found
 
 
 def remember(memory: Memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> list[str]:
