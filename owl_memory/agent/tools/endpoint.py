@@ -143,7 +143,7 @@ class EndpointTools(ToolFamily):
         listed = _listed(self._session().descriptions.get(url) or Graph())[0]
         graphs = listed or [row[0][1] for row in self._select(url, GRAPHS % (n + 1)).rows if row[0]]
         rejected = self._session().notebook.note(url, graphs=graphs)
-        return {"source": url, "graphs": [x for x in graphs if is_iri(x)][:n], "more": len(graphs) > n,
+        return {"source": url, "graphs": _iris(graphs)[:n], "more": len(graphs) > n,
                 **_not_iris(rejected), "from": "service description" if listed else "query",
                 "requests_left": self._left()}
 
@@ -156,8 +156,9 @@ class EndpointTools(ToolFamily):
         g = s.descriptions[url] or Graph()
         _, features, formats = _listed(g)
         languages = sorted({str(o) for o in g.objects(None, SD.supportedLanguage)})
-        s.notebook.note(url, features=features, result_formats=formats)
-        return {"source": url, "features": features[:n], "languages": languages[:n], "result_formats": formats[:n],
+        rejected = s.notebook.note(url, features=features, result_formats=formats)
+        return {"source": url, "features": _iris(features)[:n], "languages": _iris(languages)[:n],
+                "result_formats": _iris(formats)[:n], **_not_iris(rejected),
                 "described": s.descriptions[url] is not None, "requests_left": self._left()}
 
     def endpoint_sample(self, url: str, n: int = 5) -> dict | str:
@@ -224,6 +225,11 @@ class EndpointTools(ToolFamily):
         if self.box.endpoints is None:
             raise EndpointError("this run may contact no endpoint; pass --endpoint URL")
         return self.box.endpoints
+
+
+def _iris(values: list[str]) -> list[str]:
+    """The values an endpoint gave that are IRIs a profile may keep (model.endpoints.is_iri), in order."""
+    return [v for v in values if is_iri(v)]
 
 
 def _not_iris(count: int) -> dict[str, int]:
