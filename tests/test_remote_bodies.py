@@ -265,3 +265,14 @@ def test_features_that_are_not_iris_are_counted_and_not_shown(remote):
     out = tools["endpoint_features"](remote + "/features")
     assert out["features"] == [f"{SD}UnionDefaultGraph"] and out["not_iris"] == 2
     assert box.endpoints.notebook.profiles[remote + "/features"].features == (f"{SD}UnionDefaultGraph",)
+
+
+def test_an_answer_nested_deeper_than_the_stack_is_judged_not_raised(ck25_url, memory, tmp_path):
+    from owl_memory.learning import run as learn
+
+    gold = ("PREFIX pv: <http://ld.company.org/prod-vocab/> SELECT ?d WHERE { ?d a pv:Department }")
+    lm = DummyLM([{"reasoning": "nest", "code": "```python\nSUBMIT(answer='[' * 100000)\n```"}])
+    result = learn(f"Which departments are there? (SPARQL endpoint: {ck25_url})", memory, learn=True,
+                   expect={"query": gold, "endpoint": f"https://text2sparql.aksw.org/2025/corporate/={ck25_url}"},
+                   task_type="sparql-authoring", lm=lm, endpoints=(ck25_url,), trajectory_dir=tmp_path)
+    assert result.judgment is not None and not result.judgment.success

@@ -97,9 +97,9 @@ def parse_contained(text: str | bytes, format: str, *, base: str | None = None, 
     under `seconds` of wall time and CPU; LoadError when it does not parse, names something to fetch or overruns."""
     _refuse_fetching(text, format, source)
     data = text.encode("utf-8", "replace") if isinstance(text, str) else text
-    cmd = [sys.executable, "-m", "owl_memory.adapters.rdflib", format, base or ""]
+    cmd = [sys.executable, "-m", "owl_memory.adapters.rdflib", format, base or "", str(seconds)]
     try:
-        done = subprocess.run(cmd, input=data, capture_output=True, timeout=seconds, preexec_fn=lambda: _cap(seconds))
+        done = subprocess.run(cmd, input=data, capture_output=True, timeout=seconds)
         reply = json.loads(done.stdout or b"{}")
     except subprocess.TimeoutExpired:
         raise LoadError(f"parsing took more than {seconds:g} s and was stopped; ask for less", source=source,
@@ -247,8 +247,10 @@ def serialize_to(graph: Graph, file, format: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """The parsing child of parse_contained: the body on stdin in format argv[0] (base argv[1]) as one JSON line on
-    stdout, {"nt": N-Triples} or {"error", "reason", "line"}."""
+    """The parsing child of parse_contained: capped (`_cap`, argv[2] seconds) before it reads anything, the body on
+    stdin in format argv[0] (base argv[1]) as one JSON line on stdout, {"nt": N-Triples} or {"error", "reason",
+    "line"}."""
+    _cap(float(argv[2]))
     try:
         g = parse_text(sys.stdin.buffer.read(), argv[0], base=argv[1] or None, source="", fetch=False)
         reply: dict[str, Any] = {"nt": g.serialize(format="nt")}
