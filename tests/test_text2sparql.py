@@ -247,3 +247,27 @@ def test_train_and_ablate_take_the_corpus_options(ck25, ck25_url, tmp_path):
                     ["ablate", questions, "--out", str(tmp_path / "b")]):  # one shared option on all three
         bad = CliRunner().invoke(main, [*command, "--lm", "scripted", "--endpoint-map", "=http://127.0.0.1:9/q"])
         assert bad.exit_code == 2 and "an endpoint map entry is TARGET=URL" in bad.output, command
+
+
+def test_an_endpoint_corpus_takes_the_endpoint_vocabulary_as_its_local_ontology(shared_data, tmp_path):
+    from click.testing import CliRunner
+
+    from owl_memory.agent.trajectory import read_trajectory
+    from owl_memory.cli import main
+    from owl_memory.errors import ConfigError
+    from owl_memory.learning import load_curriculum, shipped_curriculum
+    from owl_memory.model import RunStart
+
+    questions, vocab = shared_data / "text2sparql-ck25" / "questions.yml", shared_data / "text2sparql-ck25" / \
+        "prod-vocab.ttl"
+    course = load_curriculum(questions, ontology=vocab)
+    assert course.ontology_for(course.tasks[0]) == vocab.resolve()
+    with pytest.raises(ConfigError, match="names its own ontology"):
+        load_curriculum(shipped_curriculum(), ontology=vocab)
+    trained = CliRunner().invoke(main, ["train", str(questions), "--ontology", str(vocab), "--lm", "scripted",
+                                        "--limit", "1", "--memory", str(tmp_path / "m"), "--json"])
+    assert trained.exit_code in (0, 1), trained.output
+    (path,) = (tmp_path / "m" / "runs").glob("*.jsonl")
+    start = next(e for e in read_trajectory(path) if isinstance(e, RunStart))
+    assert start.ontology is not None and start.ontology.triples > 0  # the vocabulary is the run's ontology
+    assert "ontology_query" in start.config.tools

@@ -75,6 +75,7 @@ class Job:
         consolidate: False: train tasks store their items append-only.
         max_items: the bound of the arm's memory (forgetting), None for none.
         language, split_seed: a TEXT2SPARQL questions file's question language and split seed (load_curriculum).
+        ontology: an endpoint corpus's vocabulary as its local ontology (load_curriculum), None for none.
     """
 
     curriculum: str
@@ -91,6 +92,7 @@ class Job:
     max_items: int | None = None
     language: str = "en"
     split_seed: int = 0
+    ontology: str | None = None
 
     @property
     def arm(self) -> str:
@@ -201,7 +203,7 @@ def _load(job: Job) -> tuple[AnyCurriculum, Runner]:
     from ..learning import load_curriculum
     from .lm_tasks import make_runner
 
-    course = load_curriculum(job.curriculum, job.language, job.split_seed)
+    course = load_curriculum(job.curriculum, job.language, job.split_seed, job.ontology)
     runs = Path(job.out) / "runs" / _stem(job)
     runner = make_runner(course, {"trajectory_dir": runs, **dict(job.options), "condition": job.condition},
                          consolidate=job.consolidate)
@@ -276,7 +278,8 @@ def _check(counts: dict[str, int], kind: str, lm) -> None:
                           "--api-base URL for a local server) or set OWL_MEMORY_LM; construction curricula need none")
 
 
-def _curriculum_meta(curriculum: Path, kind: str, language: str = "en", split_seed: int = 0) -> dict:
+def _curriculum_meta(curriculum: Path, kind: str, language: str = "en", split_seed: int = 0,
+                     ontology: str | None = None) -> dict:
     """Curriculum id and task counts (LoadError when it does not load)."""
     cur: AnyCurriculum
     if kind == "construction":
@@ -286,7 +289,7 @@ def _curriculum_meta(curriculum: Path, kind: str, language: str = "en", split_se
     else:
         from ..learning import load_curriculum
 
-        cur = load_curriculum(curriculum, language, split_seed)
+        cur = load_curriculum(curriculum, language, split_seed, ontology)
     if not cur.holdout or not cur.train:
         raise ConfigError(f"curriculum {cur.id} needs train and holdout tasks (split: train | holdout)")
     return {"curriculum": cur.id, "kind": kind, "train_tasks": len(cur.train), "holdout_tasks": len(cur.holdout)}
@@ -298,7 +301,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
            k=None, sub_lm=None, max_tokens: int | None = None, timeout: float | None = None,
            consolidate: bool = True, max_items: int | None = None, budgets=None,
            progress: bool | None = None, endpoint_map=(), language: str = "en", split_seed: int = 0,
-           max_output_chars: int | None = None) -> Summary:
+           ontology: str | Path | None = None, max_output_chars: int | None = None) -> Summary:
     """Run an ablation into `out` (resuming what is there), write results, summary and report; the summary.
 
     `curriculum` is a construction curriculum (no LM: the symbolic agent, A0 and A2; with `lm`: a model driving the
@@ -311,7 +314,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
     `progress`: a status line with ETA on stderr (None: when stderr is a terminal). `endpoint_map`: "TARGET=URL"
     entries pointing a SHACL-example corpus's schema:target endpoints at endpoints the agents may contact (a mirror, a
     local copy); mapped tasks are judged by running their reference query there. `language` and `split_seed`: a
-    TEXT2SPARQL questions file's question language and split seed. `max_output_chars`: the REPL output the model
+    TEXT2SPARQL questions file's question language and split seed; `ontology` an endpoint corpus's vocabulary, its
+    tasks' local ontology. `max_output_chars`: the REPL output the model
     sees per iteration (None: RunConfig's default; an experiment config's `max_output_chars` wins).
 
     parallel=True (the default) runs the arms in spawned processes, and a spawned process re-runs the main
@@ -326,7 +330,8 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
             "--max-llm-calls": max_llm_calls, "--max-items": 1 if max_items is None else max_items}, kind, lm)
     path, arms = _arms(Path(curriculum), conditions, kind, lm)
     arms = [a.settled(k, consolidate, max_items, budgets, max_output_chars) for a in arms]
-    meta = _curriculum_meta(path, kind, language, split_seed)
+    ontology = str(Path(ontology).resolve()) if ontology is not None else None
+    meta = _curriculum_meta(path, kind, language, split_seed, ontology)
     if pack:
         from ..learning import pack_path
 
@@ -340,7 +345,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
                                    ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
                 a.name, a.pack or pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
-                a.consolidate, a.max_items, language, split_seed)
+                a.consolidate, a.max_items, language, split_seed, ontology)
             for r in range(repeats) for a in arms]
     parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1
     if parallel:

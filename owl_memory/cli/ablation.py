@@ -79,7 +79,7 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
                    start_memory: str | None, pack: str | None, max_iters: int, max_llm_calls: int, k: str | None,
                    budgets: str | None, no_consolidate: bool, max_items: int | None, progress: bool | None,
                    estimate_for: str | None, serial: bool, endpoint_map: tuple[str, ...], language: str,
-                   split_seed: int, as_json: bool, max_output_chars: int | None) -> None:
+                   split_seed: int, vocabulary: str | None, as_json: bool, max_output_chars: int | None) -> None:
     """Run an ablation: every condition streams the train tasks over its own memory; holdout checkpoints freeze it.
 
     Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html, OUT/figures/*.svg and OUT/tables/*.csv, *.tex; an
@@ -106,7 +106,7 @@ def ablate_command(curriculum: str, conditions: str, lm: str | None, api_base: s
                      max_iters=max_iters, max_llm_calls=max_llm_calls, k=k, sub_lm=sub_lm, max_tokens=max_tokens,
                      timeout=timeout, consolidate=not no_consolidate, max_items=max_items, budgets=budgets,
                      progress=progress, endpoint_map=endpoint_map, language=language,
-                     split_seed=split_seed, max_output_chars=max_output_chars)
+                     split_seed=split_seed, ontology=vocabulary, max_output_chars=max_output_chars)
     priced = None
     if estimate_for:
         from ..ablation import estimate

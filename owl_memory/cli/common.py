@@ -107,7 +107,10 @@ def endpoint_map_option(f: Decorated) -> Decorated:
 
 
 def corpus_options(f: Decorated) -> Decorated:
-    """Shared `--language` and `--split-seed` options (commands that load a curriculum)."""
+    """Shared `--language`, `--split-seed` and `--ontology` options (commands that load a curriculum)."""
+    f = click.option("--ontology", "vocabulary", type=click.Path(exists=True, dir_okay=False),
+                     help="Endpoint corpora (TEXT2SPARQL questions, SHACL examples): a local copy of the endpoint's "
+                          "vocabulary, for the agent's ontology tools and context layers.")(f)
     f = click.option("--split-seed", type=int, default=0, show_default=True,
                      help="TEXT2SPARQL questions files: the seed of the train / holdout split.")(f)
     return click.option("--language", default="en", show_default=True,

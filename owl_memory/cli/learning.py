@@ -51,8 +51,8 @@ if TYPE_CHECKING:
                "nothing of the task that was running (train again runs every task again)")
 def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | None, max_tokens: int | None,
           timeout: float | None, split: str, condition: str, max_iters: int, matts: str | None, max_extract: int | None,
-          limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, memory_path: str,
-          as_json: bool, max_output_chars: int | None) -> None:
+          limit: int | None, endpoint_map: tuple[str, ...], language: str, split_seed: int, vocabulary: str | None,
+          memory_path: str, as_json: bool, max_output_chars: int | None) -> None:
     """Stream a curriculum's tasks through the learning loop (run, judge, extract, consolidate, store).
 
     CURRICULUM is a curriculum YAML, a TEXT2SPARQL questions file or a folder of SHACL SPARQL examples. Exit 0 when
@@ -67,7 +67,7 @@ def train(curriculum: str, lm: str | None, api_base: str | None, sub_lm: str | N
     from ..learning import load_curriculum, map_endpoints, train_curriculum
     from ..model import RunConfig
 
-    course, grants = map_endpoints(load_curriculum(curriculum, language, split_seed), endpoint_map)
+    course, grants = map_endpoints(load_curriculum(curriculum, language, split_seed, vocabulary), endpoint_map)
     console = Console(stderr=True)
     model = resolve_lm(lm, api_base, max_tokens, timeout)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,

@@ -47,10 +47,27 @@ SCHEMA_NAME = "curriculum.schema.json"
 _TAG = re.compile(r"<[^>]+>")
 
 
-def load_curriculum(source: str | Path, language: str = "en", seed: int = 0) -> Curriculum:
+def load_curriculum(source: str | Path, language: str = "en", seed: int = 0,
+                    ontology: str | Path | None = None) -> Curriculum:
     """A curriculum from a YAML file (a curriculum, or a TEXT2SPARQL questions file: its questions in `language`,
-    split by `seed`) or from a folder of SHACL SPARQL examples; LoadError names what is wrong."""
-    path = Path(source)
+    split by `seed`) or from a folder of SHACL SPARQL examples; LoadError names what is wrong. `ontology`: a local
+    copy of an endpoint corpus's vocabulary, given to its tasks' ontology tools and layers (ConfigError for a
+    curriculum that names its own ontology)."""
+    course = _loaded(Path(source), language, seed)
+    if ontology is None:
+        return course
+    if course.ontologies:
+        raise ConfigError(f"curriculum {course.id} names its own ontology; --ontology gives an endpoint corpus (a "
+                          "TEXT2SPARQL questions file, a folder of SHACL examples) a local copy of its vocabulary")
+    path = Path(ontology).resolve()
+    if not path.is_file():
+        raise LoadError("no such ontology file; pass the endpoint's vocabulary as Turtle, RDF/XML or N-Triples",
+                        source=str(ontology))
+    return replace(course, ontology_name=path.stem, ontology_path=path, ontologies={path.stem: path})
+
+
+def _loaded(path: Path, language: str, seed: int) -> Curriculum:
+    """The curriculum of a file or folder, as load_curriculum reads it."""
     if path.is_dir():
         return load_examples(path)
     if not path.is_file():
