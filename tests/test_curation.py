@@ -21,6 +21,8 @@ def test_pack_check_flags_what_does_not_generalize(tmp_path):
         line("Principle", "Bind values never paste", "Use when a query takes user text.", "Always bind."),
         line("Principle", "Ask about Alice first", "Use for people questions.",
              "Start from <http://example.org/people/alice> and walk foaf:knows."),
+        line("Principle", "Start from entities", "Use for provenance questions.",
+             "Begin at prov:Entity and rdfs:label."),
         line("Procedure", "Answer schema questions well", "Use for schema questions.", "Think hard about it."),
         line("Principle", "Bind  values NEVER paste", "Use when a query takes user text!", "Bind, always."),
         line("AntiPattern", "Label answers lose IRIs", "Use for label questions on any ontology.", "No labels.",
@@ -36,7 +38,8 @@ def test_pack_check_flags_what_does_not_generalize(tmp_path):
                                                    "flags": []}
     alice = by_title["Ask about Alice first"]
     assert alice["generalization"] == 0.5 and alice["flags"][0].startswith(
-        "universal item (applies to no ontology) names 1 hard-coded IRI(s), e.g. <http://example.org/people/alice>")
+        "universal item (applies to no ontology) names 2 hard-coded term(s), e.g. http://example.org/people/alice")
+    assert "names 1 hard-coded term(s), e.g. prov:Entity" in by_title["Start from entities"]["flags"][0]
     assert by_title["Answer schema questions well"]["flags"] == ["a Procedure with no compiled action and no steps"]
     first = by_title["Bind values never paste"]["id"]
     assert by_title["Bind  values NEVER paste"]["flags"] == [f"duplicate title of {first}"]

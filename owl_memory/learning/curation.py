@@ -3,7 +3,8 @@
 An item starts at generalization 1.0 and loses
 - 0.5 when it names an IRI outside the standard vocabularies (STANDARD) and outside the namespaces it applies to
   (`applies_to`): a hard-coded instance or another ontology's term; an item that applies to no ontology (universal)
-  is flagged for any such IRI;
+  is flagged for any such IRI, and for a CURIE whose prefix is not a standard one (STANDARD_PREFIXES: `prov:Entity`
+  in a universal item names one ontology, as a full IRI would);
 - 0.25 when it is a Procedure with neither a compiled action (`action_schema`) nor steps in its content (numbered or
   bulleted lines): advice that is not procedural;
 - 0.25 when it repeats another item of the pack: the same title (case and spacing folded), or a near-duplicate
@@ -25,7 +26,9 @@ STANDARD = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/20
             "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#", "http://www.w3.org/ns/shacl#",
             "http://www.w3.org/2004/02/skos/core#", "http://www.w3.org/ns/prov#", "http://purl.org/dc/terms/",
             "http://purl.org/dc/elements/1.1/", "http://w3id.org/owl-memory")
+STANDARD_PREFIXES = ("rdf", "rdfs", "owl", "xsd", "sh", "skos", "dc", "dcterms", "om")
 NEAR = 0.8
+_CURIE = re.compile(r"(?<![\w/#:.-])([a-z][a-z0-9]*):[A-Za-z_][\w-]*")
 _IRI = re.compile(r"https?://[^\s<>\"'{}|\\^`)\],]+")
 _STEP = re.compile(r"^\s*(\d+[.)]|[-*•])\s+\S", re.M)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -52,10 +55,10 @@ def curate(specs: list[ItemSpec]) -> list[Curated]:
     out = []
     for spec in specs:
         flags, score = [], 1.0
-        foreign = _foreign_iris(spec)
+        foreign = _foreign_iris(spec) + ([] if spec.applies_to else _foreign_curies(spec))
         if foreign:
             universal = "universal item (applies to no ontology) " if not spec.applies_to else ""
-            flags.append(f"{universal}names {len(foreign)} hard-coded IRI(s), e.g. <{foreign[0][:80]}>")
+            flags.append(f"{universal}names {len(foreign)} hard-coded term(s), e.g. {foreign[0][:80]}")
             score -= 0.5
         if spec.kind == "Procedure" and spec.action_schema is None and not _STEP.search(spec.content):
             flags.append("a Procedure with no compiled action and no steps")
@@ -77,6 +80,13 @@ def _foreign_iris(spec: ItemSpec) -> list[str]:
     text = " ".join([spec.title, spec.summary, spec.content, spec.verification_hook or "", schema])
     own = tuple(spec.applies_to) + STANDARD
     return sorted({iri.rstrip(".;:") for iri in _IRI.findall(text) if not iri.startswith(own)})
+
+
+def _foreign_curies(spec: ItemSpec) -> list[str]:
+    """CURIEs in the item's text whose prefix is not a standard vocabulary's, sorted."""
+    text = " ".join([spec.title, spec.summary, spec.content, spec.verification_hook or ""])
+    return sorted({m.group(0) for m in _CURIE.finditer(text) if m.group(1) not in STANDARD_PREFIXES
+                   and m.group(1) not in ("http", "https", "urn")})
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
