@@ -24,7 +24,7 @@ from ..model import ItemSpec
 
 STANDARD = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
             "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#", "http://www.w3.org/ns/shacl#",
-            "http://www.w3.org/2004/02/skos/core#", "http://www.w3.org/ns/prov#", "http://purl.org/dc/terms/",
+            "http://www.w3.org/2004/02/skos/core#", "http://purl.org/dc/terms/",
             "http://purl.org/dc/elements/1.1/", "http://w3id.org/owl-memory")
 STANDARD_PREFIXES = ("rdf", "rdfs", "owl", "xsd", "sh", "skos", "dc", "dcterms", "om")
 NEAR = 0.8
