@@ -1,7 +1,7 @@
 """The public names of owl_memory.learning (the front door): owl_memory/lazy.py imports each on first use."""
 
 from .consolidation import Report as Report, consolidate as consolidate, similarity as similarity
-from .curation import Curated as Curated, check_pack as check_pack
+from .curation import Curated as Curated
 from .curriculum import (
     load_curriculum as load_curriculum,
     load_examples as load_examples,
@@ -25,6 +25,7 @@ from .judging import (
 from .loop import LearnedRun as LearnedRun, Learning as Learning, run as run, run_learning as run_learning
 from .notes import reflected as reflected
 from .packs import (
+    check_pack as check_pack,
     export_pack as export_pack,
     import_pack as import_pack,
     pack_path as pack_path,

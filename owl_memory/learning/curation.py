@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..model import ItemSpec
 
@@ -92,11 +91,3 @@ def _foreign_curies(spec: ItemSpec) -> list[str]:
 def _jaccard(a: set[str], b: set[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
     return len(a & b) / len(a | b) if a | b else 0.0
-
-
-def check_pack(path: str | Path) -> list[Curated]:
-    """A pack file's items curated (LoadError names a line that is not a valid item)."""
-    from .packs import pack_path, read_pack
-
-    found = pack_path(path)
-    return curate(read_pack(found, found.stem, check_ids=False))

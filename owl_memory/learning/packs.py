@@ -20,6 +20,7 @@ from ..errors import InvalidItem, LoadError
 from ..model import Item, ItemSpec
 from ..rdfio import check_output, write_text
 from ..vocab import ITEM
+from .curation import Curated, curate as curated
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -129,6 +130,12 @@ def import_pack(memory: Memory, name_or_path: str | Path, replace: bool = False)
     return ImportReport(name, tuple(s.id for s in specs if s.id not in stored), tuple(sorted(stored)), replaced)
 
 
+def check_pack(path: str | Path) -> list[Curated]:
+    """A pack file's items curated (learning/curation.py; LoadError names a line that is not a valid item)."""
+    found = pack_path(path)
+    return curated(read_pack(found, found.stem, check_ids=False))
+
+
 def _derived(spec: ItemSpec, original: str) -> ItemSpec:
     """The edited item, its provenance deriving it from the stored original it replaces."""
     return dataclasses.replace(spec, provenance={**(spec.provenance or {}), "derived_from": str(ITEM[original])})
@@ -152,8 +159,6 @@ def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, sou
         if source is None or line["provenance"]["source"] == source:
             lines.append(json.dumps(line, ensure_ascii=False, sort_keys=True))
     if curate:
-        from .curation import curate as curated
-
         parsed = [json.loads(x) for x in lines]
         specs = [ItemSpec(**_fields(d)) for d in parsed]
         lines = [json.dumps({**d, "curation": c.to_dict()}, ensure_ascii=False, sort_keys=True)
