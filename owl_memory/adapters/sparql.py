@@ -63,18 +63,18 @@ class Answer:
 
 def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | None = None,
              max_rows: int | None = None, services: tuple[str, ...] = (),
-             seconds: float | None = QUERY_SECONDS) -> Answer:
+             seconds: float | None = None) -> Answer:
     """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`), within `seconds` of
-    wall time (None: no limit); text may use `prefixes` (the graph's own by default), `bindings` maps variables to
-    terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`): QueryRefused.
-    QueryFailed with rdflib's reason when it fails while it runs, QueryTimeout past `seconds`; MemoryError passes
-    through."""
+    wall time (QUERY_SECONDS when None); text may use `prefixes` (the graph's own by default), `bindings` maps
+    variables to terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`):
+    QueryRefused. QueryFailed with rdflib's reason when it fails while it runs, QueryTimeout past `seconds`;
+    MemoryError passes through."""
     if isinstance(query, str):
         query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
     else:
         _refuse(query, FORMS, services)
     try:
-        with time_limit(seconds):
+        with time_limit(seconds or QUERY_SECONDS):
             result = graph.query(query, initNs=prefixes, initBindings=bindings)
             if result.type == "ASK":
                 return Answer("ASK", ask=bool(result.askAnswer))
@@ -88,10 +88,10 @@ def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | Non
 
 
 @contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[None]:
     """QueryTimeout inside the block past `seconds` of wall time (a real-time timer; rdflib's evaluator is Python, so
     the signal lands between two steps). Only the main thread gets signals: threads (agent tools) use a QueryWorker."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 

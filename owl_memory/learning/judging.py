@@ -183,7 +183,7 @@ def judge_ask(graph: Graph, ask: str) -> Judgment:
     """An ASK query over the run's graph: success when it answers true."""
     try:
         result = sparql_text.evaluate(graph, ask)
-    except QueryFailed as e:
+    except (QueryFailed, QueryRefused) as e:
         raise LoadError(f"expect.ask does not run ({e}); fix the ASK query") from e
     if result.kind != "ASK":
         raise LoadError("expect.ask must be an ASK query")
