@@ -129,7 +129,7 @@ def _refuse(query, accepts: tuple[str, ...], services: tuple[str, ...]):
         if node.name == "ServiceGraphPattern" and not (isinstance(node["term"], URIRef)
                                                        and str(node["term"]) in services):
             granted = f"only the granted endpoints ({', '.join(services)})" if services else "no endpoint"
-            raise QueryRefused(f"SERVICE <{node['term']}> is not allowed (it would send a request to an endpoint "
+            raise QueryRefused(f"SERVICE is not allowed to <{node['term']}> (it would send a request to an endpoint "
                                f"nobody granted; SERVICE may name {granted}); {advice}")
     if form(query) not in accepts:
         raise QueryRefused(f"only {_either(accepts, 'and')} are answered here, got {form(query)}; rewrite it as a "
