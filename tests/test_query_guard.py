@@ -171,3 +171,17 @@ def test_federation_between_granted_endpoints(two_servers, listener):
     with pytest.raises(QueryRefused, match="SERVICE"):
         EndpointClient([a, b]).select(a, to_listener)
     assert listener.connections == 0
+
+
+def test_repair_with_a_service_constraint_exits_2_with_one_line(listener, tmp_path):
+    shapes = tmp_path / "shapes.ttl"
+    shapes.write_text(f"""@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/> .
+ex:Leaky a sh:NodeShape ; sh:targetClass ex:A ; sh:sparql [ sh:select
+  "SELECT $this WHERE {{ FILTER EXISTS {{ \\\\u0053ERVICE <{listener.url}> {{ $this ?p ?o }} }} }}" ] .""")
+    data = tmp_path / "data.ttl"
+    data.write_text("@prefix ex: <http://example.org/> . ex:a a ex:A .")
+    r = CliRunner().invoke(main, ["repair", str(data), "--shapes", str(shapes), "--memory", str(tmp_path / "m")])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "QueryRefused" in lines[0] and "<http://example.org/Leaky>" in lines[0]
+    assert listener.connections == 0
