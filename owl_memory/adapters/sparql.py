@@ -102,10 +102,10 @@ def time_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        elapsed = seconds - signal.setitimer(signal.ITIMER_REAL, 0)[0]
         signal.signal(signal.SIGALRM, previous)
         if outer:
-            signal.setitimer(signal.ITIMER_REAL, max(outer - seconds, 0.001))
+            signal.setitimer(signal.ITIMER_REAL, max(outer - elapsed, 0.001))
 
 
 def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS, *, services: tuple[str, ...] = (),
