@@ -117,6 +117,28 @@ def test_near_duplicates_merge_with_counters_and_both_provenance_chains(memory):
     assert similarity("declare prefixes", "count rows") == 0.0
 
 
+def test_a_strictly_better_near_duplicate_supersedes_an_item_that_never_succeeded(memory):
+    old = ItemSpec("Principle", "Declare every prefix before querying", "Use before any SPARQL query you write.",
+                   "Declare PREFIX lines.", confidence=0.5)
+    sure = ItemSpec("Principle", "Declare every prefix before querying", "Use before every SPARQL query you write.",
+                    "Always declare the PREFIX lines you use.", confidence=0.7)
+    consolidate(memory, [old])
+    memory.record_use(old.id, False)
+    report = consolidate(memory, [sure])
+    assert report.merged == [[old.id, sure.id]]
+    assert memory.get(old.id).archived and not memory.get(sure.id).archived  # the new, more confident item won
+    assert memory.get(sure.id).failure_count == 1  # counters move with it
+    assert [h.id for h in memory.search("prefix")] == [sure.id]
+    proven = ItemSpec("Principle", "Read every result row before answering", "Use after any query that answers.",
+                      "Page through the rows.", confidence=0.5)
+    surer = ItemSpec("Principle", "Read every result row before answering", "Use after every query that answers.",
+                     "Page through all the rows.", confidence=0.9)
+    consolidate(memory, [proven])
+    memory.record_use(proven.id, True)
+    assert consolidate(memory, [surer]).merged == [[proven.id, surer.id]]
+    assert memory.get(surer.id).archived and not memory.get(proven.id).archived  # a success is never superseded
+
+
 def test_the_bound_archives_the_least_useful_on_every_write(tmp_path, fresh_memory):
     with Memory(fresh_memory(tmp_path / "m"), max_items=3) as m:
         ids = [m.add(ItemSpec("Principle", f"Rule number {i}", "Use when testing.", f"c{i}")) for i in range(3)]

@@ -83,3 +83,24 @@ def test_a_constraint_applies_whatever_the_spelling_of_the_ontology_iri(memory, 
     constraint(memory, "needs-limit", applies_to=(LIB,))  # the ontology declares its IRI without the trailing #
     r = run("q", memory=memory, ontology=ONTOLOGY, lm=agent(QUERY), trajectory_dir=tmp_path)
     assert r.metrics.constraint_violations == 1
+
+
+def test_a_constraint_stored_at_task_1_is_acted_on_at_task_61_by_an_agent(memory, tmp_path):
+    needs_limit = constraint(memory, "needs-limit", applies_to=("http://w3id.org/owl-memory/examples/library",))
+    memory.add_many([ItemSpec("Principle", f"Lesson of task {n}", f"Use for task family {n % 7}.", f"Task {n} taught "
+                              f"lesson {n}.", applies_to=("http://w3id.org/owl-memory/examples/library",),
+                              provenance={"run": f"run-{n}"})
+                     for n in range(2, 62)])  # sixty later tasks each leave an item (delayed recall: distractors)
+    lm = DummyLM([
+        {"reasoning": "query", "code": f"```python\nr = ontology_query({QUERY!r})\nprint(r)\n```"},
+        {"reasoning": "the memory's constraint says LIMIT", "code":
+         "```python\nif any('needs a LIMIT' in c for c in r.get('constraints', [])):\n"
+         f"    r = ontology_query({QUERY + ' LIMIT 10'!r})\nprint(r)\n```"},
+        {"reasoning": "done", "code": "```python\nSUBMIT(answer='lib:Economy')\n```"}])
+    r = run("Which works did lib:Charles author? (task 61)", memory=memory, ontology=ONTOLOGY, lm=lm,
+            trajectory_dir=tmp_path)
+    events = [json.loads(x) for x in r.trajectory_path.read_text().splitlines()]
+    queries = [e["sparql"] for e in events if e.get("event") == "agent_query"]
+    assert [e["constraint"] for e in events if e.get("event") == "constraint_violation"] == [needs_limit]
+    assert queries == [QUERY, QUERY + " LIMIT 10"]  # recalled after 60 tasks' writes, and acted on
+    assert r.metrics.constraint_violations == 1

@@ -68,3 +68,16 @@ def test_an_edited_export_replaces_its_original_with_replace(tmp_path):
     again = json.loads(cli.invoke(main, ["pack", "import", str(out), "--replace", "--memory", str(mem),
                                          "--json"]).output)
     assert again["added"] == [] and again["replaced"] == []  # twice is the same as once
+
+
+def test_a_curated_export_carries_each_line_s_score_and_imports_as_before(tmp_path):
+    mem, out = tmp_path / "m", tmp_path / "curated.jsonl"
+    with Memory(mem) as m:
+        m.add(ItemSpec("Principle", "Ask about Alice first", "Use for people.", "Start at <http://example.org/alice>."))
+        m.add(ItemSpec("Principle", "Bind values never paste", "Use when a query takes user text.", "Always bind."))
+    done = CliRunner().invoke(main, ["pack", "export", str(out), "--curate", "--memory", str(mem)])
+    assert done.exit_code == 0, done.output
+    lines = {json.loads(x)["title"]: json.loads(x)["curation"] for x in out.read_text().splitlines()}
+    assert lines["Ask about Alice first"]["generalization"] == 0.5 and lines["Bind values never paste"]["flags"] == []
+    again = CliRunner().invoke(main, ["pack", "import", str(out), "--memory", str(tmp_path / "n"), "--json"])
+    assert len(json.loads(again.output)["added"]) == 2

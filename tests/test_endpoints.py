@@ -210,10 +210,10 @@ def test_rows_are_capped(loaded):
 
 
 def test_profile_json_round_trip_and_merge():
-    p = EndpointProfile("http://127.0.0.1:1/q", graphs=("g1",), quirks=("q",), runs=("r1",))
+    p = EndpointProfile("http://127.0.0.1:1/q", graphs=("urn:g1",), quirks=("q",), runs=("r1",))
     assert EndpointProfile.from_json(p.to_json()) == p
-    merged = p.merged(EndpointProfile("HTTP://127.0.0.1:1/q", graphs=("g1", "g2"), runs=("r2",)))
-    assert merged.graphs == ("g1", "g2") and merged.runs == ("r1", "r2") and merged.key == p.key
+    merged = p.merged(EndpointProfile("HTTP://127.0.0.1:1/q", graphs=("urn:g1", "urn:g2"), runs=("r2",)))
+    assert merged.graphs == ("urn:g1", "urn:g2") and merged.runs == ("r1", "r2") and merged.key == p.key
 
 
 def test_virtuoso_is_discovered_and_queried_too(virtuoso, shared_data):

@@ -40,6 +40,24 @@ def test_shipped_experiment_names_e1_to_e8(experiment):
     assert by["E8a"] == ("A1", ("L0", "L1")) and by["E8b"] == ("A2", ("L0", "L1"))  # injected vs tool-mediated
     assert experiment.configs["E4"].guide.endswith("library.guide.md") and experiment.configs["E1"].guide is None
     assert [c.name for c in experiment.select("E6,E1")] == ["E6", "E1"]
+    assert experiment.configs["E5"].pack.endswith("starter.jsonl") and experiment.configs["E6"].pack is None
+
+
+def test_an_arm_with_a_pack_starts_from_it_and_the_others_do_not(tmp_path):
+    from test_provenance_queries import curriculum
+
+    from owl_memory import Memory
+    from owl_memory.ablation.harness import ablate
+
+    (tmp_path / "e.yaml").write_text(f"curriculum: {curriculum(tmp_path)}\nconfigs:\n"
+                                     "  seeded: {condition: A1, pack: starter}\n  plain: {condition: A1}\n")
+    ablate(tmp_path / "e.yaml", "seeded,plain", out=tmp_path / "out", lm="scripted", holdout_every=3,
+           parallel=False)
+    starter = {"c5f3bbc908df31ee", "b4b019a8d08020ea"}  # two of the starter pack's items
+    with Memory(tmp_path / "out" / "memories" / "seeded-r0") as m:
+        assert m.stored(starter) == starter
+    with Memory(tmp_path / "out" / "memories" / "plain-r0") as m:
+        assert not m.stored(starter)
 
 
 @pytest.mark.parametrize("name", ["E1", "E2", "E3", "E4", "E5", "E6", "E7a", "E7b", "E8a", "E8b"])
@@ -71,6 +89,7 @@ def test_each_config_runs_and_is_judged_with_a_scripted_lm(experiment, memory, t
     ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, k: '2'}}", "`k` must be a whole number >= 1"),
     ("curriculum: c.yaml\nconfigs: {'../../pwn': {condition: A0}}", "it names the arm's folders"),
     ("curriculum: c.yaml\nconfigs: {'.hidden': {condition: A0}}", "not starting with a dot"),
+    ("curriculum: c.yaml\nconfigs: {E1: {condition: A1, pack: nowhere}}", "shipped"),
 ])
 def test_bad_experiment_files_say_what_to_fix(tmp_path, text, message):
     (tmp_path / "c.yaml").write_text("id: c\ntasks: []\n")

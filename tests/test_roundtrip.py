@@ -108,12 +108,13 @@ def test_trajectory_lines_round_trip(tmp_path, text):
     (tmp_path / "t.jsonl").read_text(encoding="utf-8")  # valid UTF-8 on disk
 
 
-# written by the writer before events were typed; endpoint-queries (agent_query events) by the typed writer
+# written by the writer before events were typed; endpoint-queries (agent_query events) and memory-note by the typed
+# writer
 TRAJECTORIES = Path(__file__).parent / "data" / "trajectories"
 
 
 @pytest.mark.parametrize("name", ["tools-constraint-layers", "a1-quota", "lm-failure", "agentic-sprint",
-                                  "endpoint-queries"])
+                                  "endpoint-queries", "memory-note"])
 def test_trajectory_files_read_typed_and_write_back_byte_for_byte(name):
     """Files the earlier dict writer wrote read back as typed events whose lines are those files' bytes."""
     path = TRAJECTORIES / f"{name}.jsonl"

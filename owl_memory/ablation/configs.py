@@ -17,7 +17,8 @@ which items A1 injects (model.Quota: an integer for the top k, or success,failur
 `consolidate: false` stores extracted items append-only (no merge, no conflict or exception links); `max_items`
 bounds the arm's memory (forgetting: the least useful items are archived); `budgets` sets layer budgets in
 characters (L0, L1, L3, and L2 for A1's injected text); `max_output_chars` the REPL output the model sees per
-iteration. A config's own setting wins over the command line's.
+iteration; `pack` a memory pack (a shipped name such as starter, or a file) the arm's memory starts with. A config's
+own setting wins over the command line's.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from pathlib import Path
 import yaml
 
 from ..agent import CONDITIONS
-from ..errors import ConfigError
+from ..errors import ConfigError, LoadError
 from ..model.runs import Quota, check_output_cap, parse_budgets, parse_layers
 
-KEYS = {"condition", "layers", "about", "k", "consolidate", "max_items", "budgets", "max_output_chars"}
+KEYS = {"condition", "layers", "about", "k", "consolidate", "max_items", "budgets", "max_output_chars", "pack"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Config:
         max_items: the arm memory's bound (forgetting); None: the command line's, else unbounded.
         budgets: layer budgets in characters (L0, L1, L3; L2 bounds A1's text).
         max_output_chars: REPL output the model sees per iteration; None: the command line's, else RunConfig's.
+        pack: the memory pack (a shipped name or a file, absolute) the arm's starting memory is seeded with; None:
+            the command line's --pack, if any.
     """
 
     name: str
@@ -62,6 +65,7 @@ class Config:
     max_items: int | None = None
     budgets: dict = field(default_factory=dict)
     max_output_chars: int | None = None
+    pack: str | None = None
 
     def settled(self, k=None, consolidate: bool = True, max_items: int | None = None, budgets=None,
                 max_output_chars: int | None = None) -> Config:
@@ -83,7 +87,7 @@ class Config:
         return {"name": self.name, "condition": self.condition, "layers": list(self.layers), "guide": self.guide,
                 "about": self.about, "k": self.k.to_json() if self.k is not None else None,
                 "consolidate": self.consolidate, "max_items": self.max_items, "budgets": dict(self.budgets),
-                "max_output_chars": self.max_output_chars}
+                "max_output_chars": self.max_output_chars, "pack": self.pack}
 
 
 @dataclass(frozen=True)
@@ -160,9 +164,24 @@ def _config(name: str, spec, guide: str | None, path: Path) -> Config:
         return Config(name, base.condition, layers, guide if "L3" in layers else None, str(spec.get("about", "")),
                       _k(name, spec, base.condition, path), _switch(spec.get("consolidate")),
                       _bound(spec.get("max_items")), parse_budgets(spec.get("budgets")),
-                      check_output_cap(spec["max_output_chars"]) if "max_output_chars" in spec else None)
+                      check_output_cap(spec["max_output_chars"]) if "max_output_chars" in spec else None,
+                      _pack(spec.get("pack"), path))
     except ConfigError as e:
         raise ConfigError(f"config {name} in {path.name}: {e}") from e
+
+
+def _pack(value, path: Path) -> str | None:
+    """A config's `pack`: a shipped pack's name or a file relative to the experiment, as learning.pack_path finds
+    it (LoadError listing the shipped packs otherwise)."""
+    if value is None:
+        return None
+    from ..learning import pack_path
+
+    relative = path.parent / str(value)
+    try:
+        return str(pack_path(relative if relative.is_file() else str(value)))
+    except LoadError as e:
+        raise ConfigError(f"`pack`: {e}") from None
 
 
 def _k(name: str, spec: dict, condition: str, path: Path) -> Quota | None:

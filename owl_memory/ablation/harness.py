@@ -339,7 +339,7 @@ def ablate(curriculum: str | Path, conditions=CONSTRUCTION_CONDITIONS, *, out: s
                                    ("max_llm_calls", max_llm_calls), ("sub_lm", sub_lm), ("max_tokens", max_tokens),
                                    ("timeout", timeout), ("endpoints", parse_grants(endpoint_map)))
     jobs = [Job(str(path), a.condition, r, str(out), holdout_every, str(memory) if memory else None, kind,
-                a.name, pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
+                a.name, a.pack or pack, options + tuple((k, v) for k, v in a.run_options().items() if k != "condition"),
                 a.consolidate, a.max_items, language, split_seed)
             for r in range(repeats) for a in arms]
     parallel = parallel and (lm is None or isinstance(lm, str)) and len(jobs) > 1

@@ -9,8 +9,11 @@ exceptions they raise was read off rdflib 7.6 by mutating real files of each for
 UnicodeDecodeError, and built-in errors its Turtle and JSON-LD code lets through (PARSE_ERRORS lists them).
 
 rdflib's JSON-LD parser fetches every context a document names (an @context or @import that is a URL or a file
-path), with no timeout and past any allow-list; `parse_text(..., fetch=False)` refuses such text before parsing, for
-text another party wrote (an endpoint's service description). RDF/XML external entities are never expanded.
+path), with no timeout and past any allow-list; `parse_text(..., fetch=False)` refuses such text before parsing. XML
+(RDF/XML, TriX) with a DOCTYPE or an entity declaration is refused the same way, by expat handlers that stop at the
+declaration, before any entity is expanded. `parse_contained` is the door for a body another party wrote (an
+endpoint's answer): those refusals, then the parse in a child process (`python -m owl_memory.adapters.rdflib`) under
+a wall-time and CPU limit, killed on overrun, that hands back N-Triples. No parser here follows owl:imports.
 
 An ill-typed literal ("2021-13-45"^^xsd:date) is data, not an error: it stays a literal with its lexical form (SHACL's
 sh:datatype reports it), and rdflib's logged warning with a traceback for it is dropped (`_IllTypedLiterals`).
@@ -21,9 +24,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+import resource
+import subprocess
+import sys
 from json import JSONDecodeError
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 from xml.sax import SAXException, SAXParseException
 
 from rdflib import Graph
@@ -72,18 +79,80 @@ def parse_text(text: str | bytes, format: str = "turtle", *, graph: Graph | None
                source: str = "<text>", same_labels: bool = False, fetch: bool = True) -> Graph:
     """RDF `text` in `format` parsed into `graph` (a new Graph by default), relative IRIs resolved against `base`
     (rdflib's default is the working directory); `same_labels` keeps N-Triples blank node labels as written; with
-    `fetch=False`, JSON-LD that names a context to fetch is refused. LoadError naming `source`, the line and the
-    parser's reason when it does not parse."""
-    named = _named_context(text) if format == "json-ld" and not fetch else None
-    if named is not None:
-        raise LoadError(f"the JSON-LD names a context to fetch ({named[:120]}); nothing is fetched for it here: "
-                        "inline the context", source=source, reason="names a JSON-LD context to fetch")
+    `fetch=False`, JSON-LD that names a context to fetch and XML with a DTD or entities are refused. LoadError
+    naming `source`, the line and the parser's reason when it does not parse."""
+    if not fetch:
+        _refuse_fetching(text, format, source)
     graph = Graph() if graph is None else graph
     extra: dict[str, Any] = {"bnode_context": _SameLabels()} if same_labels else {}  # an N-Triples parser option
     try:
         return graph.parse(data=text, format=format, publicID=base, **extra)
     except PARSE_ERRORS as e:
         raise _load_error(e, format, source) from e
+
+
+def parse_contained(text: str | bytes, format: str, *, base: str | None = None, source: str = "<text>",
+                    seconds: float = 10.0) -> Graph:
+    """A body another party wrote parsed without fetching anything (parse_text's fetch=False) in a child process
+    under `seconds` of wall time and CPU; LoadError when it does not parse, names something to fetch or overruns."""
+    _refuse_fetching(text, format, source)
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else text
+    cmd = [sys.executable, "-m", "owl_memory.adapters.rdflib", format, base or "", str(seconds)]
+    try:
+        done = subprocess.run(cmd, input=data, capture_output=True, timeout=seconds)
+        reply = json.loads(done.stdout or b"{}")
+    except subprocess.TimeoutExpired:
+        raise LoadError(f"parsing took more than {seconds:g} s and was stopped; ask for less", source=source,
+                        reason="parse time limit") from None
+    except ValueError:  # the child died (its CPU or memory limit) before it answered
+        reply = {}
+    if "nt" not in reply:
+        why = str(reply.get("error") or f"the parser stopped (exit {done.returncode}) before it finished")
+        raise LoadError(why, source=source, line=reply.get("line"), reason=str(reply.get("reason") or why))
+    return parse_text(reply["nt"], "nt")
+
+
+def _cap(seconds: float) -> None:
+    """In the parsing child: at most `seconds` of CPU (plus slack) and 1 GB of address space."""
+    for limit, soft in ((resource.RLIMIT_CPU, int(seconds) + 1), (resource.RLIMIT_AS, 1 << 30)):
+        hard = resource.getrlimit(limit)[1]
+        resource.setrlimit(limit, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def _refuse_fetching(text: str | bytes, format: str, source: str) -> None:
+    """LoadError when parsing `text` would fetch a document (a JSON-LD context) or read a DTD or entities (XML)."""
+    named = _named_context(text) if format == "json-ld" else None
+    if named is not None:
+        raise LoadError(f"the JSON-LD names a context to fetch ({named[:120]}); nothing is fetched for it here: "
+                        "inline the context", source=source, reason="names a JSON-LD context to fetch")
+    declared = _xml_declaration(text) if format in ("xml", "trix") else None
+    if declared is not None:
+        raise LoadError(f"the XML carries {declared}; DTDs and entities are refused here: send plain RDF/XML",
+                        source=source, reason="XML with a DTD or entities")
+
+
+class _Declared(Exception):
+    """Raised by an expat handler at the first DOCTYPE or entity declaration."""
+
+
+def _xml_declaration(text: str | bytes) -> str | None:
+    """What XML `text` declares that a parser would read or expand (a DOCTYPE, an entity), or None; expat stops at
+    the declaration, before any expansion. Malformed XML is left to the parser to describe."""
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    found = {"StartDoctypeDeclHandler": "a DOCTYPE", "EntityDeclHandler": "an entity declaration",
+             "ExternalEntityRefHandler": "an external entity"}
+    for handler, what in found.items():
+        def stop(*_, what=what):
+            raise _Declared(what)
+        setattr(parser, handler, stop)
+    try:
+        parser.Parse(text, True)
+    except _Declared as e:
+        return str(e)
+    except expat.ExpatError:
+        return None
+    return None
 
 
 def _named_context(text: str | bytes) -> str | None:
@@ -175,3 +244,21 @@ def check_format(format: str) -> None:
 def serialize_to(graph: Graph, file, format: str) -> None:
     """Write `graph` to a binary file object as UTF-8 `format` (checked with check_format first)."""
     graph.serialize(destination=file, format=format, encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    """The parsing child of parse_contained: capped (`_cap`, argv[2] seconds) before it reads anything, the body on
+    stdin in format argv[0] (base argv[1]) as one JSON line on stdout, {"nt": N-Triples} or {"error", "reason",
+    "line"}."""
+    _cap(float(argv[2]))
+    try:
+        g = parse_text(sys.stdin.buffer.read(), argv[0], base=argv[1] or None, source="", fetch=False)
+        reply: dict[str, Any] = {"nt": g.serialize(format="nt")}
+    except LoadError as e:
+        reply = {"error": str(e), "reason": e.reason, "line": e.line}
+    sys.stdout.write(json.dumps(reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

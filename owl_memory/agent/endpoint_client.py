@@ -4,7 +4,10 @@ Only the endpoints a run was granted (exact scheme, host, port and path, normali
 never followed (a 3xx is an EndpointError naming its target); each request has one wall-time limit covering connect,
 wait and read; a response is read in chunks and refused once it passes the byte cap (never buffered whole); a SELECT
 keeps at most max_rows rows; the run has a request budget. Agent SPARQL is checked on its parsed form by the guard of
-adapters/sparql.py (no update, no FROM, SERVICE only to a granted endpoint) before any request is sent.
+adapters/sparql.py (no update, no FROM, SERVICE only to a granted endpoint) before any request is sent. What an
+endpoint sends is data: a Service Description is parsed by adapters/rdflib.parse_contained (nothing fetched, no DTD,
+under the same time limit), SPARQL JSON results are checked for their shape; anything else is an EndpointError (an
+"[Error]" for the agent).
 """
 
 from __future__ import annotations
@@ -89,18 +92,22 @@ class EndpointClient:
         return _results(response.body, url, sparql_text.form(parsed), self.limits.max_rows)
 
     def describe(self, url: str) -> tuple[Graph | None, Response]:
-        """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed, or
-        None when it sends none in an RDF format; with the response."""
+        """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed within the
+        request's time limit, or None when it sends none in an RDF format; with the response. EndpointError when
+        it does not parse, names something to fetch or takes too long."""
         url = self.allowed(url)
+        deadline = time.monotonic() + self.limits.seconds  # one limit for the request and the parse together
         response = self.request(url, None, ACCEPT_DESCRIPTION, must_succeed=False)
         fmt = DESCRIPTION_TYPES.get(response.media_type)
         if response.status != 200 or fmt is None or not response.body:
             return None, response
+        left = max(deadline - time.monotonic(), 0.1)
         try:
-            return rdf.parse_text(response.body.decode("utf-8", "replace"), fmt, base=url, source=url,
-                                  fetch=False), response
-        except LoadError:  # a description that does not parse, or names a JSON-LD context to fetch, counts as none
-            return None, response
+            return rdf.parse_contained(response.body, fmt, base=url, source=url, seconds=left), response
+        except LoadError as e:  # it does not parse, names something to fetch (a context, a DTD) or took too long
+            raise EndpointError(f"{url} sent a service description that was refused ({e.reason}); nothing was "
+                                "fetched for it: query the endpoint directly (endpoint_graphs, endpoint_query)",
+                                cause="bad-description") from None
 
     def request(self, url: str, sparql: str | None, accept: str, *, must_succeed: bool = True) -> Response:
         """One request to a granted URL under the budget, the wall-time limit and the byte cap; never follows a
@@ -198,22 +205,40 @@ def _request_line(path: str, sparql: str | None, accept: str) -> tuple[str, str,
 
 
 def _results(body: bytes, url: str, kind: str, max_rows: int) -> QueryResult:
-    """SPARQL 1.1 JSON results as a QueryResult: rows of (kind, text) terms, cut at max_rows."""
+    """SPARQL 1.1 JSON results as a QueryResult: rows of (kind, text) terms, cut at max_rows; EndpointError for
+    anything that is not JSON of that shape."""
     try:
         data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise EndpointError(f"{url} sent results that are not JSON", cause="not-sparql-results") from None
+    if not isinstance(data, dict):
+        raise _shape(url, f"a JSON {type(data).__name__} instead of an object")
     if kind == "ASK" or "boolean" in data:
-        return QueryResult("ASK", ask=bool(data.get("boolean")))
-    columns = tuple(str(v) for v in data.get("head", {}).get("vars", ()))
-    bindings = data.get("results", {}).get("bindings", [])
-    rows = tuple(tuple(_term(b.get(c)) for c in columns) for b in bindings[:max_rows])
-    return QueryResult("SELECT", columns, rows, len(bindings) > max_rows)
+        if not isinstance(data.get("boolean"), bool):
+            raise _shape(url, "no true or false \"boolean\" for an ASK")
+        return QueryResult("ASK", ask=data["boolean"])
+    head, results = data.get("head"), data.get("results")
+    columns = head.get("vars") if isinstance(head, dict) else None
+    bindings = results.get("bindings") if isinstance(results, dict) else None
+    if not (isinstance(columns, list) and all(isinstance(c, str) for c in columns)):
+        raise _shape(url, "no \"head\": {\"vars\": [names]}")
+    if not (isinstance(bindings, list) and all(isinstance(b, dict) for b in bindings)):
+        raise _shape(url, "no \"results\": {\"bindings\": [objects]}")
+    rows = tuple(tuple(_term(b.get(c), url) for c in columns) for b in bindings[:max_rows])
+    return QueryResult("SELECT", tuple(columns), rows, len(bindings) > max_rows)
 
 
-def _term(value: dict | None) -> tuple[str, str] | None:
+def _shape(url: str, what: str) -> EndpointError:
+    """The error for SPARQL JSON results of the wrong shape."""
+    return EndpointError(f"{url} sent JSON that is not SPARQL 1.1 results ({what}); this endpoint may not speak "
+                         "SPARQL 1.1 JSON", cause="not-sparql-results")
+
+
+def _term(value: object, url: str) -> tuple[str, str] | None:
     """One JSON binding as a (uri | bnode | literal, text) pair, None when unbound."""
-    if not value:
+    if value is None:
         return None
+    if not (isinstance(value, dict) and isinstance(value.get("value"), str)):
+        raise _shape(url, "a binding that is not {\"type\": ..., \"value\": \"text\"}")
     kind = {"uri": "uri", "bnode": "bnode"}.get(str(value.get("type")), "literal")
-    return kind, str(value.get("value", ""))
+    return kind, value["value"]

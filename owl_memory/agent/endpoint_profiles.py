@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 
 from rdflib import Graph, URIRef
 
+from ..errors import ConfigError
 from ..model import ItemSpec
-from ..model.endpoints import EndpointProfile, endpoint_key
+from ..model.endpoints import IRI_LISTS, EndpointProfile, endpoint_key, is_iri
 from ..vocab import ITEM
 from .endpoint_client import EndpointClient
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ..store import Memory
 
 TASK_TYPE = "sparql-endpoint"
+SUMMARY, TITLE = 400, 120  # characters of an item summary and title the memory shapes allow
 FIND = """PREFIX om: <http://w3id.org/owl-memory#>
 SELECT ?item WHERE {
   ?item a om:EndpointProfile ; om:tag ?tag .
@@ -42,12 +44,18 @@ class Notebook:
         """An empty notebook."""
         self.profiles: dict[str, EndpointProfile] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # url -> (error, query) of its last failed query
+        self.not_iris: dict[str, int] = {}  # url -> values an endpoint gave as IRIs that are not (never kept)
 
-    def note(self, url: str, **lists: Iterable[str]) -> None:
-        """Add values to the lists of `url`'s profile (graphs=..., features=..., limits=...)."""
-        seen = EndpointProfile(url, **{k: tuple(v) for k, v in lists.items()})
+    def note(self, url: str, **lists: Iterable[str]) -> int:
+        """Add values to the lists of `url`'s profile (graphs=..., features=..., limits=...); how many values of
+        its IRI lists were not IRIs (counted, never kept)."""
+        given = {k: tuple(str(x) for x in v) for k, v in lists.items()}
+        seen = EndpointProfile(url, **given)
         old = self.profiles.get(seen.url)
         self.profiles[seen.url] = old.merged(seen) if old else seen
+        rejected = sum(1 for k in IRI_LISTS for x in given.get(k, ()) if not is_iri(x))
+        self.not_iris[seen.url] = self.not_iris.get(seen.url, 0) + rejected
+        return rejected
 
     def query_failed(self, url: str, query: str, error: str) -> None:
         """A query on `url` failed: remember it (a later success says what fixed it); a limit hit is a limit."""
@@ -101,10 +109,17 @@ def _as_one(found: list[tuple[str, EndpointProfile]]) -> tuple[str, EndpointProf
 
 
 def active_profiles(memory: Memory, url: str) -> list[tuple[str, EndpointProfile]]:
-    """Every active (neither superseded nor archived) profile item of `url`, by id."""
+    """Every active (neither superseded nor archived) profile item of `url`, by id; an item whose content holds no
+    profile (written by hand, say) is left out, so it cannot stop a run."""
     rows = memory.sparql(FIND, {"tag": f"endpoint-{endpoint_key(url)}"}).rows
-    ids = [str(item)[len(str(ITEM)):] for (item,) in rows]
-    return [(i, EndpointProfile.from_json(memory.blobs.load(memory.get(i).content_ref).splitlines()[-1])) for i in ids]
+    found = []
+    for item in (str(item)[len(str(ITEM)):] for (item,) in rows):
+        try:
+            found.append((item, EndpointProfile.from_json(memory.blobs.load(memory.get(item).content_ref)
+                                                          .splitlines()[-1])))
+        except (ConfigError, IndexError):  # not a profile's JSON, or no content at all
+            continue
+    return found
 
 
 def remember(memory: Memory, notebook: Notebook, run_id: str, trace_ref: str | None) -> list[str]:
@@ -133,7 +148,7 @@ def profile_spec(profile: EndpointProfile, run_id: str | None = None, trace_ref:
     """The om:EndpointProfile item of a profile: titled by the endpoint, its lists summarized, its JSON as content,
     PROV to the run (and its trace) that wrote this version."""
     parts = urlsplit(profile.url)
-    title = f"Endpoint profile {parts.hostname} port {parts.port} {parts.path}"
+    title = f"Endpoint profile {parts.hostname} port {parts.port} {parts.path}"[:TITLE]
     provenance = {"run": run_id, **({"derived_from": trace_ref} if trace_ref else {})} if run_id else None
     return ItemSpec("EndpointProfile", title, summary(profile), content(profile), task_types=(TASK_TYPE,),
                     tags=("endpoint", f"endpoint-{profile.key}"), confidence=0.8, provenance=provenance)
@@ -154,7 +169,8 @@ def summary(profile: EndpointProfile) -> str:
     said += [f"features {', '.join(_local(f) for f in profile.features[:3])}"] if profile.features else []
     said += [f"quirk: {profile.quirks[0][:120]}"] if profile.quirks else []
     said += [f"limit: {profile.limits[0][:80]}"] if profile.limits else []
-    return f"Use when querying the SPARQL endpoint {profile.url}: " + "; ".join(said) + "."
+    text = f"Use when querying the SPARQL endpoint {profile.url}: " + "; ".join(said)
+    return (text if len(text) < SUMMARY else text[:SUMMARY - 2] + "…") + "."
 
 
 def _local(iri: str) -> str:

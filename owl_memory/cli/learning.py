@@ -127,11 +127,13 @@ def pack() -> None:
 @click.option("--kind", help="Only items of this kind.")
 @click.option("--source", type=click.Choice(["pack", "extracted", "human"]), help="Only items from this source.")
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option("--curate", is_flag=True, help="Score each line's generalization and flag what would not transfer (as "
+                                             "pack check does), under the line's \"curation\" key.")
 @memory_option
 @json_option
 @library_errors
-def pack_export(out: str, kind: str | None, source: str | None, min_confidence: float, memory_path: str,
-                as_json: bool) -> None:
+def pack_export(out: str, kind: str | None, source: str | None, min_confidence: float, curate: bool,
+                memory_path: str, as_json: bool) -> None:
     """Write the memory's active items to OUT as a JSONL pack.
 
     Example: owl-memory pack export learned.jsonl --source extracted --min-confidence 0.6
@@ -139,7 +141,7 @@ def pack_export(out: str, kind: str | None, source: str | None, min_confidence: 
     from ..learning import export_pack
 
     with Memory(memory_path) as m:
-        n = export_pack(m, out, kind=kind, source=source, min_confidence=min_confidence)
+        n = export_pack(m, out, kind=kind, source=source, min_confidence=min_confidence, curate=curate)
     emit({"path": str(out), "items": n}, as_json, mapping)
 
 

@@ -1,5 +1,5 @@
 """Commands for a person reading runs: trajectory (one run, rendered), compare (two runs side by side) and reflect
-(an item from a person's hint, linked to a run)."""
+(an item from a person's hint, linked to a run) and analyze (what a memory's records say about its items)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .common import Memory, emit, json_option, library_errors, memory_option, ta
 
 if TYPE_CHECKING:
     from ..model import Event
+    from ..store import Analysis
 
 CLIP = 300  # characters of code or output shown per iteration
 
@@ -128,4 +129,30 @@ def reflect(run: str, hint: str, kind: str, title: str | None, memory_path: str,
          lambda d: click.echo(f"added {d['id']} from a hint on run {d['run']}"))
 
 
-COMMANDS = (trajectory, compare, reflect)
+@click.command("analyze")
+@click.option("--stale-days", type=click.FloatRange(min=0), default=90.0, show_default=True,
+              help="An item older than this that is no better than a coin (more failures than successes, or never "
+                   "judged) is stale.")
+@memory_option
+@json_option
+@library_errors
+def analyze(stale_days: float, memory_path: str, as_json: bool) -> None:
+    """Report what the memory's own records say about its active items: never used, always failing, conflicting
+    pairs, superseded chains and stale items, each counted, with ids (the first 50).
+
+    Example: owl-memory analyze --memory .owl-memory
+    """
+    from ..store import analyze as analysis
+
+    with Memory(memory_path, create=False) as m:
+        found = analysis(m, stale_days)
+
+    def shown(a: Analysis) -> None:
+        click.echo(f"{a.active} active items")
+        for name in ("never_used", "always_failing", "conflicting", "superseded", "stale"):
+            f = getattr(a, name)
+            click.echo(f"{name.replace('_', ' ')}: {f.count}" + (f" ({', '.join(f.ids)})" if f.ids else ""))
+    emit(found, as_json, shown)
+
+
+COMMANDS = (trajectory, compare, reflect, analyze)

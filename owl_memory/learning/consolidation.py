@@ -11,7 +11,10 @@ For each new item, in order:
    similarity is at least SIMILARITY (word-set Jaccard, below) and whose compiled action is the same (or
    absent on one side) -> the stored item survives and supersedes the new one, which is stored, then archived;
    counters are summed into the survivor; the archived item keeps its own prov:wasGeneratedBy /
-   prov:wasDerivedFrom, reachable from the survivor through om:supersedes, so both chains stay (`merged`).
+   prov:wasDerivedFrom, reachable from the survivor through om:supersedes, so both chains stay (`merged`:
+   [stored, new]; the archived one of the pair is the one merged away). The new item survives instead when it is
+   strictly better (`better`): the stored one has never been judged a success, and the new one has a compiled
+   action the stored one lacks, or a confidence higher by at least BETTER_BY.
 5. otherwise it is added (`added`). Items the shapes reject are reported in `rejected`, never half-written.
 
 Similarity (deterministic): Jaccard index of the sets of case-folded alphanumeric words of title + " " + summary.
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from ..store import Memory
 
 SIMILARITY = 0.8
+BETTER_BY = 0.1  # how much more confident a near-duplicate must be to supersede the stored item
 CANDIDATES = 50
 _WORD = re.compile(r"[^\W_]+")
 _ADVICE_KINDS = ("Procedure", "Principle")
@@ -110,8 +114,19 @@ def _one(memory: Memory, spec: ItemSpec, report: Report) -> None:
     if twin is None:
         report.added.append(new)
         return
-    merge(memory, twin.id, new)
+    if better(spec, twin):
+        merge(memory, new, twin.id)
+    else:
+        merge(memory, twin.id, new)
     report.merged.append([twin.id, new])
+
+
+def better(spec: ItemSpec, stored: Item) -> bool:
+    """Whether a new near-duplicate supersedes the stored item (the rule of the module docstring, step 4)."""
+    if stored.success_count > 0:
+        return False
+    return (spec.action_schema is not None and stored.action_schema is None) or \
+        spec.confidence >= stored.confidence + BETTER_BY
 
 
 def merge(memory: Memory, keep: str, drop: str) -> None:

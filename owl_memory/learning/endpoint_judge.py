@@ -94,7 +94,7 @@ def _as_values(answer: str) -> frozenset[str] | None:
     """The answer's values when it is a JSON list of strings and numbers (what `--lm replay:` submits), else None."""
     try:
         data = json.loads(answer)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # an answer nested deeper than Python's stack is no list either
         return None
     if not isinstance(data, list) or not all(isinstance(v, str | int | float) and not isinstance(v, bool)
                                              for v in data):

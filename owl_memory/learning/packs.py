@@ -85,7 +85,7 @@ def _line(text: str, name: str, path: Path, n: int, check_ids: bool = True) -> t
         d = _json(text)
         if not isinstance(d, dict):
             raise InvalidItem("a pack line is a JSON object")
-        fields = {k: d[k] for k in _FIELDS if d.get(k) is not None}
+        fields = _fields(d)
         tags = tuple(dict.fromkeys([*fields.pop("tags", ()), "source:pack", f"pack:{name}"[:64]]))
         spec = ItemSpec(**fields, tags=tags)
     except (json.JSONDecodeError, InvalidItem, TypeError) as e:
@@ -96,6 +96,11 @@ def _line(text: str, name: str, path: Path, n: int, check_ids: bool = True) -> t
                         "or scope edited? import with --replace to supersede the original, or drop memory_id)",
                         source=str(path), line=n)
     return spec, named if isinstance(named, str) else None
+
+
+def _fields(line: dict) -> dict:
+    """The ItemSpec fields a pack line sets."""
+    return {k: line[k] for k in _FIELDS if line.get(k) is not None}
 
 
 def _json(text: str) -> object:
@@ -130,9 +135,10 @@ def _derived(spec: ItemSpec, original: str) -> ItemSpec:
 
 
 def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, source: str | None = None,
-                min_confidence: float = 0.0) -> int:
+                min_confidence: float = 0.0, curate: bool = False) -> int:
     """Write the memory's active items (filtered) as a pack; returns how many lines were written. `out` is checked
-    before any work (rdfio.check_output) and written atomically."""
+    before any work (rdfio.check_output) and written atomically. With `curate`, each line carries its curation
+    (learning/curation.py: generalization score and flags) under "curation"."""
     if source is not None and source not in SOURCES:
         raise InvalidItem(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
     check_output(out)
@@ -145,6 +151,13 @@ def export_pack(memory: Memory, out: str | Path, *, kind: str | None = None, sou
         line["provenance"]["exported_in"] = Path(out).stem  # the pack this line belongs to, named by its file
         if source is None or line["provenance"]["source"] == source:
             lines.append(json.dumps(line, ensure_ascii=False, sort_keys=True))
+    if curate:
+        from .curation import curate as curated
+
+        parsed = [json.loads(x) for x in lines]
+        specs = [ItemSpec(**_fields(d)) for d in parsed]
+        lines = [json.dumps({**d, "curation": c.to_dict()}, ensure_ascii=False, sort_keys=True)
+                 for d, c in zip(parsed, curated(specs), strict=True)]
     write_text("".join(x + "\n" for x in lines), out)
     return len(lines)
 

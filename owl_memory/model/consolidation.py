@@ -37,7 +37,7 @@ class Report:
 
     added: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
-    merged: list[list[str]] = field(default_factory=list)  # [survivor, archived new item]
+    merged: list[list[str]] = field(default_factory=list)  # [stored, new]: the new one archived, unless it is better
     conflicts: list[list[str]] = field(default_factory=list)  # [new, stored]
     exceptions: list[list[str]] = field(default_factory=list)  # [exception, general rule]
     rejected: list[str] = field(default_factory=list)

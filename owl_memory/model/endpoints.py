@@ -11,9 +11,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
 from .handles import sha256
+from .items import INVISIBLE
 
 PROFILE_LIST = 12  # entries one profile keeps per list (graphs, features, prefixes, classes, limits, quirks)
 PROFILE_RUNS = 50  # runs a profile names as the ones that taught it
+PROFILE_IRI = 200  # characters of an IRI a profile keeps (a longer one is not kept at all)
+PROFILE_TEXT = 200  # characters of a limit or quirk a profile keeps (the rest is cut)
+IRI_LISTS = ("graphs", "features", "result_formats", "prefixes", "classes")  # lists that hold IRIs only
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAPPED_TO = re.compile(r"=(?=https?://)", re.IGNORECASE)
 
@@ -37,6 +43,17 @@ def normalize_url(url: str) -> str:
     host = parts.hostname.lower()
     host = f"[{host}]" if ":" in host else host
     return urlunsplit((scheme, f"{host}:{port or DEFAULT_PORTS[scheme]}", parts.path or "/", "", ""))
+
+
+def is_iri(text: str) -> bool:
+    """Whether `text` is one absolute IRI a profile may keep: a scheme, no space, no control, invisible or
+    delimiter character, at most PROFILE_IRI characters."""
+    return len(text) <= PROFILE_IRI and _IRI.fullmatch(text) is not None and not INVISIBLE.search(text)
+
+
+def plain_text(text: str) -> str:
+    """Remote text as a profile keeps it: control and invisible characters dropped, spaces collapsed, clipped."""
+    return " ".join(INVISIBLE.sub("", _CONTROL.sub(" ", text)).split())[:PROFILE_TEXT]
 
 
 def endpoint_key(url: str) -> str:
@@ -119,11 +136,14 @@ class EndpointProfile:
     runs: tuple[str, ...] = ()
 
     def __post_init__(self):
-        """Normalize the URL; keep every list unique, in first-seen order and bounded."""
+        """Normalize the URL; keep only IRIs in the IRI lists and plain text in the others; every list unique, in
+        first-seen order and bounded."""
         object.__setattr__(self, "url", normalize_url(self.url))
         for f in fields(self)[1:]:
             cap = PROFILE_RUNS if f.name == "runs" else PROFILE_LIST
-            object.__setattr__(self, f.name, tuple(dict.fromkeys(str(v) for v in getattr(self, f.name)))[:cap])
+            values = [str(v) for v in getattr(self, f.name)]
+            kept = [v for v in values if is_iri(v)] if f.name in IRI_LISTS else [plain_text(v) for v in values]
+            object.__setattr__(self, f.name, tuple(dict.fromkeys(v for v in kept if v))[:cap])
 
     @property
     def key(self) -> str:

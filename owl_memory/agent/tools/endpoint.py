@@ -9,6 +9,7 @@ to the next run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from rdflib.namespace import Namespace
 from ...adapters import sparql as sparql_text
 from ...errors import EndpointError, OwlMemoryError, QueryRefused
 from ...model import Hit, RunResult
-from ...model.endpoints import EndpointLimits, parse_grants
+from ...model.endpoints import EndpointLimits, is_iri, parse_grants
 from ...vocab import STANDARD_PREFIXES
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
@@ -81,7 +82,12 @@ def remember_endpoints(box: Toolbox, result: RunResult) -> RunResult:
     """After a run: consolidate what its endpoint tools learned into the memory's EndpointProfiles; the result."""
     session = box.endpoints
     if session is not None and session.memory is not None:
-        remember(session.memory, session.notebook, result.run_id, result.trace_ref)
+        try:
+            remember(session.memory, session.notebook, result.run_id, result.trace_ref)
+        except OwlMemoryError as e:  # the answer stands: a profile not kept is only what the next run misses
+            logging.getLogger("owl_memory").warning(f"owl-memory: warning: the endpoint profile of run "
+                                                    f"{result.run_id} was not stored ({str(e)[:200]}); the answer "
+                                                    "stands and the next run starts from the previous profile")
     return result
 
 
@@ -123,9 +129,9 @@ class EndpointTools(ToolFamily):
         self.box.scratch_keys.add(ref.key)
         self.box.watch(ref.key)
         graphs, features, formats = _listed(g)
-        s.notebook.note(url, graphs=graphs, features=features, result_formats=formats)
+        rejected = s.notebook.note(url, graphs=graphs, features=features, result_formats=formats)
         out = {"source": url, "handle": ref.key, "size": ref.size, "named_graphs": len(graphs),
-               "features": len(features), "result_formats": len(formats)}
+               "features": len(features), "result_formats": len(formats), **_not_iris(rejected)}
         if not graphs:
             out.update(named_graphs=self._graph_count(url), note="the description lists no named graphs; counted "
                                                                   "by a query")
@@ -136,9 +142,10 @@ class EndpointTools(ToolFamily):
         url, n = self._url(url), as_limit(limit)
         listed = _listed(self._session().descriptions.get(url) or Graph())[0]
         graphs = listed or [row[0][1] for row in self._select(url, GRAPHS % (n + 1)).rows if row[0]]
-        self._session().notebook.note(url, graphs=graphs)
-        return {"source": url, "graphs": [clip(x, 200) for x in graphs[:n]], "more": len(graphs) > n,
-                "from": "service description" if listed else "query", "requests_left": self._left()}
+        rejected = self._session().notebook.note(url, graphs=graphs)
+        return {"source": url, "graphs": _iris(graphs)[:n], "more": len(graphs) > n,
+                **_not_iris(rejected), "from": "service description" if listed else "query",
+                "requests_left": self._left()}
 
     def endpoint_features(self, url: str, limit: int = 20) -> dict | str:
         """sd:feature, sd:supportedLanguage and sd:resultFormat values of the endpoint's description (fetched when
@@ -149,8 +156,9 @@ class EndpointTools(ToolFamily):
         g = s.descriptions[url] or Graph()
         _, features, formats = _listed(g)
         languages = sorted({str(o) for o in g.objects(None, SD.supportedLanguage)})
-        s.notebook.note(url, features=features, result_formats=formats)
-        return {"source": url, "features": features[:n], "languages": languages[:n], "result_formats": formats[:n],
+        rejected = s.notebook.note(url, features=features, result_formats=formats)
+        return {"source": url, "features": _iris(features)[:n], "languages": _iris(languages)[:n],
+                "result_formats": _iris(formats)[:n], **_not_iris(rejected),
                 "described": s.descriptions[url] is not None, "requests_left": self._left()}
 
     def endpoint_sample(self, url: str, n: int = 5) -> dict | str:
@@ -217,6 +225,16 @@ class EndpointTools(ToolFamily):
         if self.box.endpoints is None:
             raise EndpointError("this run may contact no endpoint; pass --endpoint URL")
         return self.box.endpoints
+
+
+def _iris(values: list[str]) -> list[str]:
+    """The values an endpoint gave that are IRIs a profile may keep (model.endpoints.is_iri), in order."""
+    return [v for v in values if is_iri(v)]
+
+
+def _not_iris(count: int) -> dict[str, int]:
+    """The `not_iris` entry of a return when the endpoint gave values as IRIs that are not (they are not kept)."""
+    return {"not_iris": count} if count else {}
 
 
 def _listed(g: Graph) -> tuple[list[str], list[str], list[str]]:
