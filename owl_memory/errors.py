@@ -107,3 +107,9 @@ class EndpointError(ToolError):
     run's request budget, or it answered with an error; the message names the endpoint and what to do."""
 
     cause = "endpoint-error"
+
+
+class QueryTimeout(OwlMemoryError):
+    """A SPARQL query ran past its wall-time limit and was stopped; narrow the query or add LIMIT."""
+
+    cause = "timeout"

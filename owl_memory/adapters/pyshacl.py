@@ -64,11 +64,40 @@ def _count() -> None:
 
 
 def validate(data, **kwargs):
-    """pyshacl.validate(data, **kwargs), counted."""
+    """pyshacl.validate(data, **kwargs), counted, once the shapes' SPARQL passed `check_shapes`."""
     import pyshacl
 
+    shapes = kwargs.get("shacl_graph")
+    check_shapes(shapes if isinstance(shapes, Graph) else data)
     _count()
     return pyshacl.validate(data, **kwargs)
+
+
+def check_shapes(shapes: Graph) -> None:
+    """Every SPARQL text of a shapes graph (sh:select, sh:ask, sh:construct of constraints, validators, targets and
+    rules; an sh:update is refused) through the read-only guard before pySHACL runs any, with the prefixes the graph
+    declares (sh:declare) and binds: QueryRefused naming the shape that holds the refused query."""
+    from rdflib import Literal
+    from rdflib.namespace import SH
+
+    from ..errors import QueryRefused
+    from .sparql import check_read_only
+
+    prefixes = {p: str(ns) for p, ns in shapes.namespaces()}
+    for declared in shapes.objects(None, SH.declare):
+        prefix, namespace = shapes.value(declared, SH.prefix), shapes.value(declared, SH.namespace)
+        if prefix is not None and namespace is not None:
+            prefixes[str(prefix)] = str(namespace)
+    for key in (SH.select, SH.ask, SH.construct, SH.update):
+        for holder, text in shapes.subject_objects(key):
+            shape = next(iter(shapes.subjects(None, holder)), holder) if not isinstance(holder, URIRef) else holder
+            try:
+                if key == SH.update or not isinstance(text, Literal):
+                    raise QueryRefused("only a SELECT, ASK or CONSTRUCT literal may run here")
+                check_read_only(str(text), prefixes=prefixes)
+            except QueryRefused as e:
+                raise QueryRefused(f"the SPARQL in shape {shape.n3()} ({key.n3(shapes.namespace_manager)}) is "
+                                   f"refused: {e}; fix or remove that shape") from e
 
 
 def failure_of(error: Exception) -> str:
@@ -146,6 +175,7 @@ def prepare(shapes: Graph) -> Prepared:
     not on every run, and each harvested shape given the indexed parameter list (`_indexed`)."""
     from pyshacl.shapes_graph import ShapesGraph
 
+    check_shapes(shapes)
     g = Graph(store="SimpleMemory", bind_namespaces="none")
     iris = {str(term) for t in shapes for term in t if isinstance(term, URIRef)}
     for prefix, namespace in shapes.namespaces():

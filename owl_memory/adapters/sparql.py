@@ -5,27 +5,34 @@ Every other module reads a query through these functions and never touches rdfli
 (`CompValue`) or their private keys, so an rdflib upgrade changes this file only.
 
 The guard refuses every update (LOAD, INSERT, DELETE, CLEAR, DROP, CREATE, ...), SERVICE anywhere in the query
-(subqueries, EXISTS filters included), and FROM / FROM NAMED (rdflib fetches those graphs over the network). The
-parser has already expanded escapes such as \\u0053ERVICE, so no spelling gets past. Everything else is allowed: a
-string "from" in a filter or an IRI ending in /load is just data.
+(subqueries, EXISTS filters included) unless its IRI is one of the endpoints the caller grants, and FROM / FROM NAMED
+(rdflib fetches those graphs over the network). The parser has already expanded escapes such as \\u0053ERVICE, so no
+spelling gets past. Everything else is allowed: a string "from" in a filter or an IRI ending in /load is just data.
+Every local evaluation (`evaluate`) passes the same guard on the parsed form, whoever wrote the query (an agent, a
+competency question, a gold, a judge rule), and runs under a wall time (`QUERY_SECONDS` by default): QueryTimeout.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
-from ..errors import QueryFailed, QueryRefused
+from ..errors import QueryFailed, QueryRefused, QueryTimeout
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
 # deeper than Python's stack.
 SYNTAX_ERRORS = (ParseException, ValueError, RecursionError)
 _REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
+_ADVICE = "write a {} over the loaded graph only"  # what to write instead of a refused query
+QUERY_SECONDS = 10.0  # wall time one local query may take (the agent's worker uses the same default)
 
 
 class QuerySyntaxError(ValueError):
@@ -55,35 +62,75 @@ class Answer:
 
 
 def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | None = None,
-             max_rows: int | None = None) -> Answer:
-    """`query` (text, or a query `parse` or `check_read_only` returned) run over `graph`, its rows read (at most
-    `max_rows`); text may use `prefixes` (the graph's own by default), `bindings` maps variables to terms. QueryFailed
-    with rdflib's reason when it does not parse or fails while it runs; MemoryError passes through."""
+             max_rows: int | None = None, services: tuple[str, ...] = (),
+             seconds: float | None = None) -> Answer:
+    """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`), within `seconds` of
+    wall time (QUERY_SECONDS when None); text may use `prefixes` (the graph's own by default), `bindings` maps
+    variables to terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`):
+    QueryRefused. QueryFailed with rdflib's reason when it fails while it runs, QueryTimeout past `seconds`;
+    MemoryError passes through."""
+    if isinstance(query, str):
+        query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
+    else:
+        _refuse(query, FORMS, services)
     try:
-        result = graph.query(query, initNs=prefixes, initBindings=bindings)
-        if result.type == "ASK":
-            return Answer("ASK", ask=bool(result.askAnswer))
-        rows = [tuple(r) for r in islice(result, None if max_rows is None else max_rows + 1)]
-    except MemoryError:
-        raise  # the process's memory limit, not a fault of the query
+        with time_limit(seconds or QUERY_SECONDS):
+            result = graph.query(query, initNs=prefixes, initBindings=bindings)
+            if result.type == "ASK":
+                return Answer("ASK", ask=bool(result.askAnswer))
+            rows = [tuple(r) for r in islice(result, None if max_rows is None else max_rows + 1)]
+    except (MemoryError, QueryTimeout):
+        raise  # the process's memory limit or the wall time, not a fault of the query
     except Exception as e:  # rdflib's evaluator raises bare Exception (GRAPH over a plain graph) and built-in types
         raise QueryFailed(f"{type(e).__name__}: {str(e)[:160]}") from e
     columns = tuple(str(v) for v in result.vars) if result.type == "SELECT" else ("s", "p", "o")
     return Answer(result.type, columns, tuple(rows[:max_rows]), max_rows is not None and len(rows) > max_rows)
 
 
-def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS):
-    """The parsed query when it is read-only, local and of a form in `accepts`; QueryRefused saying what to change
-    otherwise (its advice names only the forms the caller accepts)."""
-    advice = f"write a {_either(accepts)} over the loaded graph only"
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """QueryTimeout inside the block past `seconds` of wall time (a real-time timer; rdflib's evaluator is Python, so
+    the signal lands between two steps). Only the main thread gets signals: threads (agent tools) use a QueryWorker."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise QueryTimeout(f"the query ran past the wall-time limit of {seconds:g} s; narrow the query or add LIMIT")
+    previous = signal.signal(signal.SIGALRM, stop)
+    outer = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # an enclosing limit's time left, restored below
     try:
-        query = parse(query_text)
+        yield
+    finally:
+        elapsed = seconds - signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        signal.signal(signal.SIGALRM, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - elapsed, 0.001))
+
+
+def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS, *, services: tuple[str, ...] = (),
+                    prefixes: dict | None = None):
+    """The parsed query when it is read-only, of a form in `accepts`, and sends requests nowhere but `services` (the
+    run's granted endpoints, after --endpoint-map); QueryRefused saying what to change otherwise (its advice names
+    only the forms the caller accepts). `prefixes` are those the text may use undeclared."""
+    try:
+        query = parse(query_text, prefixes)
     except QuerySyntaxError as e:
-        raise _not_a_query(query_text, e.__cause__ or e, advice) from None
+        raise _not_a_query(query_text, e.__cause__ or e, _ADVICE.format(_either(accepts))) from None
+    return _refuse(query, accepts, services)
+
+
+def _refuse(query, accepts: tuple[str, ...], services: tuple[str, ...]):
+    """The guard on a parsed query: `query` itself when it passes, QueryRefused otherwise."""
+    advice = _ADVICE.format(_either(accepts))
     if query.algebra.get("datasetClause"):
         raise QueryRefused(f"FROM / FROM NAMED is not allowed (it would fetch graphs from elsewhere); {advice}")
-    if any(node.name == "ServiceGraphPattern" for node in _nodes(query.algebra)):
-        raise QueryRefused(f"SERVICE is not allowed (it would send a request to another endpoint); {advice}")
+    for node in _nodes(query.algebra):
+        if node.name == "ServiceGraphPattern" and not (isinstance(node["term"], URIRef)
+                                                       and str(node["term"]) in services):
+            granted = f"only the granted endpoints ({', '.join(services)})" if services else "no endpoint"
+            raise QueryRefused(f"SERVICE is not allowed to <{node['term']}> (it would send a request to an endpoint "
+                               f"nobody granted; SERVICE may name {granted}); {advice}")
     if form(query) not in accepts:
         raise QueryRefused(f"only {_either(accepts, 'and')} are answered here, got {form(query)}; rewrite it as a "
                            f"{accepts[0]} of the values you need")

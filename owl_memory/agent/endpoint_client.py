@@ -4,9 +4,10 @@ Only the endpoints a run was granted (exact scheme, host, port and path, normali
 never followed (a 3xx is an EndpointError naming its target); each request has one wall-time limit covering connect,
 wait and read; a response is read in chunks and refused once it passes the byte cap (never buffered whole); a SELECT
 keeps at most max_rows rows; the run has a request budget. Agent SPARQL is checked on its parsed form by the guard of
-adapters/sparql.py (no update, no SERVICE, no FROM) before any request is sent. What an endpoint sends is data: a
-Service Description is parsed by adapters/rdflib.parse_contained (nothing fetched, no DTD, under the same time
-limit), SPARQL JSON results are checked for their shape; anything else is an EndpointError (an "[Error]" for the agent).
+adapters/sparql.py (no update, no FROM, SERVICE only to a granted endpoint) before any request is sent. What an
+endpoint sends is data: a Service Description is parsed by adapters/rdflib.parse_contained (nothing fetched, no DTD,
+under the same time limit), SPARQL JSON results are checked for their shape; anything else is an EndpointError (an
+"[Error]" for the agent).
 """
 
 from __future__ import annotations
@@ -50,14 +51,16 @@ class EndpointClient:
     Args:
         grants: the endpoints the run may contact (model.EndpointGrant or "URL" / "TARGET=URL" strings).
         limits: seconds per request, bytes per response, rows per SELECT, requests per run.
+        services: the endpoint URLs a query may federate to with SERVICE (the granted URLs by default).
     """
 
     def __init__(self, grants: Iterable[EndpointGrant | str] | EndpointGrant | str = (),
-                 limits: EndpointLimits | None = None):
+                 limits: EndpointLimits | None = None, services: Iterable[str] | None = None):
         from ..model.endpoints import parse_grants
 
         self.grants = parse_grants(grants)
         self.limits = limits or EndpointLimits()
+        self.services = tuple(self.urls if services is None else (normalize_url(s) for s in services))
         self.sent = 0
 
     @property
@@ -78,9 +81,10 @@ class EndpointClient:
         return key
 
     def select(self, url: str, sparql: str) -> QueryResult:
-        """A guarded read-only query's result (SELECT rows capped at max_rows, or ASK's answer)."""
+        """A guarded read-only query's result (SELECT rows capped at max_rows, or ASK's answer); a SERVICE naming
+        an endpoint not in `services` is refused before any request."""
         url = self.allowed(url)
-        parsed = sparql_text.check_read_only(sparql, ("SELECT", "ASK"))
+        parsed = sparql_text.check_read_only(sparql, ("SELECT", "ASK"), services=self.services)
         response = self.request(url, sparql, SELECT_JSON)
         if response.media_type not in (SELECT_JSON, "application/json"):
             raise EndpointError(f"{url} answered {response.media_type or 'no media type'} instead of SPARQL JSON "

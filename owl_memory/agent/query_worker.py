@@ -29,7 +29,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ..adapters import rdflib as rdf
-from ..errors import ConfigError, QueryFailed, QueryRefused, ToolError
+from ..errors import ConfigError, QueryFailed, QueryRefused, QueryTimeout, ToolError
 
 _MEMORY_EXIT = 3  # the worker's exit status when the memory limit stopped it before it could answer
 STARTUP_SECONDS = 60  # time a new worker may take to start and load the graph (not counted in a query's limit)
@@ -96,6 +96,8 @@ class QueryWorker:
         if "memory" in reply:
             self.close()
             raise ToolError(self._memory_message(), cause="memory-limit")
+        if "timeout" in reply:  # the worker's own wall time, the same limit as the host's wait
+            raise ToolError(self._time_message(), cause="timeout")
         r = reply["ok"]
         return QueryResult(r["kind"], tuple(r["columns"]), tuple(tuple(_decode(v) for v in row) for row in r["rows"]),
                            r["truncated"], r.get("ask"))
@@ -260,11 +262,14 @@ def _die_with(host: int) -> None:
     threading.Thread(target=watch, name="host-watch", daemon=True).start()
 
 
-def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict[URIRef, URIRef | Literal] | None = None) -> dict:
-    """Evaluate the checked algebra of one query (`bindings` bound into it); rows capped at max_rows."""
+def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict[URIRef, URIRef | Literal] | None = None,
+         seconds: float | None = None) -> dict:
+    """Evaluate the checked algebra of one query (`bindings` bound into it) within `seconds`; rows capped at
+    max_rows."""
     from ..adapters.sparql import bind_terms, check_read_only, evaluate
 
-    answer = evaluate(graph, bind_terms(check_read_only(sparql), bindings or {}), max_rows=max_rows)
+    answer = evaluate(graph, bind_terms(check_read_only(sparql), bindings or {}), max_rows=max_rows,
+                      seconds=seconds)
     if answer.kind == "ASK":
         return {"kind": "ASK", "columns": [], "rows": [], "truncated": False, "ask": answer.ask}
     return {"kind": answer.kind, "columns": list(answer.columns), "rows": [[_encode(v) for v in row]
@@ -276,7 +281,10 @@ def _answer(graph: Graph, message: dict[str, Any], seconds: float) -> dict[str, 
     """The reply to one query message."""
     _limit_cpu(seconds)
     try:
-        return {"ok": _run(graph, message["query"], int(message["max_rows"]), _bindings(message.get("bindings")))}
+        return {"ok": _run(graph, message["query"], int(message["max_rows"]), _bindings(message.get("bindings")),
+                           seconds)}
+    except QueryTimeout:
+        return {"timeout": True}
     except QueryRefused as e:
         return {"refused": str(e)}
     except MemoryError:

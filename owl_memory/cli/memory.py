@@ -151,10 +151,13 @@ def _explained(out: SearchExplanation) -> None:
               help="Bind ?NAME: <iri> for an IRI, anything else as a literal (repeatable).")
 @click.option("--limit", type=int, default=1000, show_default=True,
               help="Rows at most (1 to 1000; more is cut to 1000, and said).")
+@click.option("--seconds", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Wall time the query may take; past it the query stops (QueryTimeout, exit 2).")
 @memory_option
 @json_option
 @library_errors
-def sparql_query(query: str, binds: tuple[str, ...], limit: int, memory_path: str, as_json: bool) -> None:
+def sparql_query(query: str, binds: tuple[str, ...], limit: int, seconds: float, memory_path: str,
+                 as_json: bool) -> None:
     """Ask a read-only SPARQL SELECT or ASK of the memory graph (items, links, provenance; never payload text).
 
     Example: owl-memory sparql 'PREFIX om: <http://w3id.org/owl-memory#> SELECT ?i ?t WHERE { ?i om:title ?t }'
@@ -163,7 +166,7 @@ def sparql_query(query: str, binds: tuple[str, ...], limit: int, memory_path: st
 
     limit = within(limit, "--limit", 1, MAX_ROWS)
     with Memory(memory_path, create=False) as m:
-        out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit)
+        out = m.sparql(query, dict(_binding(b) for b in binds), limit=limit, seconds=seconds)
     emit(out, as_json, _rows_table)
 
 

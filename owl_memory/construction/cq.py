@@ -8,10 +8,9 @@ from pathlib import Path
 
 import yaml
 from rdflib import Graph, Literal, URIRef, Variable
-from rdflib.query import ResultRow
 
 from ..adapters import sparql as sparql_text
-from ..errors import LoadError
+from ..errors import LoadError, QueryRefused
 from ..rdfio import read_text
 
 CQ_KEYS = {"id", "question", "query", "expected", "bindings"}
@@ -63,12 +62,13 @@ class CQResult:
 
 
 def _prepare(query: str, prefixes: dict, cq_id: str):
-    """Parse a CQ query; LoadError naming the CQ when it is not valid SPARQL."""
+    """Parse a CQ query and pass it through the read-only guard (no update, FROM or SERVICE); LoadError naming the
+    CQ when it is not valid SPARQL or the guard refuses it."""
     try:
-        return sparql_text.parse(query, prefixes)
-    except sparql_text.QuerySyntaxError as e:
-        raise LoadError(f"competency question {cq_id!r}: invalid SPARQL ({str(e.__cause__).splitlines()[0][:200]}); "
-                        "fix the query text", source=cq_id) from e
+        return sparql_text.check_read_only(query, prefixes=prefixes)
+    except QueryRefused as e:
+        what = "invalid SPARQL" if e.cause == "syntax" else "refused"
+        raise LoadError(f"competency question {cq_id!r}: {what} ({e}); fix the query text", source=cq_id) from e
 
 
 def term(value, prefixes: dict):
@@ -159,13 +159,13 @@ def _expected_rows(cq: CompetencyQuestion, expected: list) -> list[tuple]:
 
 
 def evaluate(cq: CompetencyQuestion, graph: Graph) -> CQResult:
-    """Run one CQ on a graph with its bound values and compare with what it expects."""
-    result = graph.query(cq.prepared(), initBindings=bound_values(cq))
+    """Run one CQ on a graph with its bound values (guarded, under the wall-time limit: QueryTimeout past it) and
+    compare with what it expects."""
+    result = sparql_text.evaluate(graph, cq.prepared(), bindings=bound_values(cq))
     if cq.kind == "ASK":
-        observed = bool(result.askAnswer)
+        observed = bool(result.ask)
         return CQResult(cq.id, observed == bool(cq.expected), "ASK", observed, bool(cq.expected))
-    names = [str(v) for v in result.vars or ()]
-    rows = sorted(_row_key({n: r[i] for i, n in enumerate(names)}) for r in result if isinstance(r, ResultRow))
+    rows = sorted(_row_key(dict(zip(result.columns, r, strict=True))) for r in result.rows)
     return CQResult(cq.id, _select_passes(cq, rows), "SELECT", len(rows), cq.expected)
 
 

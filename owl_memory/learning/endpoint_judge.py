@@ -50,13 +50,13 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callabl
     grant = grant_of(expect)
     if grant is None:
         return None
-    client = EndpointClient([grant], limits)
+    client = EndpointClient([grant], limits, expect.services or None)  # SERVICE: to the run's other grants
     try:
         gold = client.select(grant.url, str(expect.gold))
     except OwlMemoryError as e:
         return Judgment(False, f"the reference query did not run on {grant.url}: {str(e)[:200]}", "low", "endpoint",
                         ("a reference answer",), "reference-failed", scores=SetScores())
-    mine = _as_query(answer)
+    mine = _as_query(answer, client.services)
     got: QueryResult | None = None
     if mine is not None:
         try:
@@ -80,11 +80,11 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callabl
                    confidence="low" if cut else verdict.confidence, scores=scores)
 
 
-def _as_query(answer: str) -> str | None:
-    """The answer when it is a SELECT or ASK query (checked by the guard), else None."""
+def _as_query(answer: str, services: tuple[str, ...]) -> str | None:
+    """The answer when it is a SELECT or ASK query (checked by the guard, SERVICE only to `services`), else None."""
     text = answer.strip().strip("`").removeprefix("sparql").strip()
     try:
-        sparql_text.check_read_only(text, ("SELECT", "ASK"))
+        sparql_text.check_read_only(text, ("SELECT", "ASK"), services=services)
     except OwlMemoryError:
         return None
     return text

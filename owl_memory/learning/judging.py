@@ -24,7 +24,7 @@ from rdflib.term import Identifier
 
 from ..adapters import rdflib as rdf, sparql as sparql_text
 from ..adapters.sparql import Answer
-from ..errors import ConfigError, LoadError, QueryFailed
+from ..errors import ConfigError, LoadError, QueryFailed, QueryRefused
 from ..llm import judge_llm
 from ..model import RunMetrics
 from ..model.judgments import EMPTY_GOLD, EXPECT_KINDS, EXPECT_OPTIONS, ITERATION_CAP, Expect, Judgment
@@ -72,7 +72,7 @@ def judge_sparql(answer, gold: str, ontology, task: str = "", empty: bool = Fals
     g = load_graph(ontology)
     try:
         answer_rows = sparql_text.evaluate(g, gold)
-    except QueryFailed as e:
+    except (QueryFailed, QueryRefused) as e:
         raise LoadError(f"the gold query does not run over the ontology ({e}); fix expect.sparql in the "
                         "curriculum") from e
     return judge_terms(answer, select_terms(answer_rows), g, task, empty)
@@ -183,7 +183,7 @@ def judge_ask(graph: Graph, ask: str) -> Judgment:
     """An ASK query over the run's graph: success when it answers true."""
     try:
         result = sparql_text.evaluate(graph, ask)
-    except QueryFailed as e:
+    except (QueryFailed, QueryRefused) as e:
         raise LoadError(f"expect.ask does not run ({e}); fix the ASK query") from e
     if result.kind != "ASK":
         raise LoadError("expect.ask must be an ASK query")

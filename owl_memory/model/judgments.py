@@ -106,12 +106,14 @@ class Expect:
         empty: the task's expected answer is nothing (`empty: true`): a gold query that returns no rows then
             judges an answer naming nothing a success. Without it such a gold judges nothing (failure mode
             empty-gold, with a warning: a gold that answers nothing is usually a typo).
+        services: the endpoint URLs (all the run's grants) a reference query may federate to with SERVICE.
     """
 
     kind: str
     gold: object
     endpoint: str | None = None
     empty: bool = False
+    services: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """JSON-compatible form: {kind: gold}, the endpoint when there is one, empty when it is true."""

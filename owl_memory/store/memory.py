@@ -246,18 +246,20 @@ class Memory:
         return [Hit(**c.card(), score=float(row.score), carried_over_from=mark)
                 for c, (row, mark) in zip(cards, found, strict=True)]
 
-    def sparql(self, query: str, bindings: Mapping[str, object] | None = None, limit: int = MAX_ROWS) -> SparqlResult:
+    def sparql(self, query: str, bindings: Mapping[str, object] | None = None, limit: int = MAX_ROWS,
+               seconds: float = sparql_text.QUERY_SECONDS) -> SparqlResult:
         """Run a read-only SELECT or ASK over the memory graph (items, links, provenance; never payload text):
         columns, rows (IRIs and literals as text, numeric and boolean literals as numbers and booleans, None where
         unbound; ASK: one row holding a bool) and whether rows were cut. Bindings map variable names to rdflib terms
         or Python values (str becomes a literal; pass URIRef for an IRI). QueryRefused for updates, SERVICE, FROM,
-        CONSTRUCT / DESCRIBE, or a LIMIT above `limit`."""
+        CONSTRUCT / DESCRIBE, or a LIMIT above `limit`; QueryTimeout past `seconds` of wall time."""
         limit = max(1, min(int(limit), MAX_ROWS))
         parsed = sparql_text.check_read_only(str(query), accepts=("SELECT", "ASK"))
         asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
-        found = self.backend.sparql(str(query), bound_terms(bindings or {}), limit)
+        with sparql_text.time_limit(seconds):
+            found = self.backend.sparql(str(query), bound_terms(bindings or {}), limit)
         rows = tuple(tuple(answer_cell(c) for c in row) for row in found.rows)
         return SparqlResult(found.columns, rows, found.truncated)
 
