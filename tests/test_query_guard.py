@@ -185,3 +185,24 @@ ex:Leaky a sh:NodeShape ; sh:targetClass ex:A ; sh:sparql [ sh:select
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "QueryRefused" in lines[0] and "<http://example.org/Leaky>" in lines[0]
     assert listener.connections == 0
+
+
+def test_a_cross_product_in_a_shape_stops_at_the_validation_wall_time(monkeypatch):
+    import time
+
+    from rdflib import Graph
+
+    from owl_memory.adapters import pyshacl as shacl
+    from owl_memory.errors import QueryTimeout
+
+    data = Graph().parse(data="".join(f"<urn:n{i}> <urn:p> <urn:m{i}> .\n" for i in range(300)), format="nt")
+    shapes = Graph().parse(data="""@prefix sh: <http://www.w3.org/ns/shacl#> .
+<urn:S> a sh:NodeShape ; sh:targetNode <urn:n0> ; sh:sparql [ sh:select
+  "SELECT $this WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }" ] .""", format="turtle")
+    monkeypatch.setattr(shacl, "SPARQL_SECONDS", 1.0)
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        shacl.validate(data, shacl_graph=shapes)
+    assert time.monotonic() - started < 10
+    with pytest.raises(QueryTimeout):
+        shacl.validate_prepared(data, shacl.prepare(shapes))

@@ -9,6 +9,7 @@ pySHACL as shipped. pySHACL is imported on first use (0.5 s of imports).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from pyshacl.shapes_graph import ShapesGraph
 
 _LOG = logging.getLogger("pyshacl-validate")
+SPARQL_SECONDS = 60.0  # wall time one validation may take when its shapes run SPARQL (sh:sparql, SPARQL targets)
 _KEYS = 4096  # (types, subclass axioms) keys a Prepared keeps at most
 
 
@@ -68,28 +70,39 @@ def validate(data, **kwargs):
     import pyshacl
 
     shapes = kwargs.get("shacl_graph")
-    check_shapes(shapes if isinstance(shapes, Graph) else data)
+    sparql = check_shapes(shapes if isinstance(shapes, Graph) else data)
     _count()
-    return pyshacl.validate(data, **kwargs)
+    with _limited(sparql):
+        return pyshacl.validate(data, **kwargs)
 
 
-def check_shapes(shapes: Graph) -> None:
-    """Every SPARQL text of a shapes graph (sh:select, sh:ask, sh:construct of constraints, validators, targets and
-    rules; an sh:update is refused) through the read-only guard before pySHACL runs any, with the prefixes the graph
-    declares (sh:declare) and binds: QueryRefused naming the shape that holds the refused query."""
+def _limited(sparql: bool) -> contextlib.AbstractContextManager:
+    """The wall time of a validation whose shapes run SPARQL (a hostile sh:sparql can be a cross product); none for
+    SHACL Core alone, whose cost is linear in the data."""
+    from .sparql import time_limit
+
+    return time_limit(SPARQL_SECONDS) if sparql else contextlib.nullcontext()
+
+
+def check_shapes(shapes: Graph) -> bool:
+    """Whether the shapes run any SPARQL, once every SPARQL text of a shapes graph (sh:select, sh:ask, sh:construct
+    of constraints, validators, targets and rules; an sh:update is refused) passed the read-only guard before pySHACL
+    runs any, with the prefixes the graph declares (sh:declare) and binds: QueryRefused naming the shape that holds
+    the refused query."""
     from rdflib import Literal
     from rdflib.namespace import SH
 
     from ..errors import QueryRefused
     from .sparql import check_read_only
 
-    prefixes = {p: str(ns) for p, ns in shapes.namespaces()}
+    prefixes, found = {p: str(ns) for p, ns in shapes.namespaces()}, False
     for declared in shapes.objects(None, SH.declare):
         prefix, namespace = shapes.value(declared, SH.prefix), shapes.value(declared, SH.namespace)
         if prefix is not None and namespace is not None:
             prefixes[str(prefix)] = str(namespace)
     for key in (SH.select, SH.ask, SH.construct, SH.update):
         for holder, text in shapes.subject_objects(key):
+            found = True
             shape = next(iter(shapes.subjects(None, holder)), holder) if not isinstance(holder, URIRef) else holder
             try:
                 if key == SH.update or not isinstance(text, Literal):
@@ -98,6 +111,7 @@ def check_shapes(shapes: Graph) -> None:
             except QueryRefused as e:
                 raise QueryRefused(f"the SPARQL in shape {shape.n3()} ({key.n3(shapes.namespace_manager)}) is "
                                    f"refused: {e}; fix or remove that shape") from e
+    return found
 
 
 def failure_of(error: Exception) -> str:
@@ -127,6 +141,7 @@ class Prepared:
     by_node: tuple
     parameters: list = field(compare=False, repr=False)
     reached: dict = field(default_factory=dict, compare=False, repr=False)  # (types, axioms) -> shape IRIs
+    sparql: bool = False  # whether its shapes run SPARQL (their runs are then held to SPARQL_SECONDS)
 
     @property
     def named(self) -> bool:
@@ -175,7 +190,7 @@ def prepare(shapes: Graph) -> Prepared:
     not on every run, and each harvested shape given the indexed parameter list (`_indexed`)."""
     from pyshacl.shapes_graph import ShapesGraph
 
-    check_shapes(shapes)
+    sparql = check_shapes(shapes)
     g = Graph(store="SimpleMemory", bind_namespaces="none")
     iris = {str(term) for t in shapes for term in t if isinstance(term, URIRef)}
     for prefix, namespace in shapes.namespaces():
@@ -188,7 +203,7 @@ def prepare(shapes: Graph) -> Prepared:
     targets = {s: [list(found) for found in s.target()] for s in harvested.shapes}  # nodes, classes, implicit, ...
     by_class = tuple(s for s, t in targets.items() if (t[1] or t[2]) and not (t[0] or t[3] or t[4]))
     by_node = tuple(s for s, t in targets.items() if t[0] or t[3] or t[4])
-    return Prepared(harvested, by_class, by_node, parameters)
+    return Prepared(harvested, by_class, by_node, parameters, sparql=sparql)
 
 
 class _Members(list):
@@ -270,7 +285,8 @@ def _run(graph, prepared: Prepared, options: dict) -> tuple:
     validator = Validator(graph, shacl_graph=prepared.shapes.graph,
                           options={"inference": "none", "logger": _LOG, **options})
     validator.shacl_graph = prepared.shapes
-    return validator.run()
+    with _limited(prepared.sparql):
+        return validator.run()
 
 
 def _merged(prepared: Prepared, runs: list[tuple]) -> tuple:
