@@ -137,8 +137,7 @@ def _term(t, names: dict, constants: set[str], params: dict) -> str:
 def task_constants(record: RunRecord) -> set[str]:
     """The run's constants, as strings: IRIs the task and the answer name, and on an endpoint the instances its query
     names (query_facts.instances)."""
-    named = set() if record.graph is None else \
-        answer_terms(record.task, record.graph, set()) | answer_terms(record.answer, record.graph, set())
+    named = set() if record.graph is None else answer_terms([record.task, record.answer], record.graph, set())
     return named | instances(answering_query(record.events), record.graph)
 
 

@@ -108,15 +108,20 @@ def judge_terms(answer, gold_terms: set[Identifier], g: Graph, task: str = "", e
 def term_sets(answer, gold_terms: set[Identifier], g: Graph, task: str = "") -> tuple[set[str], set[str]]:
     """(the answer's term keys, the gold's term keys) as judge_terms compares them; terms the task names that are
     not gold are left out of the answer's."""
-    gold_keys = {_key(t) for t in gold_terms}
-    return answer_terms(answer, g, gold_terms) - (answer_terms(task, g, set()) - gold_keys), gold_keys
+    gold_keys, names = {_key(t) for t in gold_terms}, _local_names(g)  # the graph's names, read once for both texts
+    return _terms(answer, g, gold_terms, names) - (_terms(task, g, set(), names) - gold_keys), gold_keys
 
 
 def answer_terms(answer, g: Graph, gold_terms: set[Identifier]) -> set[str]:
-    """The set of terms an answer names: IRIs, CURIEs, local names of the ontology's terms, gold literals."""
+    """The set of terms an answer (a text, or a list of texts) names: IRIs, CURIEs, local names of the ontology's
+    terms, gold literals."""
+    return _terms(answer, g, gold_terms, _local_names(g))
+
+
+def _terms(answer, g: Graph, gold_terms: set[Identifier], names: dict[str, set[str]]) -> set[str]:
+    """answer_terms, given the graph's local names (_local_names(g))."""
     items = [str(a) for a in answer] if isinstance(answer, list | tuple) else [str(answer)]
     prefixes = {p: str(ns) for p, ns in g.namespaces() if p}
-    names = _local_names(g)
     literals = sorted(((_phrase(t), _key(t)) for t in gold_terms if isinstance(t, Literal) and _tidy(t)),
                       key=lambda pair: -len(pair[1]))
     found: set[str] = set()
