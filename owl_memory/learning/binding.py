@@ -5,7 +5,9 @@ applies to the rule when its text has that form exactly (the slots matching any 
 form up to this normalization:
 - case and sentence punctuation (PUNCTUATION: ? . ! : ( ) quotes - /) are ignored; so are the articles a, an,
   the; other signs ({ } < > ...) must stand where the form has them;
-- the interchangeable function words of INTERCHANGEABLE count as one ("which" ~ "what", "are" ~ "is", ...);
+- the interchangeable function words of INTERCHANGEABLE count as one ("which" ~ "what", "are" ~ "is", ...), a
+  plural as its singular ("superclasses" ~ "superclass"), "what's" as "what is";
+- a `PREFIX p: <ns>` the text defines is no part of its form (its prefix may name slots);
 - clauses separated by "," or ";" may come in any order (at most MAX_CLAUSES clauses);
 and in either case each slot names one term (mentions.Reader.resolve: an IRI with or without <>, a CURIE, a local
 name or a label) of the parameter's role (class, property, individual) when the rule recorded one, and a slot that
@@ -24,7 +26,7 @@ from rdflib.namespace import XSD
 
 from ..model import JudgeRule, Parameter
 from ..model.judge_rules import placeholder
-from .mentions import Reader
+from .mentions import DEFINED as _DEFINED, Reader
 
 MAX_TASK_CHARS = 2_000
 MAX_SLOT_TOKENS = 8
@@ -36,6 +38,7 @@ PUNCTUATION = frozenset("?.!:()'\"-/")  # ignored outside slots; any other sign 
 _SLOT = re.compile(r"\{(p\d+)\}")
 _TOKEN = re.compile(r"<[^<>\s]+>|https?://[^\s<>\"'`{}|\\^]*[^\s<>\"'`{}|\\^.,;:!?)\]]|\"[^\"]*\"|"
                     r"[A-Za-z][\w.-]*:[A-Za-z_][\w-]*(?:\.[\w-]+)*|\{p\d+\}|\w+|[,;]|[^\s\w]")
+_CONTRACTED = re.compile(r"\b(what|who|where|which|how|that)'s\b", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _NUMERIC = {XSD.integer, XSD.decimal, XSD.double, XSD.float, XSD.int, XSD.long, XSD.gYear, XSD.nonNegativeInteger}
 
@@ -66,11 +69,12 @@ def bind(rule: JudgeRule, task: str, reader: Reader) -> Bound | None:
     exact = _exact(rule, text, reader)
     if exact is not None:
         return exact
-    form, tokens = _tokens(rule.question), _tokens(text)
+    shown = _CONTRACTED.sub(r"\1 is", _DEFINED.sub(" ", text))  # a PREFIX the text defines is no part of its form
+    form, tokens = _tokens(rule.question), _tokens(shown)
     words = [t for t in form if t.kind in ("word", "slot", "other")]
     steps = [0]
-    for order, shown in _orders(tokens):
-        found = _match(words, 0, shown, 0, {}, rule, text, reader, steps)
+    for order, ordered in _orders(tokens):
+        found = _match(words, 0, ordered, 0, {}, rule, shown, reader, steps, text)
         if found is not None:
             how = "its clauses reordered, " if order else ""
             return Bound({URIRef(placeholder(p)): t for p, (t, _) in found.items()},
@@ -129,11 +133,19 @@ def _tokens(text: str) -> list[_Token]:
         raw = m.group(0)
         kind = "slot" if _SLOT.fullmatch(raw) else "sep" if raw in ",;" else "word" if re.fullmatch(r"\w+", raw) \
             else "punct" if raw in PUNCTUATION else "other"
-        value = INTERCHANGEABLE.get(raw.casefold(), raw.casefold()) if kind == "word" else raw[1:-1] \
-            if kind == "slot" else raw
+        value = _word(raw) if kind == "word" else raw[1:-1] if kind == "slot" else raw
         if not (kind == "word" and value in ARTICLES):
             out.append(_Token(value, kind, m.start(), m.end()))
     return out
+
+
+def _word(word: str) -> str:
+    """A word as forms compare it: case-folded, an interchangeable word as its class, a plural as its singular."""
+    w = INTERCHANGEABLE.get(word.casefold(), word.casefold())
+    if len(w) <= 3 or w.endswith("ss"):
+        return w
+    return w[:-3] + "y" if w.endswith("ies") else w[:-2] if re.search(r"(s|x|ch|sh)es$", w) else \
+        w[:-1] if w.endswith("s") else w
 
 
 def _orders(tokens: list[_Token]):
@@ -148,8 +160,9 @@ def _orders(tokens: list[_Token]):
 
 
 def _match(form: list[_Token], i: int, tokens: list[_Token], j: int, found: dict, rule: JudgeRule, text: str,
-           reader: Reader, steps: list[int]) -> dict | None:
-    """Slot name -> (term, how) when form[i:] matches tokens[j:] (punctuation skipped outside slots)."""
+           reader: Reader, steps: list[int], context: str) -> dict | None:
+    """Slot name -> (term, how) when form[i:] matches tokens[j:] (punctuation skipped outside slots); the tokens'
+    spans are in `text`, the task's PREFIXes in `context`."""
     steps[0] += 1
     if steps[0] > MAX_STEPS:
         return None
@@ -161,16 +174,16 @@ def _match(form: list[_Token], i: int, tokens: list[_Token], j: int, found: dict
         return None
     if form[i].kind != "slot":
         same = tokens[j].value.casefold() == form[i].value.casefold()
-        return _match(form, i + 1, tokens, j + 1, found, rule, text, reader, steps) if same else None
+        return _match(form, i + 1, tokens, j + 1, found, rule, text, reader, steps, context) if same else None
     param = next(p for p in rule.parameters if p.name == form[i].value)
     for n in range(1, MAX_SLOT_TOKENS + 1):
         span = tokens[j:j + n]
         if len(span) < n:
             break
-        slot = _slot_term(text[span[0].start:span[-1].end], param, text, reader)
+        slot = _slot_term(text[span[0].start:span[-1].end], param, context, reader)
         if slot is None or (param.name in found and found[param.name][0] != slot[0]):
             continue
-        done = _match(form, i + 1, tokens, j + n, {**found, param.name: slot}, rule, text, reader, steps)
+        done = _match(form, i + 1, tokens, j + n, {**found, param.name: slot}, rule, text, reader, steps, context)
         if done is not None:
             return done
     return None

@@ -7,8 +7,8 @@ A term is mentioned
   ontology does not bind must give an IRI the ontology uses (the local part must name the term);
 - by its local name or any of its names, quoted or not, case and whitespace folded, word-bounded (when compiling,
   a property's name counts only quoted: unquoted it is a word of the sentence, "Which works did Charles author?").
-  Names are the English or untagged values of NAME_PROPERTIES (rdfs:label, skos:prefLabel, foaf:name, schema:name): labels of
-  classes and properties, and the names a knowledge graph gives its instances alike.
+  Names are the English or untagged values of NAME_PROPERTIES (rdfs:label, skos:prefLabel, foaf:name,
+  schema:name): labels of classes and properties, and the names a knowledge graph gives its instances alike.
 A name that names two terms names none: `resolve` says so (`Resolution.note`), and so does `find`, so a rule's
 trace can tell why a constant was not lifted. "X (Y)" where X and Y name one term is one mention of it (the DUL
 curricula write "dul:Organization (http://...DUL.owl#Organization)").
@@ -33,7 +33,7 @@ CLASS_TYPES = {OWL.Class, RDFS.Class, RDFS.Datatype}
 PROPERTY_TYPES = {RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty,
                   OWL.FunctionalProperty, OWL.TransitiveProperty, OWL.SymmetricProperty, OWL.InverseFunctionalProperty}
 MAX_NAME_CHARS = 120
-_DEFINED = re.compile(r"(?:PREFIX|@prefix)\s+([A-Za-z][\w.-]*|):\s*<([^<>\s]+)>", re.IGNORECASE)
+DEFINED = re.compile(r"(?:PREFIX|@prefix)\s+([A-Za-z][\w.-]*|):\s*<([^<>\s]+)>", re.IGNORECASE)
 _BRACKETED = re.compile(r"<([^<>\"{}|^`\\\s]+)>")
 _BARE = re.compile(r"https?://[^\s<>\"'`{}|\\^]*[^\s<>\"'`{}|\\^.,;:!?)\]]")
 _CURIE = re.compile(r"([A-Za-z][\w.-]*|):([A-Za-z_][\w-]*(?:\.[\w-]+)*)")
@@ -88,7 +88,7 @@ class Reader:
         """(prefix, namespace, trusted) a text may use: the ontology's own (trusted), then the text's, then the
         conventional ones (a CURIE of an untrusted prefix must give a term of the ontology)."""
         own = [(p, ns, True) for p, ns in self.own.items()]
-        defined = [(p, ns, False) for p, ns in _DEFINED.findall(text)]
+        defined = [(p, ns, False) for p, ns in DEFINED.findall(text)]
         return own + defined + [(p, ns, False) for p, spaces in CONVENTIONAL_PREFIXES.items() for ns in spaces]
 
     def resolve(self, text: str, context: str = "") -> Resolution:
