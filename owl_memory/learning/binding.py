@@ -71,7 +71,7 @@ def bind(rule: JudgeRule, task: str, reader: Reader) -> Bound | None:
         return exact
     shown = _CONTRACTED.sub(r"\1 is", _DEFINED.sub(" ", text))  # a PREFIX the text defines is no part of its form
     form, tokens = _tokens(rule.question), _tokens(shown)
-    words = [t for t in form if t.kind in ("word", "slot", "other")]
+    words = [t for t in form if t.kind in ("word", "slot", "other")]  # the form's articles and punctuation dropped
     steps = [0]
     for order, ordered in _orders(tokens):
         found = _match(words, 0, ordered, 0, {}, rule, shown, reader, steps, text)
@@ -134,8 +134,7 @@ def _tokens(text: str) -> list[_Token]:
         kind = "slot" if _SLOT.fullmatch(raw) else "sep" if raw in ",;" else "word" if re.fullmatch(r"\w+", raw) \
             else "punct" if raw in PUNCTUATION else "other"
         value = _word(raw) if kind == "word" else raw[1:-1] if kind == "slot" else raw
-        if not (kind == "word" and value in ARTICLES):
-            out.append(_Token(value, kind, m.start(), m.end()))
+        out.append(_Token(value, "article" if kind == "word" and value in ARTICLES else kind, m.start(), m.end()))
     return out
 
 
@@ -169,9 +168,13 @@ def _match(form: list[_Token], i: int, tokens: list[_Token], j: int, found: dict
     while j < len(tokens) and tokens[j].kind == "punct":
         j += 1
     if i == len(form):
-        return dict(found) if j == len(tokens) else None
+        return dict(found) if all(t.kind == "article" for t in tokens[j:]) else None
     if j == len(tokens):
         return None
+    if tokens[j].kind == "article":  # skipped, or (for a slot) the first word of a name ("The Beatles")
+        skipped = _match(form, i, tokens, j + 1, found, rule, text, reader, steps, context)
+        if skipped is not None or form[i].kind != "slot":
+            return skipped
     if form[i].kind != "slot":
         same = tokens[j].value.casefold() == form[i].value.casefold()
         return _match(form, i + 1, tokens, j + 1, found, rule, text, reader, steps, context) if same else None

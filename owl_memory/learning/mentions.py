@@ -9,8 +9,9 @@ A term is mentioned
   a property's name counts only quoted: unquoted it is a word of the sentence, "Which works did Charles author?").
   Names are the English or untagged values of NAME_PROPERTIES (rdfs:label, skos:prefLabel, foaf:name,
   schema:name): labels of classes and properties, and the names a knowledge graph gives its instances alike.
-A name that names two terms names none: `resolve` says so (`Resolution.note`), and so does `find`, so a rule's
-trace can tell why a constant was not lifted. "X (Y)" where X and Y name one term is one mention of it (the DUL
+A name is read first as a name a term carries, and only when no term carries it as a local name ("Format" is
+dcterms:format's label, though dc:format ends with "format" too). A name that names two terms names none:
+`resolve` says so (`Resolution.note`), and so does `find`, so a rule's notes can tell why a constant was not lifted. "X (Y)" where X and Y name one term is one mention of it (the DUL
 curricula write "dul:Organization (http://...DUL.owl#Organization)").
 
 Each term also has a role, read from its rdf:type: "class", "property", "individual" (typed otherwise) or "".
@@ -71,12 +72,17 @@ class Reader:
         self.graph = graph
         self.terms = {t for t in (*graph.subjects(), *graph.objects()) if isinstance(t, URIRef) and not is_builtin(t)}
         self.own = {p: str(ns) for p, ns in graph.namespaces()}
-        self.names: dict[str, set[URIRef]] = {}
+        self.labels: dict[str, set[URIRef]] = {}  # folded name -> the terms that carry it
+        self.locals: dict[str, set[URIRef]] = {}  # folded local name -> the terms whose IRI ends with it
         for t in self.terms:
-            for name in {local_name(t), *(str(v) for p in NAME_PROPERTIES for v in graph.objects(t, p)
-                                          if english(v))}:
+            self.locals.setdefault(fold(local_name(t)), set()).add(t)
+            for name in {str(v) for p in NAME_PROPERTIES for v in graph.objects(t, p) if english(v)}:
                 if name.strip() and len(name) <= MAX_NAME_CHARS:
-                    self.names.setdefault(fold(name), set()).add(t)
+                    self.labels.setdefault(fold(name), set()).add(t)
+
+    def named(self, name: str) -> list[URIRef]:
+        """The terms a name names: those that carry it as a name, else those whose local name it is."""
+        return sorted(self.labels.get(fold(name)) or self.locals.get(fold(name)) or ())
 
     def role(self, term) -> str:
         """"class", "property", "individual" or "" (untyped), from the term's rdf:type in the ontology."""
@@ -104,7 +110,7 @@ class Reader:
             for prefix, ns, trusted in self.prefixes(context or text):
                 if prefix == m.group(1) and (trusted or URIRef(ns + m.group(2)) in self.terms):
                     return Resolution(URIRef(ns + m.group(2)), f"CURIE {prefix}:")
-        named = sorted(self.names.get(fold(text), ()))
+        named = self.named(text)
         if len(named) == 1:
             return Resolution(named[0], "name")
         note = f"{text!r} names {len(named)} terms ({', '.join(map(str, named[:3]))}): it names none" if named else ""
@@ -118,13 +124,13 @@ class Reader:
             for m in re.finditer(pattern, text, re.IGNORECASE if how == "name" else 0):
                 if how == "name" and m.group(0)[0] not in "\"'`" and self.role(term) == "property":
                     continue  # a property's unquoted name is a word of the sentence ("did Charles author")
-                if how == "name" and len(self.names.get(fold(m.group(0)), ())) > 1:
+                if how == "name" and self.named(m.group(0)) != [term]:  # names another term, or two
                     notes.append(self.resolve(m.group(0)).note)
                     continue
                 found.append(Mention(m.start(), m.end(), m.group(0), how))
                 break
         if not found:
-            return None, "; ".join(sorted(set(notes)))
+            return None, "; ".join(sorted(set(n for n in notes if n)))
         first = min(found, key=lambda f: (f.start, -f.end))
         return self._paired(first, term, text), ""
 
@@ -136,7 +142,8 @@ class Reader:
                 for p, ns, trusted in self.prefixes(text) if iri.startswith(ns) and len(iri) > len(ns)
                 and _CURIE.fullmatch(f"{p}:{iri[len(ns):]}") and (trusted or term in self.terms)]
         if not is_builtin(term):
-            names = sorted((n for n, ts in self.names.items() if term in ts), key=lambda n: (-len(n), n))
+            names = sorted({n for index in (self.labels, self.locals) for n, ts in index.items() if term in ts},
+                           key=lambda n: (-len(n), n))
             out += [("name", r"(?<![\w:/#])[\"'`]?" + r"\s+".join(map(re.escape, n.split())) + r"[\"'`]?(?![\w:])")
                     for n in names]
         return out
