@@ -11,8 +11,9 @@ A term is mentioned
   schema:name): labels of classes and properties, and the names a knowledge graph gives its instances alike.
 A name is read first as a name a term carries, and only when no term carries it as a local name ("Format" is
 dcterms:format's label, though dc:format ends with "format" too). A name that names two terms names none:
-`resolve` says so (`Resolution.note`), and so does `find`, so a rule's notes can tell why a constant was not lifted. "X (Y)" where X and Y name one term is one mention of it (the DUL
-curricula write "dul:Organization (http://...DUL.owl#Organization)").
+`resolve` says so (`Resolution.note`), and so does `find`, so a rule's notes can tell why a constant was not lifted.
+"X (Y)" where X and Y name one term is one mention of it (the DUL curricula write "dul:Organization
+(http://...DUL.owl#Organization)").
 
 Each term also has a role, read from its rdf:type: "class", "property", "individual" (typed otherwise) or "".
 """
