@@ -10,7 +10,8 @@ form up to this normalization:
 - a `PREFIX p: <ns>` the text defines is no part of its form (its prefix may name slots);
 - clauses separated by "," or ";" may come in any order (at most MAX_CLAUSES clauses);
 and in either case each slot names one term (mentions.Reader.resolve: an IRI with or without <>, a CURIE, a local
-name or a label) of the parameter's role (class, property, individual) when the rule recorded one, and a slot that
+name or a label) of the parameter's role (class, property, individual) when the rule recorded one and the term is
+typed (an untyped term, e.g. one the ontology only points to, has no role to contradict it), and a slot that
 appears twice names the same term twice; a literal parameter's slot holds a quoted text or, for a number, a number.
 The `Bound` value says which way the question matched and how each slot named its term (for the Judgment).
 """
@@ -121,7 +122,7 @@ def _slot_term(text: str, param: Parameter, context: str, reader: Reader) -> tup
         value = literal_value(text, param.kind)
         return None if value is None else (value, "a literal")
     named = reader.resolve(text, context)
-    if named.term is None or (param.role and reader.role(named.term) != param.role):
+    if named.term is None or (param.role and reader.role(named.term) not in (param.role, "")):
         return None
     return named.term, named.how
 
