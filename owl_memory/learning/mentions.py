@@ -72,7 +72,9 @@ class Reader:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.terms = {t for t in (*graph.subjects(), *graph.objects()) if isinstance(t, URIRef) and not is_builtin(t)}
-        self.own = {p: str(ns) for p, ns in graph.namespaces()}
+        spaces = {str(ns) for _, ns in graph.namespaces()}
+        used = {ns for ns in spaces if any(str(t).startswith(ns) for t in self.terms)}
+        self.own = {p: (str(ns), str(ns) in used) for p, ns in graph.namespaces()}
         self.labels: dict[str, set[URIRef]] = {}  # folded name -> the terms that carry it
         self.locals: dict[str, set[URIRef]] = {}  # folded local name -> the terms whose IRI ends with it
         for t in self.terms:
@@ -92,9 +94,10 @@ class Reader:
             str(term).startswith(str(RDF) + "_") else "individual" if types else ""
 
     def prefixes(self, text: str) -> list[tuple[str, str, bool]]:
-        """(prefix, namespace, trusted) a text may use: the ontology's own (trusted), then the text's, then the
-        conventional ones (a CURIE of an untrusted prefix must give a term of the ontology)."""
-        own = [(p, ns, True) for p, ns in self.own.items()]
+        """(prefix, namespace, trusted) a text may use: the ontology's own (trusted when a term of the ontology is in
+        the namespace: rdflib binds prefixes of its own to every graph), then the text's, then the conventional ones
+        (a CURIE of an untrusted prefix must give a term of the ontology)."""
+        own = [(p, ns, used) for p, (ns, used) in self.own.items()]
         defined = [(p, ns, False) for p, ns in DEFINED.findall(text)]
         return own + defined + [(p, ns, False) for p, spaces in CONVENTIONAL_PREFIXES.items() for ns in spaces]
 
