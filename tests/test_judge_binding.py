@@ -113,3 +113,17 @@ def test_a_name_two_terms_share_names_none_and_the_rule_says_so(reader):
     assert [p.name for p in learned.parameters] == ["p1", "p2", "p3"]  # Person, Agent, Social object
     assert f"<{DUL}Collective>" not in learned.template and ":Collective" in learned.template  # not lifted
     assert any("'Group' names 2 terms" in note for note in learned.notes)
+
+
+def test_an_individual_binds_by_its_name_and_only_where_its_kind_fits():
+    from owl_memory.learning import shipped_curriculum
+
+    reader = Reader(load_graph(shipped_curriculum().parent / "library.ttl"))
+    lib = "http://w3id.org/owl-memory/examples/library#"
+    gold = f"PREFIX lib: <{lib}> SELECT ?p WHERE {{ lib:Manual lib:publishedBy ?p }}"
+    published = compile_rule("Who published the book lib:Manual?", Expect("sparql", gold), reader.graph, reader)
+    assert bindings_for(published, f"Who published the book <{lib}Economy>?", reader) == {P1: URIRef(lib + "Economy")}
+    assert bindings_for(published, "Who published the book Charles Babbage?", reader) is None  # a person, no work
+    authored = compile_rule("Which works did lib:Charles author?", Expect("sparql", f"PREFIX lib: <{lib}> SELECT ?w "
+                            "WHERE { ?w lib:author lib:Charles }"), reader.graph, reader)
+    assert bindings_for(authored, "Which works did Ms. Lovelace author?", reader) == {P1: URIRef(lib + "Ada")}

@@ -11,9 +11,11 @@ form up to this normalization:
 - clauses separated by "," or ";" may come in any order (at most MAX_CLAUSES clauses);
 and in either case each slot names one term (mentions.Reader.resolve: an IRI with or without <>, a CURIE, a local
 name or a label) of the parameter's role (class, property, individual) when the rule recorded one and the term is
-typed (an untyped term, e.g. one the ontology only points to, has no role to contradict it), and a slot that
-appears twice names the same term twice; a literal parameter's slot holds a quoted text or, for a number, a number.
-The `Bound` value says which way the question matched and how each slot named its term (for the Judgment).
+typed (an untyped term, e.g. one the ontology only points to, has no role to contradict it), an individual sharing a
+class (or superclass) with the one the rule was learned from (a department does not fill an employee's slot), and
+a slot that appears twice names the same term twice; a literal parameter's slot holds a quoted text or, for a
+number, a number. The `Bound` value says which way the question matched and how each slot named its term (for
+the Judgment).
 """
 
 from __future__ import annotations
@@ -123,6 +125,9 @@ def _slot_term(text: str, param: Parameter, context: str, reader: Reader) -> tup
         return None if value is None else (value, "a literal")
     named = reader.resolve(text, context)
     if named.term is None or (param.role and reader.role(named.term) not in (param.role, "")):
+        return None
+    classes = reader.classes(named.term)
+    if param.classes and classes and not classes & set(param.classes):  # an individual of another kind
         return None
     return named.term, named.how
 

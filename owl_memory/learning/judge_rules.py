@@ -5,11 +5,12 @@ the gold query (read on its parsed form) that the task text mentions as people w
 an IRI with or without <>, a CURIE of the ontology's, the text's or a conventional prefix, a local name or label,
 quoted or not; a name that names two terms names none, and the rule's `notes` say so), or, for a literal, quoted or
 as a bare number. Each becomes a parameter ("p1", "p2", ... in the order the text mentions them; an IRI parameter
-keeps the role of its term: class, property or individual). The template is the gold text with each such constant
-(written as <IRI>, as a CURIE of the query's own PREFIXes, as a quoted literal, or as a bare number) replaced by the
-parameter's placeholder IRI; the question is the task text with each mention replaced by "{p1}". A rule is kept
-only when the template parses, names none of the lifted constants any more, and, bound back to the original constants,
-returns exactly the gold's results over the task's ontology. No parameter, no rule (it would not generalize).
+keeps the role of its term: class, property or individual, and an individual's classes). The template is the
+gold text with each such constant (written as <IRI>, as a CURIE of the query's own PREFIXes, as a quoted literal,
+or as a bare number) replaced by the parameter's placeholder IRI; the question is the task text with each mention
+replaced by "{p1}". A rule is kept only when the template parses, names none of the lifted constants any more,
+and, bound back to the original constants, returns exactly the gold's results over the task's ontology. No
+parameter, no rule (it would not generalize).
 
 **Binding a task** (`bindings_for`, learning/binding.py): a task applies when its text has the rule's question form
 exactly, or up to case, punctuation, articles, a few interchangeable function words and the order of its clauses,
@@ -93,7 +94,8 @@ def compile_rule(task: str, expect: Expect, graph: Graph,
         lifted = _lifted(template, term, placeholder(name))
         if lifted == template or form not in question:  # `a` for rdf:type, or inside another mention
             continue
-        params.append(Parameter(name, _kind(term), reader.role(term) if isinstance(term, URIRef) else ""))
+        params.append(Parameter(name, _kind(term), reader.role(term) if isinstance(term, URIRef) else "",
+                                tuple(sorted(reader.classes(term)))))
         question, template = question.replace(form, "{" + name + "}"), lifted
         originals[URIRef(placeholder(name))] = term
     if not params:

@@ -8,14 +8,17 @@ A term is mentioned
 - by its local name or any of its names, quoted or not, case and whitespace folded, word-bounded (when compiling,
   a property's name counts only quoted: unquoted it is a word of the sentence, "Which works did Charles author?").
   Names are the English or untagged values of NAME_PROPERTIES (rdfs:label, skos:prefLabel, foaf:name,
-  schema:name): labels of classes and properties, and the names a knowledge graph gives its instances alike.
+  schema:name, and any property whose local name is `name`, as CK25's pv:name): labels of classes and
+  properties, and the names a knowledge graph gives its instances alike; a person also by an honorific and the
+  last word of their name ("Ms. Brant" for "Karen Brant") when that names one term.
 A name is read first as a name a term carries, and only when no term carries it as a local name ("Format" is
 dcterms:format's label, though dc:format ends with "format" too). A name that names two terms names none:
 `resolve` says so (`Resolution.note`), and so does `find`, so a rule's notes can tell why a constant was not lifted.
 "X (Y)" where X and Y name one term is one mention of it (the DUL curricula write "dul:Organization
 (http://...DUL.owl#Organization)").
 
-Each term also has a role, read from its rdf:type: "class", "property", "individual" (typed otherwise) or "".
+Each term also has a role, read from its rdf:type: "class", "property", "individual" (typed otherwise) or "", and
+an individual its classes (its types and their superclasses).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ DEFINED = re.compile(r"(?:PREFIX|@prefix)\s+([A-Za-z][\w.-]*|):\s*<([^<>\s]+)>",
 _BRACKETED = re.compile(r"<([^<>\"{}|^`\\\s]+)>")
 _BARE = re.compile(r"https?://[^\s<>\"'`{}|\\^]*[^\s<>\"'`{}|\\^.,;:!?)\]]")
 _CURIE = re.compile(r"([A-Za-z][\w.-]*|):([A-Za-z_][\w-]*(?:\.[\w-]+)*)")
+_HONORIFIC = re.compile(r"(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s+([^\W\d_][\w'-]*)", re.IGNORECASE)
 _PAIR = re.compile(r"(.+?)\s*\((.+)\)")
 
 
@@ -77,14 +81,21 @@ class Reader:
         self.own = {p: (str(ns), str(ns) in used) for p, ns in graph.namespaces()}
         self.labels: dict[str, set[URIRef]] = {}  # folded name -> the terms that carry it
         self.locals: dict[str, set[URIRef]] = {}  # folded local name -> the terms whose IRI ends with it
+        self.family: dict[str, set[URIRef]] = {}  # folded last word of a name of two or more words -> the terms
+        naming = {*NAME_PROPERTIES, *(p for p in set(graph.predicates()) if local_name(p) == "name")}
         for t in self.terms:
             self.locals.setdefault(fold(local_name(t)), set()).add(t)
-            for name in {str(v) for p in NAME_PROPERTIES for v in graph.objects(t, p) if english(v)}:
+            for name in {str(v) for p in naming for v in graph.objects(t, p) if english(v)}:
                 if name.strip() and len(name) <= MAX_NAME_CHARS:
                     self.labels.setdefault(fold(name), set()).add(t)
+                    if len(name.split()) > 1:
+                        self.family.setdefault(fold(name.split()[-1]), set()).add(t)
 
     def named(self, name: str) -> list[URIRef]:
-        """The terms a name names: those that carry it as a name, else those whose local name it is."""
+        """The terms a name names: those that carry it as a name, else those whose local name it is; "Ms. Brant"
+        (an honorific and one word): those with a name of several words that ends with the word."""
+        if m := _HONORIFIC.fullmatch(" ".join(name.split())):
+            return sorted(self.family.get(fold(m.group(1))) or ())
         return sorted(self.labels.get(fold(name)) or self.locals.get(fold(name)) or ())
 
     def role(self, term) -> str:
@@ -92,6 +103,19 @@ class Reader:
         types = set(self.graph.objects(term, RDF.type))
         return "class" if types & CLASS_TYPES else "property" if types & PROPERTY_TYPES or \
             str(term).startswith(str(RDF) + "_") else "individual" if types else ""
+
+    def classes(self, term) -> frozenset[str]:
+        """The classes of an individual (its rdf:type values outside RDF, RDFS, OWL and XSD) and their superclasses;
+        empty for classes, properties and untyped terms."""
+        out: set[str] = set()
+        todo = [t for t in self.graph.objects(term, RDF.type) if isinstance(t, URIRef) and not is_builtin(t)]
+        while todo:
+            c = todo.pop()
+            if str(c) not in out:
+                out.add(str(c))
+                todo += [s for s in self.graph.objects(c, RDFS.subClassOf)
+                         if isinstance(s, URIRef) and not is_builtin(s)]
+        return frozenset(out)
 
     def prefixes(self, text: str) -> list[tuple[str, str, bool]]:
         """(prefix, namespace, trusted) a text may use: the ontology's own (trusted when a term of the ontology is in
@@ -150,6 +174,8 @@ class Reader:
                            key=lambda n: (-len(n), n))
             out += [("name", r"(?<![\w:/#])[\"'`]?" + r"\s+".join(map(re.escape, n.split())) + r"[\"'`]?(?![\w:])")
                     for n in names]
+            out += [("name", r"(?<![\w:/#])(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s+" + re.escape(w) + r"(?![\w:])")
+                    for w, ts in self.family.items() if term in ts]
         return out
 
     def _paired(self, mention: Mention, term: URIRef, text: str) -> Mention:

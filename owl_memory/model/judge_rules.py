@@ -34,12 +34,14 @@ def placeholder(name: str) -> str:
 class Parameter:
     """A lifted constant of a query recipe or a judge rule: its name ("$p1" in a recipe, "p1" in a rule) and kind
     ("iri" or "literal"; a rule's literal may add the original's "@language" or "^^datatype"), and for a rule's IRI
-    the role of the term it was learned from ("class", "property", "individual"; "" for none): a term bound to it
-    must have the same role."""
+    the role of the term it was learned from ("class", "property", "individual"; "" for none) and, for an
+    individual, its classes with their superclasses: a term bound to it must have the same role and, when it is
+    an individual with classes, share one of them."""
 
     name: str
     kind: str
     role: str = ""
+    classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,14 +76,14 @@ class JudgeRule:
         """The stored JSON form."""
         return {"operator": JUDGE_RULE, "check": self.check, "template": self.template, "question": self.question,
                 "outcome": self.outcome, **({"notes": list(self.notes)} if self.notes else {}),
-                "parameters": [{"name": p.name, "kind": p.kind, **({"role": p.role} if p.role else {})}
-                               for p in self.parameters]}
+                "parameters": [{"name": p.name, "kind": p.kind, **({"role": p.role} if p.role else {}),
+                                **({"classes": list(p.classes)} if p.classes else {})} for p in self.parameters]}
 
     @classmethod
     def from_json(cls, d: dict) -> JudgeRule:
         """Inverse of to_json."""
-        params = tuple(Parameter(str(p["name"]), str(p["kind"]), str(p.get("role") or ""))
-                       for p in d.get("parameters") or ())
+        params = tuple(Parameter(str(p["name"]), str(p["kind"]), str(p.get("role") or ""),
+                                 tuple(str(c) for c in p.get("classes") or ())) for p in d.get("parameters") or ())
         return cls(str(d["check"]), str(d["template"]), params, str(d["question"]), str(d.get("outcome") or ""),
                    tuple(str(n) for n in d.get("notes") or ()))
 
