@@ -21,7 +21,7 @@ the Judgment).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations
 
 from rdflib import Literal, URIRef
@@ -54,6 +54,14 @@ class Bound:
     explanation: str
 
 
+@dataclass
+class _State:
+    """One binding's bounded search: the match steps taken, and each span's slot reading (span, parameter) -> term."""
+
+    steps: int = 0
+    read: dict = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class _Token:
     """One token of a text: its normalized value, its kind ("word", "sep", "punct", "slot", "other") and span."""
@@ -75,9 +83,9 @@ def bind(rule: JudgeRule, task: str, reader: Reader) -> Bound | None:
     shown = _CONTRACTED.sub(r"\1 is", _DEFINED.sub(" ", text))  # a PREFIX the text defines is no part of its form
     form, tokens = _tokens(rule.question), _tokens(shown)
     words = [t for t in form if t.kind in ("word", "slot", "other")]  # the form's articles and punctuation dropped
-    steps = [0]
+    state = _State()
     for order, ordered in _orders(tokens):
-        found = _match(words, 0, ordered, 0, {}, rule, shown, reader, steps, text)
+        found = _match(words, 0, ordered, 0, {}, rule, shown, reader, state, text)
         if found is not None:
             how = "its clauses reordered, " if order else ""
             return Bound({URIRef(placeholder(p)): t for p, (t, _) in found.items()},
@@ -165,11 +173,11 @@ def _orders(tokens: list[_Token]):
 
 
 def _match(form: list[_Token], i: int, tokens: list[_Token], j: int, found: dict, rule: JudgeRule, text: str,
-           reader: Reader, steps: list[int], context: str) -> dict | None:
+           reader: Reader, state: _State, context: str) -> dict | None:
     """Slot name -> (term, how) when form[i:] matches tokens[j:] (punctuation skipped outside slots); the tokens'
     spans are in `text`, the task's PREFIXes in `context`."""
-    steps[0] += 1
-    if steps[0] > MAX_STEPS:
+    state.steps += 1
+    if state.steps > MAX_STEPS:
         return None
     while j < len(tokens) and tokens[j].kind == "punct":
         j += 1
@@ -178,21 +186,28 @@ def _match(form: list[_Token], i: int, tokens: list[_Token], j: int, found: dict
     if j == len(tokens):
         return None
     if tokens[j].kind == "article":  # skipped, or (for a slot) the first word of a name ("The Beatles")
-        skipped = _match(form, i, tokens, j + 1, found, rule, text, reader, steps, context)
+        skipped = _match(form, i, tokens, j + 1, found, rule, text, reader, state, context)
         if skipped is not None or form[i].kind != "slot":
             return skipped
     if form[i].kind != "slot":
         same = tokens[j].value.casefold() == form[i].value.casefold()
-        return _match(form, i + 1, tokens, j + 1, found, rule, text, reader, steps, context) if same else None
+        return _match(form, i + 1, tokens, j + 1, found, rule, text, reader, state, context) if same else None
     param = next(p for p in rule.parameters if p.name == form[i].value)
+    after = form[i + 1].value.casefold() if i + 1 < len(form) and form[i + 1].kind != "slot" else None
     for n in range(1, MAX_SLOT_TOKENS + 1):
         span = tokens[j:j + n]
         if len(span) < n:
             break
-        slot = _slot_term(text[span[0].start:span[-1].end], param, context, reader)
+        rest = [t.value.casefold() for t in tokens[j + n:] if t.kind not in ("punct", "article")]
+        if after is not None and rest[:1] != [after]:  # the form's next word must follow the slot
+            continue
+        key = (span[0].start, span[-1].end, param.name)
+        if key not in state.read:
+            state.read[key] = _slot_term(text[span[0].start:span[-1].end], param, context, reader)
+        slot = state.read[key]
         if slot is None or (param.name in found and found[param.name][0] != slot[0]):
             continue
-        done = _match(form, i + 1, tokens, j + n, {**found, param.name: slot}, rule, text, reader, steps, context)
+        done = _match(form, i + 1, tokens, j + n, {**found, param.name: slot}, rule, text, reader, state, context)
         if done is not None:
             return done
     return None
