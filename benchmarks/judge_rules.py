@@ -4,7 +4,11 @@ Training runs every train task of a curriculum through the learning loop (judge 
 from the gold of a run that succeeded, consolidate, store with provenance). The agent is a scripted stand-in that
 submits the gold's own results, so that every train run succeeds and its gold compiles: what is measured is the
 rule judge, not an agent. Then the held-out tasks' gold is hidden from the rule judge and its verdicts on three
-probe answers per task are compared with gold's (owl_memory/learning/agreement.py). Timing is reported per phase.
+probe answers per task are compared with gold's (owl_memory/learning/agreement.py). Each line gives agreement,
+coverage (all, and of trained families), the false positives (probes the rules passed and gold failed) and
+`covered_untrained`: held-out questions of families with no train task that a rule bound anyway (should be 0).
+Timing is reported per phase. benchmarks/data/*-reworded.yaml are curricula written for this benchmark: held-out
+questions phrased as users write them.
 Run: python benchmarks/judge_rules.py CURRICULUM [CURRICULUM ...] [--make "ARGS"] [--per-family N]
 (--make "ARGS": a curriculum made by `owl-memory curriculum make ARGS` into a temporary file, repeatable).
 """
@@ -81,7 +85,9 @@ def measure(course, per_family: int | None) -> None:
         mid = time.perf_counter()
         figures = rule_agreement(course, memory).to_dict()
         done = time.perf_counter()
-    print(json.dumps({"curriculum": course.id, **trained, **figures, "train_seconds": round(mid - started, 1),
+    untrained = figures["covered"] - figures["covered_trained"]  # a rule bound a question of an untrained family
+    print(json.dumps({"curriculum": course.id, **trained, **figures, "covered_untrained": untrained,
+                      "train_seconds": round(mid - started, 1),
                       "agreement_seconds": round(done - mid, 1)}), flush=True)
 
 

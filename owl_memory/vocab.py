@@ -17,12 +17,28 @@ RUN = Namespace("http://w3id.org/owl-memory/run/")
 BLOB = Namespace("http://w3id.org/owl-memory/blob/")
 # the standard vocabularies, by their usual prefixes: no target ontology's or endpoint's own terms
 STANDARD_PREFIXES = {str(RDF): "rdf:", str(RDFS): "rdfs:", str(OWL): "owl:", str(XSD): "xsd:"}
-IRI_TEXT = r"[A-Za-z][A-Za-z0-9+.-]*:[^<>\"{}|^`\\\s]*"  # an absolute IRI: a scheme, no character IRIs forbid
+# an absolute IRI: a scheme, then none of the characters RFC 3987 and SPARQL forbid (spaces, controls, delimiters)
+IRI_TEXT = r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+"
+# prefixes people write for well-known namespaces whatever an ontology binds (prefix.cc's usual choices); a text may
+# name a term by one of these (learning/mentions.py) when the term's IRI starts with the namespace
+CONVENTIONAL_PREFIXES: dict[str, tuple[str, ...]] = {
+    "rdf": (str(RDF),), "rdfs": (str(RDFS),), "owl": (str(OWL),), "xsd": (str(XSD),),
+    "skos": ("http://www.w3.org/2004/02/skos/core#",), "dcterms": ("http://purl.org/dc/terms/",),
+    "dct": ("http://purl.org/dc/terms/",), "dc": ("http://purl.org/dc/elements/1.1/",),
+    "foaf": ("http://xmlns.com/foaf/0.1/",), "prov": ("http://www.w3.org/ns/prov#",),
+    "schema": ("http://schema.org/", "https://schema.org/"), "dcat": ("http://www.w3.org/ns/dcat#",),
+    "sh": ("http://www.w3.org/ns/shacl#",), "void": ("http://rdfs.org/ns/void#",),
+    "dul": ("http://www.ontologydesignpatterns.org/ont/dul/DUL.owl#", "http://www.loa-cnr.it/ontologies/DUL.owl#"),
+    "sd": ("http://www.w3.org/ns/sparql-service-description#",), "prof": ("http://www.w3.org/ns/dx/prof/",),
+    "org": ("http://www.w3.org/ns/org#",), "time": ("http://www.w3.org/2006/time#",),
+    "vcard": ("http://www.w3.org/2006/vcard/ns#",), "geo": ("http://www.opengis.net/ont/geosparql#",),
+}
 
 
 def is_iri(text: str) -> bool:
     """Whether `text` is an absolute IRI (a scheme, then none of the characters RFC 3987 and SPARQL forbid)."""
     return re.fullmatch(IRI_TEXT, text) is not None
+
 
 def local_name(iri: str | Node) -> str:
     """The last segment of an IRI (after #, / or :), "node" when there is none."""

@@ -18,7 +18,7 @@ from rdflib import Graph, URIRef
 
 from ..errors import ConfigError
 from ..model import ItemSpec
-from ..model.endpoints import IRI_LISTS, EndpointProfile, endpoint_key, is_iri
+from ..model.endpoints import IRI_LISTS, EndpointProfile, endpoint_key, keepable_iri
 from ..vocab import ITEM
 from .endpoint_client import EndpointClient
 
@@ -53,7 +53,7 @@ class Notebook:
         seen = EndpointProfile(url, **given)
         old = self.profiles.get(seen.url)
         self.profiles[seen.url] = old.merged(seen) if old else seen
-        rejected = sum(1 for k in IRI_LISTS for x in given.get(k, ()) if not is_iri(x))
+        rejected = sum(1 for k in IRI_LISTS for x in given.get(k, ()) if not keepable_iri(x))
         self.not_iris[seen.url] = self.not_iris.get(seen.url, 0) + rejected
         return rejected
 

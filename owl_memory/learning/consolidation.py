@@ -169,8 +169,8 @@ def action_key(op: CompiledOperator | None) -> tuple | None:
         return op.operator, op.form, op.where
     if isinstance(op, ToolSequence):
         return op.operator, None, op.tools
-    if isinstance(op, JudgeRule):
-        return op.operator, op.check, op.template
+    if isinstance(op, JudgeRule):  # its question form and roles too: a rule binds only questions of its form and roles
+        return op.operator, op.check, (op.template, op.question, tuple(p.role for p in op.parameters))
     if isinstance(op, CustomAction):
         d = op.data
         return (d.get("operator"), d.get("form"), repr(d.get("where") or d.get("tools"))) if d else None

@@ -1,21 +1,21 @@
 """Judge rules: compiled from the gold query of a run that succeeded, run to judge tasks that have no gold.
 
 **Compiling** (`compile_rule`, for gold of kind sparql or ask). The task's constants are the IRIs and literals of
-the gold query (read on its parsed form) that the task text mentions, the way a family question names a term: its
-quoted label or local name (families/view.py), its CURIE, or its IRI in angle brackets. Each becomes a parameter
-("p1", "p2", ... in the order the text mentions them). The template is the gold text with each such constant
-(written as <IRI>, as a CURIE of the query's own PREFIXes, as a quoted literal, or as a bare number) replaced by the
-parameter's placeholder IRI; the question is the task text with each mention replaced by "{p1}". A rule is kept
-only when the template parses, names none of the lifted constants any more, and, bound back to the original constants,
-returns exactly the gold's results over the task's ontology. No parameter, no rule (it would not generalize).
+the gold query (read on its parsed form) that the task text mentions as people write them (learning/mentions.py:
+an IRI with or without <>, a CURIE of the ontology's, the text's or a conventional prefix, a local name or label,
+quoted or not; a name that names two terms names none, and the rule's `notes` say so), or, for a literal, quoted or
+as a bare number. Each becomes a parameter ("p1", "p2", ... in the order the text mentions them; an IRI parameter
+keeps the role of its term: class, property or individual, and an individual's classes). The template is the
+gold text with each such constant (written as <IRI>, as a CURIE of the query's own PREFIXes, as a quoted literal,
+or as a bare number) replaced by the parameter's placeholder IRI; the question is the task text with each mention
+replaced by "{p1}". A rule is kept only when the template parses, names none of the lifted constants any more,
+and, bound back to the original constants, returns exactly the gold's results over the task's ontology. No
+parameter, no rule (it would not generalize).
 
-**Binding a task** (`bindings_for`, a heuristic): a task applies when its text, whitespace collapsed, has the
-rule's question form exactly (each slot matching one or more characters, shortest first; tasks over MAX_TASK_CHARS
-characters get no rule); each slot's text must name one term: <IRI>, a CURIE with a prefix the task's ontology
-binds, or a quoted label / local name that names exactly one term of that ontology (families/view.py's naming,
-read backwards); a literal parameter takes the slot's text (quotes stripped) with the original's language or
-datatype. A slot that names no term, or two, makes the rule not apply. Reworded questions therefore get no rule:
-coverage, not accuracy, pays for that.
+**Binding a task** (`bindings_for`, learning/binding.py): a task applies when its text has the rule's question form
+exactly, or up to case, punctuation, articles, a few interchangeable function words and the order of its clauses,
+each slot naming one term of the parameter's role (or holding a literal); tasks over MAX_TASK_CHARS characters get
+no rule. The Judgment says how the question matched and how each slot named its term.
 
 **Running** (`RuleJudge`): rules are found by Memory.search (kind JudgeRule, the task type; deterministic order),
 kept when they apply to the task's ontology (or to any), are not demoted (more disagreements with gold than
@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import XSD
 from rdflib.term import Identifier
 
 from ..adapters import sparql as sparql_text
@@ -44,36 +43,37 @@ from ..model import ItemSpec, JudgeRule, Parameter
 from ..model.judge_rules import placeholder
 from ..model.judgments import Expect, Judgment
 from ..vocab import serves_ontology
-from .families import OntologyView, is_builtin, view_of
+from .binding import bind
+from .families import OntologyView, is_builtin
 from .judging import judge_terms, run_graph, select_rows
+from .mentions import Mention, Reader
 
 if TYPE_CHECKING:
     from ..store import Memory
 
 MAX_RULES = 3
-MAX_TASK_CHARS = 2_000
 SEARCH_K = 50
 RULE_ERROR = "rule-error"
 _PREFIX = re.compile(r"PREFIX\s+([\w.-]*):\s*<([^<>\s]*)>", re.IGNORECASE)
-_IRI = re.compile(r"<([^<>\"{}|^`\\\s]+)>")
 _CURIE = re.compile(r"([A-Za-z][\w.-]*|):([A-Za-z_][\w.-]*)")
-_SLOT = re.compile(r"\{(p\d+)\}")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
-_NUMERIC = {XSD.integer, XSD.decimal, XSD.double, XSD.float, XSD.int, XSD.long, XSD.gYear, XSD.nonNegativeInteger}
 
 
 @dataclass(frozen=True)
 class Applicable:
-    """A stored rule that applies to a task: its item id, the rule, and its parameters bound (placeholder -> term)."""
+    """A stored rule that applies to a task: its item id, the rule, its parameters bound (placeholder -> term) and
+    how the task's question matched the rule's."""
 
     item_id: str
     rule: JudgeRule
     bindings: dict
+    explanation: str = ""
 
 
 # ---- compiling ------------------------------------------------------------------------------------------------
 
-def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | None = None) -> JudgeRule | None:
+def compile_rule(task: str, expect: Expect, graph: Graph,
+                 view: OntologyView | Reader | None = None) -> JudgeRule | None:
     """The judge rule of a gold-judged task (None when the gold is of another kind or nothing generalizes)."""
     if expect.kind not in ("sparql", "ask") or not isinstance(expect.gold, str):
         return None
@@ -81,41 +81,42 @@ def compile_rule(task: str, expect: Expect, graph: Graph, view: OntologyView | N
         gold = sparql_text.parse(expect.gold)
     except sparql_text.QuerySyntaxError:
         return None
-    view = view or view_of("task", graph)
+    reader = view if isinstance(view, Reader) else Reader(graph)
     text = " ".join(task.split())
-    mentions = sorted(m for t in sparql_text.named_terms(gold) if (m := _mention(t, text, view)))
-    if not mentions:
-        return None
+    found = [(t, *_mention(t, text, reader)) for t in sparql_text.named_terms(gold)]
+    notes = tuple(sorted({note for _, m, note in found if m is None and note}))
+    mentions = sorted((m.start, m.form, t) for t, m, _ in found if m is not None)
     params: list[Parameter] = []
     question, template = text, expect.gold
     originals: dict[URIRef, Identifier] = {}  # placeholder IRI -> the constant it stands for
     for _, form, term in mentions:
         name = f"p{len(params) + 1}"
         lifted = _lifted(template, term, placeholder(name))
-        if lifted == template:  # spelled in a way the text does not show (`a` for rdf:type): a family constant
+        if lifted == template or form not in question:  # `a` for rdf:type, or inside another mention
             continue
-        params.append(Parameter(name, _kind(term)))
-        question, template = question.replace(form, "{" + name + "}", 1), lifted
+        params.append(Parameter(name, _kind(term), reader.role(term) if isinstance(term, URIRef) else "",
+                                tuple(sorted(reader.classes(term)))))
+        question, template = question.replace(form, "{" + name + "}"), lifted
         originals[URIRef(placeholder(name))] = term
     if not params:
         return None
-    rule = JudgeRule("select" if sparql_text.form(gold) == "SELECT" else "ask", template, tuple(params), question)
+    rule = JudgeRule("select" if sparql_text.form(gold) == "SELECT" else "ask", template, tuple(params), question,
+                     notes=notes)
     return rule if _faithful(rule, expect.gold, originals, graph) else None
 
 
-def _mention(term: Identifier, text: str, view: OntologyView) -> tuple[int, str, Identifier] | None:
-    """(position, form, term) of the first way the task text names a constant of the gold, or None."""
-    if isinstance(term, URIRef):  # RDF, RDFS, OWL and XSD terms only when the text names them exactly
-        forms = {view.exact(term), f"<{term}>"} | (set() if is_builtin(term) else {view.named(term)})
-    elif isinstance(term, Literal) and str(term).strip():
-        forms = {f'"{term}"'} | ({str(term)} if _NUMBER.fullmatch(str(term)) else set())
-    else:
-        return None
-    for form in sorted(forms, key=lambda f: (-len(f), f)):
-        m = re.search(r"(?<![\w:])" + re.escape(form) + r"(?![\w:])", text)
-        if m:
-            return m.start(), form, term
-    return None
+def _mention(term: Identifier, text: str, reader: Reader) -> tuple[Mention | None, str]:
+    """The first mention of a constant of the gold in the task text (None when there is none), and a note when a
+    name of it names other terms too."""
+    if isinstance(term, URIRef):
+        return reader.find(term, text)
+    if isinstance(term, Literal) and str(term).strip():
+        forms = [f'"{term}"'] + ([str(term)] if _NUMBER.fullmatch(str(term)) else [])
+        for form in forms:
+            m = re.search(r"(?<![\w:])" + re.escape(form) + r"(?![\w:])", text)
+            if m:
+                return Mention(m.start(), m.end(), form, "literal"), ""
+    return None, ""
 
 
 def _kind(term) -> str:
@@ -175,42 +176,11 @@ def rule_spec(rule: JudgeRule, *, task_type: str, ontology_iri: str | None, grap
 
 # ---- binding a task -------------------------------------------------------------------------------------------
 
-def bindings_for(rule: JudgeRule, task: str, view: OntologyView) -> dict | None:
-    """Placeholder IRI -> term for each parameter, read from a task whose text has the rule's question form; None
-    when the form differs or a slot names no single term."""
-    text = " ".join(task.split())
-    if len(text) > MAX_TASK_CHARS:  # slots match lazily: keep the match's cost bounded
-        return None
-    parts = _SLOT.split(rule.question)
-    pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-    m = re.fullmatch(pattern, text)
-    if m is None:
-        return None
-    out = {}
-    for p in rule.parameters:
-        term = _term(m.group(p.name), p.kind, view)
-        if term is None:
-            return None
-        out[URIRef(placeholder(p.name))] = term
-    return out
-
-
-def _term(text: str, kind: str, view: OntologyView):
-    """The one term a slot's text names (see the module docstring), or None."""
-    if kind.startswith("literal"):
-        lang = kind.split("@", 1)[1] if "@" in kind else None
-        datatype = URIRef(kind.split("^^", 1)[1]) if "^^" in kind else None
-        value = text.strip().strip("\"'")
-        if not value or (datatype is not None and datatype in _NUMERIC and not _NUMBER.fullmatch(value)):
-            return None  # a number's slot must hold a number
-        return Literal(value, lang=lang, datatype=datatype)
-    if m := _IRI.fullmatch(text.strip()):
-        return URIRef(m.group(1))
-    prefixes = {p: str(ns) for p, ns in view.graph.namespaces() if p}
-    if (m := _CURIE.fullmatch(text.strip())) and m.group(1) in prefixes:
-        return URIRef(prefixes[m.group(1)] + m.group(2))
-    named = [t for t, shown in view.shown.items() if shown == text.strip()]
-    return named[0] if len(named) == 1 else None
+def bindings_for(rule: JudgeRule, task: str, view: OntologyView | Reader) -> dict | None:
+    """Placeholder IRI -> term for each parameter, read from a task whose question has the rule's form
+    (learning/binding.py); None when the form differs or a slot names no single term of its role."""
+    bound = bind(rule, task, view if isinstance(view, Reader) else Reader(view.graph))
+    return None if bound is None else bound.bindings
 
 
 # ---- running --------------------------------------------------------------------------------------------------
@@ -221,7 +191,7 @@ class RuleJudge:
     def __init__(self, memory: Memory, limits: QueryLimits | None = None):
         self.memory, self.limits = memory, limits or QueryLimits()
         self._workers: dict[int, tuple[Graph, QueryWorker]] = {}
-        self._views: dict[int, tuple[Graph, OntologyView]] = {}
+        self._readers: dict[int, tuple[Graph, Reader]] = {}
 
     def applicable(self, task: str, graph: Graph, task_type: str | None, ontology_iri: str | None) -> list[Applicable]:
         """The stored rules that apply to the task and bind, in search order, at most MAX_RULES."""
@@ -233,16 +203,16 @@ class RuleJudge:
             if not isinstance(item.action_schema, JudgeRule) or item.demoted or \
                     not serves_ontology(item.applies_to, ontology_iri):
                 continue
-            bound = bindings_for(item.action_schema, task, self.view(graph))
+            bound = bind(item.action_schema, task, self.reader(graph))
             if bound is not None:
-                out.append(Applicable(item.id, item.action_schema, bound))
+                out.append(Applicable(item.id, item.action_schema, bound.bindings, bound.explanation))
         return out[:MAX_RULES]
 
-    def view(self, graph: Graph) -> OntologyView:
-        """The families' view of a graph, computed once per graph."""
-        if id(graph) not in self._views:
-            self._views[id(graph)] = (graph, view_of("task", graph))
-        return self._views[id(graph)][1]
+    def reader(self, graph: Graph) -> Reader:
+        """The mentions reader of a graph, built once per graph."""
+        if id(graph) not in self._readers:
+            self._readers[id(graph)] = (graph, Reader(graph))
+        return self._readers[id(graph)][1]
 
     def verdict(self, rule: Applicable, answer, graph: Graph, task: str) -> Judgment:
         """One rule's verdict on an answer (a failed judgment naming the limit when its query could not run)."""
@@ -273,7 +243,8 @@ class RuleJudge:
             return None
         rules, verdicts = [r for r, _ in ran], [v for _, v in ran]
         ok = all(v.success for v in verdicts)
-        reason = "; ".join(f"judge rule {r.item_id}: {v.reason}" for r, v in zip(rules, verdicts, strict=True))
+        reason = "; ".join(f"judge rule {r.item_id}: {v.reason} (the question {r.explanation})"
+                           for r, v in zip(rules, verdicts, strict=True))
         failed = next((v for v in verdicts if not v.success), verdicts[0])
         return Judgment(ok, reason[:600], failed.confidence, "rule", () if ok else failed.missing,
                         "" if ok else failed.failure_mode, tuple(r.item_id for r in rules))

@@ -218,7 +218,7 @@ class _Context:
         wins = any(j.success for _, j, _ in judged)
         if not (self.learning.judge_rules and self.expect is not None and self.graph is not None and wins):
             return []
-        rule = compile_rule(self.task, self.expect, self.graph, self.rules.view(self.graph))
+        rule = compile_rule(self.task, self.expect, self.graph, self.rules.reader(self.graph))
         result = next(r for r, j, _ in judged if j.success)
         return [] if rule is None else [rule_spec(rule, task_type=self.learning.task_type or "general",
                                                   ontology_iri=declared_ontology(self.graph), graph=self.graph,

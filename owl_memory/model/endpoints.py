@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
+from ..vocab import is_iri
 from .handles import sha256
 from .items import INVISIBLE
 
@@ -18,7 +19,6 @@ PROFILE_RUNS = 50  # runs a profile names as the ones that taught it
 PROFILE_IRI = 200  # characters of an IRI a profile keeps (a longer one is not kept at all)
 PROFILE_TEXT = 200  # characters of a limit or quirk a profile keeps (the rest is cut)
 IRI_LISTS = ("graphs", "features", "result_formats", "prefixes", "classes")  # lists that hold IRIs only
-_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAPPED_TO = re.compile(r"=(?=https?://)", re.IGNORECASE)
@@ -45,10 +45,10 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, f"{host}:{port or DEFAULT_PORTS[scheme]}", parts.path or "/", "", ""))
 
 
-def is_iri(text: str) -> bool:
-    """Whether `text` is one absolute IRI a profile may keep: a scheme, no space, no control, invisible or
-    delimiter character, at most PROFILE_IRI characters."""
-    return len(text) <= PROFILE_IRI and _IRI.fullmatch(text) is not None and not INVISIBLE.search(text)
+def keepable_iri(text: str) -> bool:
+    """Whether `text` is one absolute IRI a profile may keep (vocab.is_iri: a scheme, no space, control or
+    delimiter character), with no invisible character, at most PROFILE_IRI characters."""
+    return len(text) <= PROFILE_IRI and is_iri(text) and not INVISIBLE.search(text)
 
 
 def plain_text(text: str) -> str:
@@ -142,7 +142,7 @@ class EndpointProfile:
         for f in fields(self)[1:]:
             cap = PROFILE_RUNS if f.name == "runs" else PROFILE_LIST
             values = [str(v) for v in getattr(self, f.name)]
-            kept = [v for v in values if is_iri(v)] if f.name in IRI_LISTS else [plain_text(v) for v in values]
+            kept = [v for v in values if keepable_iri(v)] if f.name in IRI_LISTS else [plain_text(v) for v in values]
             object.__setattr__(self, f.name, tuple(dict.fromkeys(v for v in kept if v))[:cap])
 
     @property

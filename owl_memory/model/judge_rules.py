@@ -33,10 +33,15 @@ def placeholder(name: str) -> str:
 @dataclass(frozen=True)
 class Parameter:
     """A lifted constant of a query recipe or a judge rule: its name ("$p1" in a recipe, "p1" in a rule) and kind
-    ("iri" or "literal"; a rule's literal may add the original's "@language" or "^^datatype")."""
+    ("iri" or "literal"; a rule's literal may add the original's "@language" or "^^datatype"), and for a rule's IRI
+    the role of the term it was learned from ("class", "property", "individual"; "" for none) and, for an
+    individual, its classes with their superclasses: a term bound to it must have the same role and, when it is
+    an individual with classes, share one of them."""
 
     name: str
     kind: str
+    role: str = ""
+    classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class JudgeRule:
         parameters: the parameters to bind, in slot order.
         question: the task text it was learned from, each parameter's mention replaced by "{name}".
         outcome: what a success means (OUTCOMES[check]).
+        notes: what compiling left out and why (e.g. a name of a constant that names two terms, so names none).
     """
 
     check: str
@@ -57,6 +63,7 @@ class JudgeRule:
     parameters: tuple[Parameter, ...]
     question: str
     outcome: str = ""
+    notes: tuple[str, ...] = ()
     operator = JUDGE_RULE
 
     def __post_init__(self):
@@ -68,13 +75,17 @@ class JudgeRule:
     def to_json(self) -> dict:
         """The stored JSON form."""
         return {"operator": JUDGE_RULE, "check": self.check, "template": self.template, "question": self.question,
-                "outcome": self.outcome, "parameters": [{"name": p.name, "kind": p.kind} for p in self.parameters]}
+                "outcome": self.outcome, **({"notes": list(self.notes)} if self.notes else {}),
+                "parameters": [{"name": p.name, "kind": p.kind, **({"role": p.role} if p.role else {}),
+                                **({"classes": list(p.classes)} if p.classes else {})} for p in self.parameters]}
 
     @classmethod
     def from_json(cls, d: dict) -> JudgeRule:
         """Inverse of to_json."""
-        params = tuple(Parameter(str(p["name"]), str(p["kind"])) for p in d.get("parameters") or ())
-        return cls(str(d["check"]), str(d["template"]), params, str(d["question"]), str(d.get("outcome") or ""))
+        params = tuple(Parameter(str(p["name"]), str(p["kind"]), str(p.get("role") or ""),
+                                 tuple(str(c) for c in p.get("classes") or ())) for p in d.get("parameters") or ())
+        return cls(str(d["check"]), str(d["template"]), params, str(d["question"]), str(d.get("outcome") or ""),
+                   tuple(str(n) for n in d.get("notes") or ()))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from rdflib.namespace import Namespace
 from ...adapters import sparql as sparql_text
 from ...errors import EndpointError, OwlMemoryError, QueryRefused
 from ...model import Hit, RunResult
-from ...model.endpoints import EndpointLimits, is_iri, parse_grants
+from ...model.endpoints import EndpointLimits, keepable_iri, parse_grants
 from ...vocab import STANDARD_PREFIXES
 from ..endpoint_client import EndpointClient
 from ..endpoint_profiles import EndpointSession, find_profile, namespaces_and_classes, remember
@@ -228,8 +228,8 @@ class EndpointTools(ToolFamily):
 
 
 def _iris(values: list[str]) -> list[str]:
-    """The values an endpoint gave that are IRIs a profile may keep (model.endpoints.is_iri), in order."""
-    return [v for v in values if is_iri(v)]
+    """The values an endpoint gave that are IRIs a profile may keep (model.endpoints.keepable_iri), in order."""
+    return [v for v in values if keepable_iri(v)]
 
 
 def _not_iris(count: int) -> dict[str, int]:
