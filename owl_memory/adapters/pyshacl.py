@@ -92,7 +92,7 @@ def check_shapes(shapes: Graph) -> bool:
     from rdflib import Literal
     from rdflib.namespace import SH
 
-    from ..errors import QueryRefused
+    from ..errors import LoadError, QueryRefused
     from .sparql import check_read_only
 
     prefixes, found = {p: str(ns) for p, ns in shapes.namespaces()}, False
@@ -109,8 +109,10 @@ def check_shapes(shapes: Graph) -> bool:
                     raise QueryRefused("only a SELECT, ASK or CONSTRUCT literal may run here")
                 check_read_only(str(text), prefixes=prefixes)
             except QueryRefused as e:
-                raise QueryRefused(f"the SPARQL in shape {shape.n3()} ({key.n3(shapes.namespace_manager)}) is "
-                                   f"refused: {e}; fix or remove that shape") from e
+                where = f"the SPARQL in shape {shape.n3()} ({key.n3(shapes.namespace_manager)})"
+                if e.cause == "syntax":  # a malformed shapes file, as pySHACL itself would report it
+                    raise LoadError(f"{where} does not parse: {e}; fix that shape") from e
+                raise QueryRefused(f"{where} is refused: {e}; fix or remove that shape") from e
     return found
 
 

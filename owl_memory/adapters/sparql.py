@@ -67,10 +67,15 @@ def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | Non
     """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`), within `seconds` of
     wall time (QUERY_SECONDS when None); text may use `prefixes` (the graph's own by default), `bindings` maps
     variables to terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`):
-    QueryRefused. QueryFailed with rdflib's reason when it fails while it runs, QueryTimeout past `seconds`;
-    MemoryError passes through."""
+    QueryRefused. QueryFailed with rdflib's reason when it does not parse or fails while it runs, QueryTimeout past
+    `seconds`; MemoryError passes through."""
     if isinstance(query, str):
-        query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
+        try:
+            query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
+        except QueryRefused as e:
+            if e.cause != "syntax":
+                raise
+            raise QueryFailed(str(e)) from e  # text that does not parse fails, as it always has
     else:
         _refuse(query, FORMS, services)
     try:
