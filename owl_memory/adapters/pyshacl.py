@@ -79,7 +79,7 @@ def validate(data, **kwargs):
 def _limited(sparql: bool) -> contextlib.AbstractContextManager:
     """The wall time of a validation whose shapes run SPARQL (a hostile sh:sparql can be a cross product); none for
     SHACL Core alone, whose cost is linear in the data."""
-    from .sparql import time_limit
+    from .wall_time import time_limit
 
     return time_limit(SPARQL_SECONDS) if sparql else contextlib.nullcontext()
 

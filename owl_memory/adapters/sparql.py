@@ -14,10 +14,7 @@ competency question, a gold, a judge rule), and runs under a wall time (`QUERY_S
 
 from __future__ import annotations
 
-import signal
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 
@@ -25,6 +22,7 @@ from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
 from ..errors import QueryFailed, QueryRefused, QueryTimeout
+from .wall_time import time_limit
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
@@ -90,27 +88,6 @@ def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | Non
         raise QueryFailed(f"{type(e).__name__}: {str(e)[:160]}") from e
     columns = tuple(str(v) for v in result.vars) if result.type == "SELECT" else ("s", "p", "o")
     return Answer(result.type, columns, tuple(rows[:max_rows]), max_rows is not None and len(rows) > max_rows)
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """QueryTimeout inside the block past `seconds` of wall time (a real-time timer; rdflib's evaluator is Python, so
-    the signal lands between two steps). Only the main thread gets signals: threads (agent tools) use a QueryWorker."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        raise QueryTimeout(f"the query ran past the wall-time limit of {seconds:g} s; narrow the query or add LIMIT")
-    previous = signal.signal(signal.SIGALRM, stop)
-    outer = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # an enclosing limit's time left, restored below
-    try:
-        yield
-    finally:
-        elapsed = seconds - signal.setitimer(signal.ITIMER_REAL, 0)[0]
-        signal.signal(signal.SIGALRM, previous)
-        if outer:
-            signal.setitimer(signal.ITIMER_REAL, max(outer - elapsed, 0.001))
 
 
 def check_read_only(query_text: str, accepts: tuple[str, ...] = FORMS, *, services: tuple[str, ...] = (),

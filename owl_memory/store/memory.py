@@ -10,6 +10,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ..adapters import sparql as sparql_text
+from ..adapters.wall_time import time_limit
 from ..errors import ConfigError, InvalidItem, QueryRefused
 from ..model import (
     Hit,
@@ -258,7 +259,7 @@ class Memory:
         asked = sparql_text.limit_of(parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
-        with sparql_text.time_limit(seconds):
+        with time_limit(seconds):
             found = self.backend.sparql(str(query), bound_terms(bindings or {}), limit)
         rows = tuple(tuple(answer_cell(c) for c in row) for row in found.rows)
         return SparqlResult(found.columns, rows, found.truncated)
