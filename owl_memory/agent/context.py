@@ -60,8 +60,9 @@ class Layer:
 def build(layers: str | Iterable[str] | None, graph: Graph | None = None, memory: Memory | None = None,
           guide: str | Path | None = None, bounds: dict[str, int] | None = None,
           endpoints: tuple[str, ...] = ()) -> list[Layer]:
-    """Pack the requested layers; ConfigError when a layer has nothing to be computed from. Without an ontology, L0
-    is the card of the run's endpoints (what memory's EndpointProfiles know of each)."""
+    """Pack the requested layers, each to its bound in `bounds` (a run's budgets: L2, A1's, is not a layer's and is
+    not read); ConfigError when a layer has nothing to be computed from. Without an ontology, L0 is the card of the
+    run's endpoints (what memory's EndpointProfiles know of each)."""
     names, bounds = parse_layers(layers), {**BOUNDS, **(bounds or {})}
     if any(not 0 < int(bounds[n]) <= MAX_BOUND for n in names):
         raise ConfigError(f"layer bounds must be between 1 and {MAX_BOUND} characters (the RLM's preview size)")
@@ -81,7 +82,7 @@ def preview(graph: Graph | None, layers: str | Iterable[str] | None = "L0,L1", m
     from .injection import experience, retrieve
 
     config = RunConfig(condition="A1", k=k, budgets=budgets, layers=parse_layers(layers), guide=guide)
-    packed = build(config.layers, graph, memory, guide, {n: v for n, v in config.budgets.items() if n != "L2"})
+    packed = build(config.layers, graph, memory, guide, config.budgets)
     if task is None:
         return packed
     if memory is None:

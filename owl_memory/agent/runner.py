@@ -164,9 +164,8 @@ def run(task: str, memory: Memory | None = None, prompt: str | None = None, onto
     injected = retrieve(memory, task, graph, config.access, config.task_id, config.task_type,
                         endpoint_vocabularies(memory, config.endpoints))
     injected = prepare_endpoints(box, config.endpoints, memory, injected)
-    bounds = {k: v for k, v in config.budgets.items() if k != "L2"}
     packed = context.build(config.layers, graph, memory if config.access.layers_read_memory else None, config.guide,
-                           bounds, endpoints=granted_urls(box))
+                           config.budgets, endpoints=granted_urls(box))
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     path = trajectory_folder(config.trajectory_dir, memory) / f"{run_id}.jsonl"
     with Trajectory(path, run_id) as traj:

@@ -20,12 +20,10 @@ import re
 from dataclasses import dataclass
 
 from ..model import ItemSpec
+from ..vocab import CONVENTIONAL_PREFIXES
 
-STANDARD = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
-            "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#", "http://www.w3.org/ns/shacl#",
-            "http://www.w3.org/2004/02/skos/core#", "http://purl.org/dc/terms/",
-            "http://purl.org/dc/elements/1.1/", "http://w3id.org/owl-memory")
-STANDARD_PREFIXES = ("rdf", "rdfs", "owl", "xsd", "sh", "skos", "dc", "dcterms", "om")
+STANDARD_PREFIXES = ("rdf", "rdfs", "owl", "xsd", "sh", "skos", "dc", "dcterms")  # vocabularies every item may name
+STANDARD = (*(ns for p in STANDARD_PREFIXES for ns in CONVENTIONAL_PREFIXES[p]), "http://w3id.org/owl-memory")
 NEAR = 0.8
 _CURIE = re.compile(r"(?<![\w/#:.-])([a-z][a-z0-9]*):[A-Za-z_][\w-]*")
 _IRI = re.compile(r"https?://[^\s<>\"'{}|\\^`)\],]+")
@@ -84,8 +82,8 @@ def _foreign_iris(spec: ItemSpec) -> list[str]:
 def _foreign_curies(spec: ItemSpec) -> list[str]:
     """CURIEs in the item's text whose prefix is not a standard vocabulary's, sorted."""
     text = " ".join([spec.title, spec.summary, spec.content, spec.verification_hook or ""])
-    return sorted({m.group(0) for m in _CURIE.finditer(text) if m.group(1) not in STANDARD_PREFIXES
-                   and m.group(1) not in ("http", "https", "urn")})
+    return sorted({m.group(0) for m in _CURIE.finditer(text)
+                   if m.group(1) not in (*STANDARD_PREFIXES, "om", "http", "https", "urn")})
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
