@@ -17,12 +17,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
-from ..errors import QueryFailed, QueryRefused, QueryTimeout
+from ..errors import CapExceeded, QueryFailed, QueryRefused, QueryTimeout
 from .wall_time import time_limit
+
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
@@ -31,6 +35,16 @@ SYNTAX_ERRORS = (ParseException, ValueError, RecursionError)
 _REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
 _ADVICE = "write a {} over the loaded graph only"  # what to write instead of a refused query
 QUERY_SECONDS = 10.0  # wall time one local query may take (the agent's worker uses the same default)
+WHOLE_ROWS = 200_000  # rows a result read whole (a competency question, a gold) may hold
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A query's text with its parsed form, as `check_read_only` accepted it: parsed once, then run as parsed
+    (never mutate `parsed`: checked queries are shared)."""
+
+    text: str
+    parsed: Query
 
 
 class QuerySyntaxError(ValueError):
@@ -62,11 +76,11 @@ class Answer:
 def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | None = None,
              max_rows: int | None = None, services: tuple[str, ...] = (),
              seconds: float | None = None) -> Answer:
-    """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`), within `seconds` of
-    wall time (QUERY_SECONDS when None); text may use `prefixes` (the graph's own by default), `bindings` maps
-    variables to terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`):
-    QueryRefused. QueryFailed with rdflib's reason when it does not parse or fails while it runs, QueryTimeout past
-    `seconds`; MemoryError passes through."""
+    """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`; when None, the whole
+    result, CapExceeded past WHOLE_ROWS), within `seconds` of wall time (QUERY_SECONDS when None); text may use
+    `prefixes` (the graph's own by default), `bindings` maps variables to terms. Text or parsed, it passes
+    `check_read_only`'s guard first (SERVICE only to `services`): QueryRefused. QueryFailed with rdflib's reason when
+    it does not parse or fails while it runs, QueryTimeout past `seconds`; MemoryError passes through."""
     if isinstance(query, str):
         try:
             query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
@@ -81,11 +95,14 @@ def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | Non
             result = graph.query(query, initNs=prefixes, initBindings=bindings)
             if result.type == "ASK":
                 return Answer("ASK", ask=bool(result.askAnswer))
-            rows = [tuple(r) for r in islice(result, None if max_rows is None else max_rows + 1)]
+            rows = [tuple(r) for r in islice(result, (WHOLE_ROWS if max_rows is None else max_rows) + 1)]
     except (MemoryError, QueryTimeout):
         raise  # the process's memory limit or the wall time, not a fault of the query
     except Exception as e:  # rdflib's evaluator raises bare Exception (GRAPH over a plain graph) and built-in types
         raise QueryFailed(f"{type(e).__name__}: {str(e)[:160]}") from e
+    if max_rows is None and len(rows) > WHOLE_ROWS:
+        raise CapExceeded(f"the query answered more than {WHOLE_ROWS:,} rows, and a result compared whole (a "
+                          f"competency question, a gold) may hold no more; narrow it")
     columns = tuple(str(v) for v in result.vars) if result.type == "SELECT" else ("s", "p", "o")
     return Answer(result.type, columns, tuple(rows[:max_rows]), max_rows is not None and len(rows) > max_rows)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rdflib import Graph, URIRef
 from rdflib.term import Identifier
 
+from ..adapters.sparql import Checked
 from ..errors import MemoryReadOnly
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
@@ -100,9 +101,9 @@ class Backend(ABC):
 
     # ---- whole memory ----
     @abstractmethod
-    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
-        """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
-        ({variable name: rdflib term}, sparql_terms.bound_terms): at most `limit` rows."""
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+        """Run a SELECT / ASK that adapters.sparql.check_read_only accepted (text and parsed form), with bound
+        values ({variable name: rdflib term}, sparql_terms.bound_terms): at most `limit` rows."""
 
     def require_writable(self) -> None:
         """MemoryReadOnly when the store's files cannot be written (a server that refuses a write says so itself, as

@@ -1,18 +1,27 @@
-"""What crosses `Memory.sparql`: the caller's bindings as rdflib terms, and answer cells as JSON-ready Python (and the
-numbers stored literals hold)."""
+"""What crosses `Memory.sparql`: the query as the guard accepted it (parsed once per text), the caller's bindings as
+rdflib terms, and answer cells as JSON-ready Python (and the numbers stored literals hold)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from decimal import Decimal
+from functools import lru_cache
 
 from rdflib import Literal, Variable
 from rdflib.term import Identifier, Node
 
+from ..adapters import sparql as sparql_text
 from ..errors import QueryRefused
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@lru_cache(maxsize=256)
+def checked_query(text: str) -> sparql_text.Checked:
+    """`text` through the read-only guard (SELECT or ASK only; QueryRefused otherwise), parsed once per text: the
+    memory's own queries and a caller's repeated ones cost no second parse, and nothing here mutates the parse."""
+    return sparql_text.Checked(text, sparql_text.check_read_only(text, accepts=("SELECT", "ASK")))
 
 
 def bound_terms(bindings: Mapping[str, object]) -> dict[str, Identifier]:

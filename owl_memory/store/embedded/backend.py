@@ -17,6 +17,7 @@ from rdflib import Graph, URIRef
 from rdflib.query import ResultRow
 from rdflib.term import Identifier
 
+from ...adapters.sparql import Checked
 from ...errors import MemoryNotFound
 from ...model import Card, ItemSpec, UseCounts
 from .. import retrieval
@@ -154,11 +155,11 @@ class QuadstoreBackend(Backend):
                 + [f"blobs.sqlite3: {m}" for m in self.payloads.integrity()])
 
     # ---- Backend: whole memory ----
-    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
-        """Run a checked query with rdflib's engine over a live view of the quadstore (no copy)."""
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+        """Run a checked query's parsed form with rdflib's engine over a live view of the quadstore (no copy)."""
         if self._rdflib is None:
             self._rdflib = self.quadstore.rdflib_graph()
-        result = self._rdflib.query(query, initBindings=bindings)
+        result = self._rdflib.query(query.parsed, initBindings=bindings)
         if result.type == "ASK":
             return TermRows(("ask",), ((bool(result.askAnswer),),), False)
         columns = tuple(str(v) for v in result.vars or ())
