@@ -14,19 +14,18 @@ competency question, a gold, a judge rule), and runs under a wall time (`QUERY_S
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
-from typing import TYPE_CHECKING
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
 from ..errors import CapExceeded, QueryFailed, QueryRefused, QueryTimeout
 from .wall_time import time_limit
-
-if TYPE_CHECKING:
-    from rdflib.plugins.sparql.sparql import Query
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
@@ -38,25 +37,22 @@ QUERY_SECONDS = 10.0  # wall time one local query may take (the agent's worker u
 WHOLE_ROWS = 200_000  # rows a result read whole (a competency question, a gold) may hold
 
 
-@dataclass(frozen=True)
-class Checked:
-    """A query's text with its parsed form, as `check_read_only` accepted it: parsed once, then run as parsed
-    (never mutate `parsed`: checked queries are shared)."""
-
-    text: str
-    parsed: Query
-
-
 class QuerySyntaxError(ValueError):
     """A SPARQL text that does not parse (the parser's own message and column when it gives them)."""
 
 
 def parse(text: str, prefixes: dict | None = None):
-    """The parsed, translated query (rdflib's Query, opaque to callers); QuerySyntaxError when it does not parse."""
+    """The parsed, translated query (rdflib's Query, opaque to callers; parsed once per text and thread, shared, never
+    mutated: bind_terms binds a copy); QuerySyntaxError when it does not parse."""
+    return _parsed(str(text), tuple(sorted((prefixes or {}).items())), threading.get_ident())
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str, prefixes: tuple, thread: int):
     from rdflib.plugins.sparql import prepareQuery  # 0.2 s of imports: paid by the first query only
 
     try:
-        return prepareQuery(str(text), initNs=prefixes or {})
+        return prepareQuery(text, initNs=dict(prefixes))
     except Exception as e:  # besides SYNTAX_ERRORS, rdflib's translation raises a bare Exception (an unknown prefix)
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from e
 
@@ -189,31 +185,35 @@ def named_terms(query) -> set:
 
 def bind_terms(query, values: dict):
     """The parsed query with every IRI or literal that is a key of `values` replaced by its value, throughout its
-    algebra (patterns, paths, VALUES rows, filters, subqueries): a judge rule's parameters are bound here, on the
-    parsed form, so a bound value is one RDF term and can never change the query's structure."""
-    query.algebra = _bound(query.algebra, values)
-    return query
+    algebra (patterns, paths, VALUES rows, filters, subqueries), `query` untouched: a judge rule's parameters are
+    bound here, on the parsed form, so a bound value is one RDF term and can never change the query's structure."""
+    bound = copy.copy(query)
+    bound.algebra = _bound(query.algebra, values)
+    return bound
 
 
 def _bound(x, values: dict):
-    """`x` with the terms of `values` replaced (algebra nodes and lists in place, tuples and paths rebuilt)."""
+    """`x` with the terms of `values` replaced: every node on the way to a replaced term rebuilt, `x` untouched."""
     from rdflib.paths import Path
+    from rdflib.plugins.sparql.parserutils import CompValue, Expr
 
     if isinstance(x, URIRef | Literal):
         return values.get(x, x)
-    if isinstance(x, dict):
-        for k in list(x):
-            x[k] = _bound(x[k], values)
-        return x
-    if isinstance(x, list):
-        x[:] = [_bound(v, values) for v in x]
-        return x
-    if isinstance(x, tuple):
-        return tuple(_bound(v, values) for v in x)
+    if isinstance(x, CompValue):  # an algebra node, or an expression (an Expr, evaluated by its own function)
+        parts = {k: _bound(v, values) for k, v in x.items()}
+        if all(parts[k] is x[k] for k in parts):
+            return x
+        fn = x._evalfn if isinstance(x, Expr) else None
+        return Expr(x.name, fn.__func__ if fn else None, **parts) if isinstance(x, Expr) else CompValue(x.name, **parts)
+    if isinstance(x, list | tuple):
+        items = [_bound(v, values) for v in x]
+        return x if all(a is b for a, b in zip(items, x, strict=True)) else type(x)(items)
     if isinstance(x, Path):
+        bound = copy.copy(x)
         for name in ("path", "arg", "args"):
             if hasattr(x, name):
-                setattr(x, name, _bound(getattr(x, name), values))
+                setattr(bound, name, _bound(getattr(x, name), values))
+        return bound
     return x
 
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from rdflib import Graph, URIRef
 from rdflib.term import Identifier
 
-from ..adapters.sparql import Checked
 from ..errors import MemoryReadOnly
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
 from .retrieval import Scored, SearchQuery
+from .sparql_terms import Checked
 
 Cell = Identifier | bool | None  # one cell of a SPARQL answer: an rdflib term, None where unbound, an ASK's bool
 

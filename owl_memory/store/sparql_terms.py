@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rdflib import Literal, Variable
 from rdflib.term import Identifier, Node
@@ -14,14 +15,24 @@ from rdflib.term import Identifier, Node
 from ..adapters import sparql as sparql_text
 from ..errors import QueryRefused
 
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query
+
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-@lru_cache(maxsize=256)
-def checked_query(text: str) -> sparql_text.Checked:
-    """`text` through the read-only guard (SELECT or ASK only; QueryRefused otherwise), parsed once per text: the
-    memory's own queries and a caller's repeated ones cost no second parse, and nothing here mutates the parse."""
-    return sparql_text.Checked(text, sparql_text.check_read_only(text, accepts=("SELECT", "ASK")))
+@dataclass(frozen=True)
+class Checked:
+    """A query's text with its parsed form, as the read-only guard accepted it: a backend runs the parse (embedded)
+    or sends the text (server), and never parses it again."""
+
+    text: str
+    parsed: Query
+
+
+def checked_query(text: str) -> Checked:
+    """`text` through the read-only guard: SELECT or ASK only, QueryRefused otherwise."""
+    return Checked(text, sparql_text.check_read_only(text, accepts=("SELECT", "ASK")))
 
 
 def bound_terms(bindings: Mapping[str, object]) -> dict[str, Identifier]:

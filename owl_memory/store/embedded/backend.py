@@ -17,13 +17,13 @@ from rdflib import Graph, URIRef
 from rdflib.query import ResultRow
 from rdflib.term import Identifier
 
-from ...adapters.sparql import Checked
 from ...errors import MemoryNotFound
 from ...model import Card, ItemSpec, UseCounts
 from .. import retrieval
 from ..backend import Backend, Cell, TermRows
 from ..blobs import MAX_READ, BlobStore
 from ..locking import WriteLock
+from ..sparql_terms import Checked
 from ..sqlite_files import integrity_check, typed_reads
 from . import postings, world
 from .index import EmbeddedIndex

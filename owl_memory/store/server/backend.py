@@ -26,7 +26,7 @@ from ..blobs import MAX_READ
 from ..export import TBOX_IRI
 from ..items import COUNTERS, ID, kind_of
 from ..retrieval import Scored, SearchQuery
-from ..sparql_terms import integer
+from ..sparql_terms import Checked, integer
 from .client import SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
 from .payloads import ServerPayloads
@@ -176,7 +176,7 @@ class SparqlServerBackend(Backend):
             self._pending = None
 
     # ---- whole memory ----
-    def sparql(self, query: sparql_text.Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
         """Run a checked, read-only query on the server over the items graph only (payloads are out of reach).
         Bindings travel as a trailing VALUES block of escaped terms."""
         text = query.text
