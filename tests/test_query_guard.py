@@ -217,6 +217,20 @@ def test_federation_between_granted_endpoints(two_servers, listener):
     assert listener.connections == 0
 
 
+def test_a_service_naming_a_mapped_target_runs_on_its_copy(two_servers, listener):
+    a, b = two_servers
+    rhea = "https://sparql.rhea-db.org/sparql"
+    federated = (f"SELECT ?v0 ?v1 WHERE {{ <http://e/x> <http://e/p0> ?v0 "
+                 f"SERVICE <{rhea}> {{ <http://e/x> <http://e/p1> ?v1 }} }}")
+    client = EndpointClient([a, f"{rhea}={b}"])
+    assert [tuple(text for _, text in row) for row in client.select(a, federated).rows] == [("v0", "v1")]
+    with pytest.raises(QueryRefused, match=f"SERVICE is not allowed to <{rhea}>"):
+        EndpointClient([a, b]).select(a, federated)  # not mapped: the real address is never contacted
+    escaped = federated.replace("SERVICE <https", "SERVICE <\\u0068ttps")  # a spelling the map does not rewrite
+    with pytest.raises(QueryRefused, match="SERVICE is not allowed"):
+        client.select(a, escaped)
+
+
 def test_repair_with_a_service_constraint_exits_2_with_one_line(listener, tmp_path):
     shapes = tmp_path / "shapes.ttl"
     shapes.write_text(f"""@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/> .

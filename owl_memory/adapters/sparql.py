@@ -162,11 +162,9 @@ def limit_of(query) -> int | None:
     return None if node is None or node.get("length") is None else int(node["length"])
 
 
-def to_text(query) -> str:
-    """SPARQL text of a parsed query (rdflib writes its algebra back)."""
-    from rdflib.plugins.sparql.algebra import translateAlgebra
-
-    return translateAlgebra(query)
+def services(query) -> set[str]:
+    """The IRIs the SERVICE clauses of a parsed query name, wherever they are (subqueries, EXISTS filters)."""
+    return {str(n["term"]) for n in _nodes(query.algebra) if n.name == "ServiceGraphPattern"}
 
 
 def named_terms(query) -> set:
