@@ -20,12 +20,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
 from ..errors import CapExceeded, QueryFailed, QueryRefused, QueryTimeout
 from .wall_time import time_limit
+
+if TYPE_CHECKING:
+    pass  # what parse returns, for annotations elsewhere
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting

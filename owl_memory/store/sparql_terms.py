@@ -7,16 +7,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from rdflib import Literal, Variable
 from rdflib.term import Identifier, Node
 
 from ..adapters import sparql as sparql_text
 from ..errors import QueryRefused
-
-if TYPE_CHECKING:
-    from rdflib.plugins.sparql.sparql import Query
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -27,7 +23,7 @@ class Checked:
     or sends the text (server), and never parses it again."""
 
     text: str
-    parsed: Query
+    parsed: sparql_text.Parsed
 
 
 def checked_query(text: str) -> Checked:
