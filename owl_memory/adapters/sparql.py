@@ -14,7 +14,6 @@ competency question, a gold, a judge rule), and runs under a wall time (`QUERY_S
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ class QuerySyntaxError(ValueError):
 
 def parse(text: str, prefixes: dict | None = None) -> Parsed:
     """The parsed, translated query (rdflib's Query, opaque to callers; parsed once per text and thread, shared, never
-    mutated: bind_terms binds a copy); QuerySyntaxError when it does not parse."""
+    mutated: sparql_binding.bind_terms binds a copy); QuerySyntaxError when it does not parse."""
     return _parsed(str(text), tuple(sorted((prefixes or {}).items())), threading.get_ident())
 
 
@@ -183,40 +182,6 @@ def named_terms(query) -> set:
         elif isinstance(x, list | tuple | set):
             todo += list(x)
     return out
-
-
-def bind_terms(query, values: dict):
-    """The parsed query with every IRI or literal that is a key of `values` replaced by its value, throughout its
-    algebra (patterns, paths, VALUES rows, filters, subqueries), `query` untouched: a judge rule's parameters are
-    bound here, on the parsed form, so a bound value is one RDF term and can never change the query's structure."""
-    bound = copy.copy(query)
-    bound.algebra = _bound(query.algebra, values)
-    return bound
-
-
-def _bound(x, values: dict):
-    """`x` with the terms of `values` replaced: every node on the way to a replaced term rebuilt, `x` untouched."""
-    from rdflib.paths import Path
-    from rdflib.plugins.sparql.parserutils import CompValue, Expr
-
-    if isinstance(x, URIRef | Literal):
-        return values.get(x, x)
-    if isinstance(x, CompValue):  # an algebra node, or an expression (an Expr, evaluated by its own function)
-        parts = {k: _bound(v, values) for k, v in x.items()}
-        if all(parts[k] is x[k] for k in parts):
-            return x
-        fn = x._evalfn if isinstance(x, Expr) else None
-        return Expr(x.name, fn.__func__ if fn else None, **parts) if isinstance(x, Expr) else CompValue(x.name, **parts)
-    if isinstance(x, list | tuple):
-        items = [_bound(v, values) for v in x]
-        return x if all(a is b for a, b in zip(items, x, strict=True)) else type(x)(items)
-    if isinstance(x, Path):
-        bound = copy.copy(x)
-        for name in ("path", "arg", "args"):
-            if hasattr(x, name):
-                setattr(bound, name, _bound(getattr(x, name), values))
-        return bound
-    return x
 
 
 def dataset(query) -> list[str]:
