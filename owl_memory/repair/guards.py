@@ -138,11 +138,27 @@ class Guards:
         if not p.removed:
             return True
         watched = any(t[1] in self.watched or t[0] in self.selected or t[2] in self.selected for t in p.removed)
-        if watched and not self.targets <= target_nodes(applied(g, p), self.shapes):
+        if watched and target_losses(self.targets, applied(g, p), self.shapes, focus, p.removed):
             return False
         keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
         kept = {n for t in p.added for n in (t[0], t[2])}  # a replacement keeps the node it swaps a value on
         return all(n in kept or _still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+
+
+def target_losses(targets: set, after: Graph, shapes: Graph, foci, removed) -> set:
+    """The nodes of `targets` a change deletes as targets: those no shape targets in `after` that are a focus of a
+    violation (`foci`: taking one out of its targets hides its violation), that no longer appear in `after`, or that
+    the change did not take off as the other end of a triple it removes. A conforming value dropped from a
+    property whose objects (or subjects) a shape targets stops being a target as the drop's consequence and stays in
+    the graph: not a loss (a node kept a target through another target of its own is no loss either)."""
+    ends = {n for t in removed for n in (t[0], t[2])}
+    lost = targets - target_nodes(after, shapes)
+    return {n for n in lost if n in foci or n not in ends or not _appears(after, n)}
+
+
+def _appears(g: Graph, node) -> bool:
+    """True when `node` is the subject or object of a triple of `g`."""
+    return any(True for _ in g.triples((node, None, None))) or any(True for _ in g.triples((None, None, node)))
 
 
 def _target_types(original: Graph, shapes: Graph) -> set:

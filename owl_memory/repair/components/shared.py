@@ -1,4 +1,5 @@
-"""A strategy several value-level components share (no one spec section owns it): drop the offending value.
+"""Strategies several value-level components share (no one spec section owns them): drop the offending value,
+derive one from its text, or move it to the sibling property whose format it holds.
 
 Deleting the one triple that links a bad value is the smallest change set for a value that is optional (one triple
 against two for a replacement), so the repairer, which tries the smallest change set first, takes it whenever it
@@ -8,15 +9,16 @@ verifies; it is not offered where the shape's own sh:minCount needs the value, n
 
 from __future__ import annotations
 
-from rdflib import Literal
+from rdflib import Literal, URIRef
 
 from ...model import Violation
 from ...vocab import SH
 from ..context import Context
 from ..derive import derivations, meets
-from ..patch import Patch, drop_value, replace_value
-from ..paths import path_of, values
+from ..patch import Patch, applied, drop_value, replace_value
+from ..paths import path_of, value_triple, values
 from ..registry import strategy
+from ..synth import typed
 
 DROPPABLE = tuple(SH[f"{c}ConstraintComponent"] for c in (
     "Class", "Datatype", "NodeKind", "MinLength", "MaxLength", "Pattern", "In", "LanguageIn", "MinInclusive",
@@ -33,7 +35,28 @@ def value_drop(ctx: Context, v: Violation) -> list[Patch]:
     need = ctx.param(v.shape, "minCount")
     if need is not None and len(values(ctx, v.focus, path)) <= int(need):
         return []
-    return drop_value("value.drop", ctx, v, v.value, "drop")
+    found = drop_value("value.drop", ctx, v, v.value, "drop")
+    return [p for p in found if not _needed_by_logic(ctx, v, p)]
+
+
+_LOGICAL = ("or", "xone", "and")
+
+
+def _needed_by_logic(ctx: Context, v: Violation, p: Patch) -> bool:
+    """True when a node shape holding the violated property shape has a logical constraint (sh:or, sh:xone, sh:and)
+    whose members read the same path, and the focus with `p` applied violates that node shape in a way the last
+    verification did not report (one nested check per such node shape): the value is what meets it (a geometry's one
+    serialization, say), so dropping it trades one violation for another."""
+    path = ctx.param(v.shape, "path")
+    owners = [o for o in ctx.shapes.subjects(SH.property, v.shape) if _logic_reads(ctx, o, path)]
+    after = applied(ctx.graph, p) if owners else ctx.graph
+    return any(x.key not in ctx.reported for o in owners for x in ctx.nested(v.focus, o, after))
+
+
+def _logic_reads(ctx: Context, shape, path) -> bool:
+    """True when a member of one of `shape`'s logical lists, or a property shape of one, has `path`."""
+    members = [m for name in _LOGICAL for m in ctx.listed(shape, name)]
+    return any(ctx.param(x, "path") == path for m in members for x in [m, *ctx.params(m, "property")])
 
 
 DERIVABLE = tuple(SH[f"{c}ConstraintComponent"] for c in ("Datatype", "Pattern", "In", "MinLength", "MaxLength",
@@ -52,3 +75,38 @@ def value_derive(ctx: Context, v: Violation) -> list[Patch]:
         if (ctx.hint is None or how == ctx.hint) and meets(ctx.shapes, v.shape, lit):
             return replace_value("value.derive", ctx, v, lit, how)
     return []
+
+
+MOVABLE = tuple(SH[f"{c}ConstraintComponent"] for c in ("Datatype", "Pattern"))
+
+
+@strategy("value.move_to_sibling", *MOVABLE,
+          order=1, bindings={"value": "the offending value's own text, kept or re-typed to the sibling's datatype",
+                    "property": "a sibling property shape of the same node shape that the value meets"})
+def value_move(ctx: Context, v: Violation) -> list[Patch]:
+    """A literal that holds another format the shapes also define (a sibling property shape of the same node shape,
+    on another predicate, whose datatype and pattern the text meets): take it off its path and put it, unchanged or
+    re-typed to the sibling's datatype, on the sibling's predicate; its choice says which ("kept" or "re-typed")."""
+    old = value_triple(ctx, v.focus, path_of(ctx, v), v.value) if isinstance(v.value, Literal) else None
+    if old is None or old[0] != v.focus:
+        return []
+    out = []
+    for sibling in siblings(ctx, v.shape):
+        path = ctx.param(sibling, "path")
+        full = ctx.param(sibling, "maxCount") is not None and \
+            len(values(ctx, v.focus, path)) >= int(ctx.param(sibling, "maxCount"))
+        for how, lit in (("kept", v.value), ("re-typed", typed(str(v.value), ctx.param(sibling, "datatype")))):
+            if full or lit is None or (ctx.hint is not None and how != ctx.hint) or not meets(ctx.shapes, sibling, lit):
+                continue
+            out.append(Patch("value.move_to_sibling", frozenset({(v.focus, path, lit)}), frozenset({old}),
+                             frozenset({v.focus}), how))
+            break
+    return out
+
+
+def siblings(ctx: Context, shape) -> list:
+    """The other property shapes of the node shapes that hold `shape` whose path is another predicate, sorted."""
+    own = ctx.param(shape, "path")
+    owners = set(ctx.shapes.subjects(SH.property, shape))
+    found = {s for o in owners for s in ctx.shapes.objects(o, SH.property) if s != shape}
+    return sorted(s for s in found if isinstance(ctx.param(s, "path"), URIRef) and ctx.param(s, "path") != own)
