@@ -12,7 +12,7 @@ from __future__ import annotations
 from rdflib import Literal, URIRef
 
 from ...model import Violation
-from ...vocab import SH
+from ...vocab import RDF, RDFS, SH
 from ..context import Context
 from ..derive import derivations, meets
 from ..patch import Patch, applied, drop_value, replace_value
@@ -105,8 +105,27 @@ def value_move(ctx: Context, v: Violation) -> list[Patch]:
 
 
 def siblings(ctx: Context, shape) -> list:
-    """The other property shapes of the node shapes that hold `shape` whose path is another predicate, sorted."""
+    """The alternative serializations of `shape`: the other property shapes of the node shapes that hold it, on
+    another predicate, that differ from it only by their format (sh:datatype, sh:pattern, sh:flags; annotations
+    aside), each with a format of its own; sorted."""
     own = ctx.param(shape, "path")
-    owners = set(ctx.shapes.subjects(SH.property, shape))
-    found = {s for o in owners for s in ctx.shapes.objects(o, SH.property) if s != shape}
-    return sorted(s for s in found if isinstance(ctx.param(s, "path"), URIRef) and ctx.param(s, "path") != own)
+    found = {s for o in ctx.shapes.subjects(SH.property, shape) for s in ctx.shapes.objects(o, SH.property)}
+    rest = _constraints(ctx, shape)
+    return sorted(s for s in found - {shape} if isinstance(ctx.param(s, "path"), URIRef) and ctx.param(s, "path") != own
+                  and _constraints(ctx, s) == rest and any(ctx.param(s, n) is not None for n in ("datatype", "pattern"))
+                  and _format(ctx, s) != _format(ctx, shape))
+
+
+_FORMAT = frozenset(SH[n] for n in ("datatype", "pattern", "flags"))
+_NOT_CONSTRAINTS = frozenset({SH.path, SH.name, SH.description, SH.message, SH.order, SH.group, SH.severity,
+                              RDF.type, RDFS.label, RDFS.comment})
+
+
+def _constraints(ctx: Context, shape) -> set:
+    """(parameter, value) of a property shape's constraints other than its format."""
+    return {(p, o) for p, o in ctx.shapes.predicate_objects(shape) if p not in _FORMAT | _NOT_CONSTRAINTS}
+
+
+def _format(ctx: Context, shape) -> set:
+    """(parameter, value) of a property shape's format: sh:datatype, sh:pattern, sh:flags."""
+    return {(p, o) for p, o in ctx.shapes.predicate_objects(shape) if p in _FORMAT}
