@@ -74,11 +74,18 @@ def values(ctx: Context, focus, path) -> list:
 
 
 def value_triple(ctx: Context, focus, path, value):
-    """A data triple whose removal takes `value` off the last step of `path` from `focus` (the first one, sorted),
-    or None when no single triple links it there."""
-    tree = parse(ctx.shapes, path) if path is not None else None
-    hops = sorted(_last_hops(ctx.graph, {focus}, tree, value, False)) if tree is not None else []
+    """A data triple of the last step of `path` from `focus` that holds `value` (the first one, sorted), or None when
+    no triple links it there."""
+    hops = last_hops(ctx, focus, path, value)
     return hops[0] if hops else None
+
+
+def last_hops(ctx: Context, focus, path, value) -> list:
+    """Every data triple of the last step of `path` from `focus` that holds `value`, sorted: removing them all takes
+    `value` off the path (a sequence that repeats a predicate, ( ex:p ex:p ), or reaches it through several
+    intermediate nodes holds it more than once)."""
+    tree = parse(ctx.shapes, path) if path is not None else None
+    return sorted(_last_hops(ctx.graph, {focus}, tree, value, False)) if tree is not None else []
 
 
 def _last_hops(g: Graph, nodes: set, tree: tuple, value, inverse: bool) -> set:

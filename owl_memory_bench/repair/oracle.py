@@ -85,7 +85,7 @@ def oracle(data: Graph, shapes: Graph, *, max_size: int = 2, budget: int = 2500,
     removals = sorted(t for t in data if t not in protected and (t[0] in foci | values or t[2] in foci | values))
     atoms = [("-", t) for t in removals] + [("+", t) for t in sorted(_additions(data, shapes, foci, values))
                                             if t not in data]
-    spent, keep, tried = 1, {n for n in foci | targets if not isinstance(n, Literal)}, set()
+    spent, keep, tried = 1, {n for n in foci | targets if (n, None, None) in data}, set()  # nodes with data
     for size in range(1, max_size + 1):
         for combo in combinations(atoms, size):
             if not _allowed(data, shapes, combo, targets, keep, foci):
