@@ -38,8 +38,8 @@ def load_set(spec: str, data: Path | None, per_kind: int = PER_KIND) -> list[Cas
     name, _, folder = base.partition(":")
     if name not in SUITES or multi:
         raise SystemExit(f"unknown set {spec!r}: use shapes:PATH, cases:DIR, dash:DIR, manifests:DIR or one of "
-                         f"{', '.join([*SUITES, *REALWORLD, *SHIPPED])} (w3c takes :<folder>; a mutation set takes "
-                         ":multi)")
+                         f"{', '.join([*SUITES, *REALWORLD, *SHIPPED, 'brick'])} (w3c takes :<folder>; a mutation set "
+                         "takes :multi)")
     return [c for c in suite_cases(name, folder, data) if c.expected_conforms is False]
 
 
