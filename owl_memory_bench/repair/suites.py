@@ -88,8 +88,15 @@ def load_case(suite: str, name: str, data: Path) -> Case:
 
 
 def case_files(root: Path) -> list[Path]:
-    """Every W3C test manifest file under `root` (files holding an mf:Manifest), sorted."""
-    return sorted(p for p in root.rglob("*.ttl") if "mf:Manifest" in p.read_text(encoding="utf-8"))
+    """Every W3C test manifest file under `root` that lists test entries (an mf:Manifest with mf:entries; an index
+    manifest that only includes others is no case), sorted."""
+    return sorted(p for p in root.rglob("*.ttl") if {"mf:Manifest", "mf:entries"} <= _words(p))
+
+
+def _words(path: Path) -> set:
+    """The manifest terms a Turtle file's text names (mf:Manifest, mf:entries)."""
+    text = path.read_text(encoding="utf-8")
+    return {w for w in ("mf:Manifest", "mf:entries") if w in text}
 
 
 def dash_case(path: Path) -> Case:
