@@ -141,12 +141,16 @@ def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
 
 
 def shortcuts(ctx: Context, focus, path) -> list[tuple[set, set]]:
-    """For a sequence path: (triples linking `focus` by the first step to an existing node, the values that node
-    already reaches along the rest), one per such node not yet linked, sorted; [] for any other path."""
+    """For a sequence or a one-or-more path: (triples linking `focus` by the first step to an existing node, the
+    values that node already reaches along the rest: the rest of the sequence, or zero or more steps of the same
+    path), one per such node not yet linked, sorted; [] for any other path."""
     tree = parse(ctx.shapes, path) if path is not None else None
-    if tree is None or tree[0] != "seq":
+    if tree is None or tree[0] not in ("seq", "plus"):
         return []
-    first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
+    if tree[0] == "plus":
+        first, rest = tree[1], ("star", tree[1])
+    else:
+        first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
     g, linked = ctx.graph, walk(ctx.graph, {focus}, first) | {focus}
     out = []
     for n in sorted({x for t in g for x in (t[0], t[2]) if isinstance(x, URIRef | BNode)} - linked):

@@ -31,8 +31,8 @@ def value_drop(ctx: Context, v: Violation) -> list[Patch]:
     """Remove the offending value from the focus along its path, when the shape's sh:minCount does not need it (a
     literal a node shape targets as an object: the triples holding it)."""
     path = path_of(ctx, v)
-    if ctx.keep_values or v.value is None or (path is None) != (v.value == v.focus):
-        return []  # a node-level result: only on a literal held as the object a shape targets (patch.value_triples)
+    if ctx.keep_values or v.value is None or (path is None and v.value != v.focus):
+        return []  # a node-level result: only on a value held as the object a shape targets (patch.value_triples)
     need = ctx.param(v.shape, "minCount") if path is not None else None
     if need is not None and len(values(ctx, v.focus, path)) <= int(need):
         return []
