@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from rdflib import Graph, Literal, Namespace
+from rdflib.namespace import RDFS, XSD
 
 from owl_memory.repair import repair, target_losses, target_nodes
 from owl_memory_bench.repair.oracle import oracle
@@ -133,6 +134,26 @@ def test_an_objects_of_target_literal_is_repaired_as_a_value():
     res = repair(g, g)
     assert res.conforms and not res.added
     assert res.removed == {(EX.a, EX.size, Literal("big")), (EX.b, EX.size, EX.Large)}
+
+
+def test_a_minted_member_gets_what_its_shapes_require_in_one_patch():
+    """A collection needs a second member of a class whose shape asks for a decimal area of at least 1 and a floor:
+    the minted member comes with its type, a decimal area (the bound in the shape's datatype, not the bound's) and a
+    link to the existing floor, and the first verification confirms it."""
+    g = Graph().parse(data="""@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/> .
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+        ex:S a sh:NodeShape ; sh:targetClass ex:Collection ;
+          sh:property [ sh:path rdfs:member ; sh:minCount 2 ; sh:class ex:Room ] .
+        ex:R a sh:NodeShape ; sh:targetClass ex:Room ;
+          sh:property [ sh:path ex:area ; sh:minCount 1 ; sh:datatype xsd:decimal ; sh:minInclusive 1 ] ;
+          sh:property [ sh:path ex:isPartOf ; sh:minCount 1 ; sh:class ex:Floor ] .
+        ex:rooms a ex:Collection ; rdfs:member ex:r1 .
+        ex:r1 a ex:Room ; ex:area 12.5 ; ex:isPartOf ex:f1 . ex:f1 a ex:Floor .""", format="turtle")
+    res = repair(g, g)
+    assert res.conforms and res.verify_iterations == 2 and not res.removed
+    (member,) = [o for _, p, o in res.added if p == RDFS.member]
+    areas = [o for s, p, o in res.added if (s, p) == (member, EX.area)]
+    assert len(areas) == 1 and areas[0].datatype == XSD.decimal and (member, EX.isPartOf, EX.f1) in res.added
 
 
 @pytest.mark.slow
