@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from rdflib import Graph, Literal, Namespace
-from rdflib.namespace import RDFS, XSD
 
 from owl_memory.repair import repair, target_losses, target_nodes
 from owl_memory_bench.repair.oracle import oracle
@@ -149,6 +148,8 @@ def test_a_minted_member_gets_what_its_shapes_require_in_one_patch():
           sh:property [ sh:path ex:isPartOf ; sh:minCount 1 ; sh:class ex:Floor ] .
         ex:rooms a ex:Collection ; rdfs:member ex:r1 .
         ex:r1 a ex:Room ; ex:area 12.5 ; ex:isPartOf ex:f1 . ex:f1 a ex:Floor .""", format="turtle")
+    from rdflib.namespace import RDFS, XSD  # here: a module-level namespace trips pytest's collection (_mock_name)
+
     res = repair(g, g)
     assert res.conforms and res.verify_iterations == 2 and not res.removed
     (member,) = [o for _, p, o in res.added if p == RDFS.member]
@@ -166,3 +167,28 @@ def test_the_brick_schemas_own_validators(memory):
                                          "minimal_cost": c.witness_cost} for c in cases})["summary"]
     assert s["cases"] >= 5 and s["repaired_share"] >= 0.9 and s["minimal_share"] >= 0.95
     assert s["target_deletions"] == 0 and s["copied_values"] == 0
+
+
+def test_test_folders_anywhere_are_sets(tmp_path):
+    """dash:DIR reads every DASH test case under a folder and manifests:DIR every W3C manifest that lists entries
+    (an index manifest that only includes others is no case); only the non-conforming ones are kept."""
+    head = ("@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <http://example.org/> . "
+            "@prefix dash: <http://datashapes.org/dash#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> . "
+            "@prefix mf: <http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#> . "
+            "@prefix sht: <http://www.w3.org/ns/shacl-test#> .\n")
+    shapes = "ex:S a sh:NodeShape ; sh:targetNode ex:a ; sh:property [ sh:path ex:p ; sh:minCount 1 ] .\n"
+    (tmp_path / "dash").mkdir()
+    for name, result in (("bad", "false"), ("good", "true")):
+        (tmp_path / "dash" / f"{name}.test.ttl").write_text(
+            head + shapes + f"ex:t a dash:GraphValidationTestCase ; dash:expectedResult [ sh:conforms {result} ] .\n",
+            encoding="utf-8")
+    (tmp_path / "w3c" / "sub").mkdir(parents=True)
+    (tmp_path / "w3c" / "manifest.ttl").write_text(head + "<> a mf:Manifest ; mf:include <sub/case.ttl> .\n",
+                                                   encoding="utf-8")
+    (tmp_path / "w3c" / "sub" / "case.ttl").write_text(
+        head + shapes + "<> a mf:Manifest ; mf:entries ( <c> ) . <c> a sht:Validate ; "
+        "mf:action [ sht:dataGraph <> ; sht:shapesGraph <> ] ; mf:result [ sh:conforms false ] .\n", encoding="utf-8")
+    assert [c.name for c in load_set(f"dash:{tmp_path / 'dash'}", None)] == ["dash/bad.test"]
+    assert [c.name for c in load_set(f"manifests:{tmp_path / 'w3c'}", None)] == ["sub/case"]
+    with pytest.raises(SystemExit, match="no dash test files"):
+        load_set(f"dash:{tmp_path / 'w3c'}", None)
