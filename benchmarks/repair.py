@@ -29,8 +29,13 @@ Set "shapes:PATH" (and "shapes:PATH:multi"): the same for any shapes file, e.g. 
 mutation sets are names for such files. Targets of every kind get a root (class, implicit class, targetNode,
 targetSubjectsOf, targetObjectsOf, a SHACL-SPARQL target whose query the builder can meet), and the same file and seed
 give the same cases on every run. Set "cases:DIR": every Turtle file of a folder is one case holding its data and
-shapes (tests/data/heldout is such a folder: hand-written cases the repairer was never tuned on).
-Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube,fabric,shapes:PATH,cases:DIR]
+shapes (tests/data/heldout and tests/data/standards are such folders: hand-written cases the repairer was never tuned
+on). Sets "dash:DIR" and "manifests:DIR": DASH test cases and W3C test manifests in any folder (pySHACL's source
+distribution carries both suites, more of them than the data folder). Set "brick": a mutation set over the validating
+shapes the brickschema package ships (owl_memory_bench.repair.standards). Per suite, the cases left unrepaired are
+printed grouped by the class of the repairer's reason, with the oracle's verdicts on them.
+Run: python benchmarks/repair.py [--data DIR] [--suites w3c,sparql,dcat,datacube,fabric,brick,shapes:PATH,cases:DIR,
+       dash:DIR,manifests:DIR]
        [--per-kind N] [--train SET[,SET][;SET...] --test SET[,SET][;SET...]] [--oracle-size N] [--json]
 """
 
@@ -123,9 +128,26 @@ def transfer_line(tr: dict) -> str:
             f"{t['repaired']}")
 
 
-def print_suite_headline(spec: str, c: dict, w: dict, dropped: list) -> None:
-    """Print one suite's headline: repaired / oracle-repairable against its target, minimal share, per-kind rates,
-    and the node shapes left out of its shapes (a SPARQL target pySHACL cannot run)."""
+def left_by_class(rows: list[dict]) -> dict:
+    """The cases a pass left unrepaired, grouped by the class of the repairer's reason (its words up to the first
+    ";" or "(", the component left out): reason -> {oracle status: cases}; the oracle's "repairable" ones are
+    what the target misses, the others what no repair within its bound could fix either."""
+    out: dict = {}
+    for r in rows:
+        if r["conforms"] or not r["initial"]:
+            continue
+        whys = sorted({why.split(";")[0].split(" (")[0] for why in r["reasons"].values()}) or ["no reason given"]
+        status = (r["oracle"] or {}).get("status", "-")
+        for why in whys:
+            out.setdefault(why, {}).setdefault(status, 0)
+            out[why][status] += 1
+    return dict(sorted(out.items(), key=lambda kv: -sum(kv[1].values())))
+
+
+def print_suite_headline(spec: str, c: dict, w: dict, dropped: list, rows: list[dict]) -> None:
+    """Print one suite's headline: repaired / oracle-repairable against its target, minimal share, the cases left
+    grouped by the class of their reason, per-kind rates, and the node shapes left out of its shapes (a SPARQL target
+    pySHACL cannot run)."""
     kinds = c["by_kind"]
     target = f"target >= {REPAIR_TARGET:.0%}: {'met' if c['repaired_share'] >= REPAIR_TARGET else 'MISSED'}; " \
         if not kinds else ""
@@ -137,6 +159,9 @@ def print_suite_headline(spec: str, c: dict, w: dict, dropped: list) -> None:
           f"deletions {c['target_deletions']}; values copied from another node {c['copied_values']}; synthetic "
           f"values {c['synthetic_values']}; validations pass 1 {c['validations']} -> pass 2 {w['validations']}"
           + (f"; left out of the shapes: {', '.join(dropped)}" if dropped else ""))
+    for why, statuses in left_by_class(rows).items():
+        print(f"  {spec} left: {sum(statuses.values())} case(s), oracle "
+              f"{', '.join(f'{k} {n}' for k, n in sorted(statuses.items()))}: {why}")
     for kind, k in kinds.items():
         ok = "met" if k["rate"] >= KIND_TARGET and not k["target_deletions"] else "MISSED"
         print(f"  {spec} {kind}: repaired {k['repaired']}/{k['cases']} ({k['rate']:.0%}); "
@@ -148,9 +173,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=None, help="folder holding the suites (default: data_dir())")
     ap.add_argument("--suites", default="w3c,sparql,dcat,datacube,fabric",
-                    help="comma-separated sets to score (w3c, w3c:<folder>, sparql, dcat, datacube, fabric, sprint, "
-                         "construction:<library|clinic|fleet|museum>, shapes:PATH for any shapes file; a mutation set "
-                         "takes :multi)")
+                    help="comma-separated sets to score (w3c, w3c:<folder>, sparql, dcat, datacube, fabric, brick, "
+                         "sprint, construction:<library|clinic|fleet|museum>, shapes:PATH for any shapes file, "
+                         "cases:DIR, dash:DIR, manifests:DIR; a mutation set takes :multi)")
     ap.add_argument("--per-kind", type=int, default=PER_KIND,
                     help="mutation cases per edit kind (dcat, datacube, fabric, sprint, construction:*, shapes:*; "
                          "suites and transfer); a :multi set holds twice as many graphs")
@@ -181,7 +206,8 @@ def main(argv=None) -> int:
         tr = transfer([c for s in train.split(",") for c in load(s)], [c for s in test.split(",") for c in load(s)])
         out["transfer"].append({"train": train, "test": test, **tr})
     if args.json:
-        print(json.dumps({"suites": {k: {p: v[p] if p == "shapes_left_out" else v[p]["summary"] for p in v}
+        print(json.dumps({"suites": {k: {**{p: v[p] if p == "shapes_left_out" else v[p]["summary"] for p in v},
+                                         "left_by_class": left_by_class(v["cold"]["rows"])}
                                      for k, v in out["suites"].items()},
                           "transfer": [{k: v for k, v in tr.items() if k != "rows"} for tr in out["transfer"]]}))
         return 0
@@ -192,7 +218,8 @@ def main(argv=None) -> int:
         print_transfer(tr)
     print("\n== headline")
     for spec, passes in out["suites"].items():
-        print_suite_headline(spec, passes["cold"]["summary"], passes["warm"]["summary"], passes["shapes_left_out"])
+        print_suite_headline(spec, passes["cold"]["summary"], passes["warm"]["summary"], passes["shapes_left_out"],
+                             passes["cold"]["rows"])
     for tr in out["transfer"]:
         print(transfer_line(tr))
     return 0

@@ -1,6 +1,11 @@
 """The public names of owl_memory.repair (the front door): owl_memory/lazy.py imports each on first use."""
 
-from .guards import Guards as Guards, shape_triples as shape_triples, target_nodes as target_nodes
+from .guards import (
+    Guards as Guards,
+    shape_triples as shape_triples,
+    target_losses as target_losses,
+    target_nodes as target_nodes,
+)
 from .loop import FIXED_TERM as FIXED_TERM, repair as repair
 from .patch import Candidate as Candidate, Patch as Patch, applied as applied
 from .result import RepairResult as RepairResult

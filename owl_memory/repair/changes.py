@@ -132,9 +132,20 @@ def origin(data: Graph, named: set, t: tuple, removed: list, gone: dict | None =
     kept = (gone or {}).get(o) if isinstance(o, Literal) else None
     if kept is not None:
         return f"kept: the value of {_n3(data, kept[0])} {_n3(data, kept[1])}"
+    moved = _moved(s, o, [*removed, *(gone or {}).values()])
+    if moved is not None:  # the same text taken off another predicate of the node, re-typed to this one's format
+        return f"kept: the value of {_n3(data, moved[0])} {_n3(data, moved[1])}, re-typed"
     if isinstance(o, Literal):
         return "synthetic"
     return "existing node" if (o, None, None) in data or (None, None, o) in data else "new node"
+
+
+def _moved(subject, value, removed: list) -> tuple | None:
+    """A removed triple of `subject` whose literal has the text of `value` (a literal), or None."""
+    if not isinstance(value, Literal):
+        return None
+    return next((r for r in sorted(removed) if r[0] == subject and isinstance(r[2], Literal)
+                 and str(r[2]) == str(value)), None)
 
 
 def _derived(old: Literal, new: Literal) -> str | None:

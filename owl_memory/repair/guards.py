@@ -117,11 +117,12 @@ class Guards:
     """
 
     def __init__(self, original: Graph, shapes: Graph, protected=frozenset(), frozen=frozenset()) -> None:
-        """Targets, protected triples (the caller's, shapes, target types), nodes present, watched predicates."""
+        """Targets, protected triples (the caller's, shapes, target types), nodes with data of their own, watched
+        predicates."""
         self.shapes, self.frozen = shapes, frozen
         self.targets = target_nodes(original, shapes)
         self.protected = set(protected) | shape_triples(shapes) | _target_types(original, shapes)
-        self.present = {n for t in original for n in (t[0], t[2])}
+        self.subjects = set(original.subjects())
         self.watched = set(shapes.objects(None, SH.targetSubjectsOf)) | set(shapes.objects(None, SH.targetObjectsOf))
         self.selected = sparql_targets(original, shapes)  # a removal at one of these may stop a SPARQL target
 
@@ -138,11 +139,31 @@ class Guards:
         if not p.removed:
             return True
         watched = any(t[1] in self.watched or t[0] in self.selected or t[2] in self.selected for t in p.removed)
-        if watched and not self.targets <= target_nodes(applied(g, p), self.shapes):
+        if watched and target_losses(self.targets, applied(g, p), self.shapes, focus, p.removed):
             return False
-        keep = {n for n in (focus | self.targets) & self.present if n in self.targets or not isinstance(n, Literal)}
+        keep = {n for n in (focus | self.targets) & self.subjects}  # a node with data of its own stays
         kept = {n for t in p.added for n in (t[0], t[2])}  # a replacement keeps the node it swaps a value on
         return all(n in kept or _still_appears(g, n, p.removed) for t in p.removed for n in (t[0], t[2]) if n in keep)
+
+
+def target_losses(targets: set, after: Graph, shapes: Graph, foci, removed) -> set:
+    """The nodes of `targets` a change deletes as targets (none: the change keeps the rule). A node no shape targets
+    in `after` is a loss unless the change took it off a triple it removes as that triple's other end and then it is
+    either a node with data of its own (a subject in `after`) that is no violation's focus (`foci`): a conforming
+    value dropped from a property whose objects or subjects a shape targets; or a node with no data of its own, none
+    removed (a literal, an IRI only ever used as a value): a value, dropped or replaced as on a property shape. A
+    focus with data of its own taken out of its targets would hide its violation; a node whose own data goes is
+    deleted."""
+    ends = {n for t in removed for n in (t[0], t[2])}
+    lost = targets - target_nodes(after, shapes)
+    return {n for n in lost if n not in ends or (n in foci if _has_data(after, n) else _has_data(removed, n))}
+
+
+def _has_data(triples, node) -> bool:
+    """True when `node` is the subject of one of `triples` (a graph or a set of triples)."""
+    if isinstance(triples, Graph):
+        return any(True for _ in triples.triples((node, None, None)))
+    return any(t[0] == node for t in triples)
 
 
 def _target_types(original: Graph, shapes: Graph) -> set:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rdflib import Graph
+from rdflib import Graph, Literal
 
 from ..model import Violation
+from ..vocab import SH
 from .context import Context
-from .paths import path_of, value_triple
+from .paths import last_hops, path_of
 
 
 @dataclass(frozen=True)
@@ -84,17 +85,33 @@ def merge(name: str, a: Patch, b: Patch) -> Patch:
 
 
 def replace_value(name: str, ctx: Context, v: Violation, new, choice=None) -> list[Patch]:
-    """A patch swapping the violation's value for `new` on the last step of its path."""
-    t = value_triple(ctx, v.focus, path_of(ctx, v), v.value)
-    if t is None or new is None or new == v.value:
+    """A patch swapping the violation's value for `new` on the last step of its path (see `value_triples`)."""
+    found = value_triples(ctx, v, v.value)
+    if not found or new is None or new == v.value:
         return []
-    n = (t[0], t[1], new) if t[2] == v.value else (new, t[1], t[2])
-    return [Patch(name, frozenset({n}), frozenset({t}), frozenset({v.focus, t[0], t[2]}), choice)]
+    swapped = {(t[0], t[1], new) if t[2] == v.value else (new, t[1], t[2]) for t in found}
+    if any(isinstance(t[0], Literal) for t in swapped):
+        return []
+    return [Patch(name, frozenset(swapped), frozenset(found),
+                  frozenset({v.focus} | {n for t in found for n in (t[0], t[2])}), choice)]
 
 
 def drop_value(name: str, ctx: Context, v: Violation, value, choice=None) -> list[Patch]:
-    """A patch removing one value of the focus on the last step of its path."""
-    return dropping(name, v.focus, [value_triple(ctx, v.focus, path_of(ctx, v), value)], choice)
+    """A patch removing one value of the focus on the last step of its path (see `value_triples`)."""
+    return dropping(name, v.focus, value_triples(ctx, v, value) or [None], choice)
+
+
+def value_triples(ctx: Context, v: Violation, value) -> list:
+    """The data triples that hold `value` as the violation's value: the last step of its path from the focus (every
+    one: a sequence path may reach it through several nodes); for a node-level result on a node with no data of its
+    own (a literal, an IRI only used as a value) that a shape targets as the object of a predicate
+    (sh:targetObjectsOf), every triple holding it as such an object (it is that predicate's value, as on a property
+    shape). [] when none."""
+    path = path_of(ctx, v)
+    if path is None and value == v.focus and v.shape is not None and (value, None, None) not in ctx.graph:
+        return sorted((s, p, value) for p in ctx.shapes.objects(v.shape, SH.targetObjectsOf)
+                      for s in ctx.graph.subjects(p, value))
+    return last_hops(ctx, v.focus, path, value)
 
 
 def dropping(name: str, focus, drop: list, choice=None) -> list[Patch]:

@@ -74,11 +74,18 @@ def values(ctx: Context, focus, path) -> list:
 
 
 def value_triple(ctx: Context, focus, path, value):
-    """A data triple whose removal takes `value` off the last step of `path` from `focus` (the first one, sorted),
-    or None when no single triple links it there."""
-    tree = parse(ctx.shapes, path) if path is not None else None
-    hops = sorted(_last_hops(ctx.graph, {focus}, tree, value, False)) if tree is not None else []
+    """A data triple of the last step of `path` from `focus` that holds `value` (the first one, sorted), or None when
+    no triple links it there."""
+    hops = last_hops(ctx, focus, path, value)
     return hops[0] if hops else None
+
+
+def last_hops(ctx: Context, focus, path, value) -> list:
+    """Every data triple of the last step of `path` from `focus` that holds `value`, sorted: removing them all takes
+    `value` off the path (a sequence that repeats a predicate, ( ex:p ex:p ), or reaches it through several
+    intermediate nodes holds it more than once)."""
+    tree = parse(ctx.shapes, path) if path is not None else None
+    return sorted(_last_hops(ctx.graph, {focus}, tree, value, False)) if tree is not None else []
 
 
 def _last_hops(g: Graph, nodes: set, tree: tuple, value, inverse: bool) -> set:
@@ -134,12 +141,16 @@ def _link(g: Graph, node, tree: tuple, value, inverse: bool) -> set | None:
 
 
 def shortcuts(ctx: Context, focus, path) -> list[tuple[set, set]]:
-    """For a sequence path: (triples linking `focus` by the first step to an existing node, the values that node
-    already reaches along the rest), one per such node not yet linked, sorted; [] for any other path."""
+    """For a sequence or a one-or-more path: (triples linking `focus` by the first step to an existing node, the
+    values that node already reaches along the rest: the rest of the sequence, or zero or more steps of the same
+    path), one per such node not yet linked, sorted; [] for any other path."""
     tree = parse(ctx.shapes, path) if path is not None else None
-    if tree is None or tree[0] != "seq":
+    if tree is None or tree[0] not in ("seq", "plus"):
         return []
-    first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
+    if tree[0] == "plus":
+        first, rest = tree[1], ("star", tree[1])
+    else:
+        first, rest = tree[1][0], tree[1][1] if len(tree[1]) == 2 else ("seq", tree[1][1:])
     g, linked = ctx.graph, walk(ctx.graph, {focus}, first) | {focus}
     out = []
     for n in sorted({x for t in g for x in (t[0], t[2]) if isinstance(x, URIRef | BNode)} - linked):

@@ -167,6 +167,7 @@ def _literal_for(p, avoid=frozenset()) -> Literal:
         lit = typed(text, d) if d is not None and text is not None else Literal(text) if text is not None else lit
     if p("minInclusive") is not None or p("minExclusive") is not None:
         lit = clamp(lit, p("minInclusive"), p("minExclusive"), None, None) or lit
+        lit = (typed(str(lit), d) or lit) if d is not None and lit is not None else lit  # in the shape's datatype
     if lo is not None and lit is not None and len(str(lit)) < int(lo):
         lit = Literal(str(lit) + "x" * (int(lo) - len(str(lit))), datatype=lit.datatype, lang=lit.language)
     if lit is not None and pattern is None and str(lit) in avoid:

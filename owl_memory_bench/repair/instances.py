@@ -234,20 +234,33 @@ def _values_for(ctx: Context, node, ps, optional: bool) -> list:
 
 
 def _complete(g: Graph, shapes: Graph, roots: dict, max_rounds: int) -> tuple[Graph, list]:
-    """`g` repaired to conform; roots still violating are dropped (with what only they reach)."""
+    """`g` repaired to conform; roots that still violate or reach a node that does are dropped, with what only they
+    reach."""
     if verify(g, shapes).conforms:
         return g, []
     res = repair(g, shapes, max_rounds=max_rounds, keep_values=True)  # instance data keeps every value it can
     if res.conforms:
         return res.graph, []
-    focus = set(verify(res.graph, shapes).focus_nodes)
-    bad = {n for n in roots if str(n) in focus}
-    bad = bad or set(roots)
-    kept = _without(res.graph, bad)
+    focus = {v.focus for v in verify(res.graph, shapes).violations}
+    reach = {n: _reach(res.graph, n) for n in roots}
+    bad = {n for n in roots if reach[n] & focus} or set(roots)
+    still = set().union(*(reach[n] for n in roots if n not in bad))
+    kept = _without(res.graph, set().union(*(reach[n] for n in bad)) - still)
     if not verify(kept, shapes).conforms:
         raise InstanceError(f"no conforming instance data could be built from these shapes "
                             f"({', '.join(res.unrepaired[:3])} remain); give the missing values in a seed graph")
     return kept, [roots[n] for n in sorted(bad)]
+
+
+def _reach(g: Graph, node) -> set:
+    """`node` and every node it reaches along triples (their objects), literals aside."""
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n not in seen and not isinstance(n, Literal):
+            seen.add(n)
+            todo += list(g.objects(n, None))
+    return seen
 
 
 def _without(g: Graph, nodes: set) -> Graph:

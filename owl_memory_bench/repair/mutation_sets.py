@@ -15,6 +15,7 @@ from owl_memory.vocab import RDF, SH
 from .cases import Case, closure, without
 from .instances import build_instances, canonical
 from .mutations import combined, mutations
+from .standards import brick_shapes
 
 SHAPE_PREDICATES = (SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf, SH.target, SH.property,
                     SH.path)  # a file using none of these (and typing no sh:NodeShape / sh:PropertyShape) has no shapes
@@ -29,9 +30,12 @@ EDITS = 3  # independent edits per graph in a ":multi" set
 SEED = 11  # the draw of a ":multi" set's edits
 
 
-def shapes_file(base: str, data: Path | None) -> tuple[str, Path] | None:
+def shapes_file(base: str, data: Path | None) -> tuple[str, Path | Graph] | None:
     """The name and shapes file of a mutation set: "shapes:PATH" itself, or what a named set stands for (dcat,
-    datacube, fabric in the data folder; sprint, construction:<name> in the repo); None for any other set."""
+    datacube, fabric in the data folder; sprint, construction:<name> in the repo; brick: the shapes graph the
+    brickschema package ships, repair.standards); None for any other set."""
+    if base == "brick":
+        return base, brick_shapes()
     if base.startswith("shapes:"):
         path = Path(base.removeprefix("shapes:")).expanduser()
         return f"shapes:{path.name}", path
@@ -56,10 +60,11 @@ def load_shapes(path: Path) -> Graph:
     return canonical(g)
 
 
-def mutation_cases(name: str, path: Path, per_kind: int, multi: bool = False) -> list[Case]:
-    """Instance data built from a shapes file, broken by up to `per_kind` edits of each kind that do violate; with
-    `multi`, 2 x `per_kind` graphs broken by EDITS independent edits each (every edit violating on its own)."""
-    shapes, dropped = runnable(load_shapes(path))
+def mutation_cases(name: str, path: Path | Graph, per_kind: int, multi: bool = False) -> list[Case]:
+    """Instance data built from a shapes file (or a shapes graph read from a package: repair.standards), broken by up
+    to `per_kind` edits of each kind that do violate; with `multi`, 2 x `per_kind` graphs broken by EDITS independent
+    edits each (every edit violating on its own)."""
+    shapes, dropped = runnable(load_shapes(path) if isinstance(path, Path) else canonical(path))
     try:
         base = build_instances(shapes).graph
     except InstanceError as e:

@@ -3,7 +3,8 @@
 It enumerates change sets (triples added and removed) over a finite universe built from the data, the shapes and
 the initial violations only, smallest first, up to a bound; pySHACL judges each one. A change set counts when it
 keeps the minimal-change rules the repairer also keeps (no shape triple or target type removed, removals touch a
-violating node, every target stays a target, no target or focus node disappears). The answer: the minimal size of a
+violating node, every target stays a target but a conforming value dropped off a targeted property, no target or
+focus node disappears). The answer: the minimal size of a
 repair, or "none up to the bound", or "unknown" when the validation budget ran out first; asked for, also the least
 cost of a repair within the bound (owl_memory.repair.cost: retyping a typed node and minting one cost more than a
 value), the minimum the benchmark holds each repair to.
@@ -18,7 +19,7 @@ import exrex
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
-from owl_memory.repair import shape_triples, target_nodes
+from owl_memory.repair import shape_triples, target_losses, target_nodes
 from owl_memory.repair.cost import change_cost
 from owl_memory.repair.verification import verify
 from owl_memory.vocab import RDF, RDFS, SH, XSD
@@ -84,10 +85,10 @@ def oracle(data: Graph, shapes: Graph, *, max_size: int = 2, budget: int = 2500,
     removals = sorted(t for t in data if t not in protected and (t[0] in foci | values or t[2] in foci | values))
     atoms = [("-", t) for t in removals] + [("+", t) for t in sorted(_additions(data, shapes, foci, values))
                                             if t not in data]
-    spent, keep, tried = 1, {n for n in foci | targets if not isinstance(n, Literal)}, set()
+    spent, keep, tried = 1, {n for n in foci | targets if (n, None, None) in data}, set()  # nodes with data
     for size in range(1, max_size + 1):
         for combo in combinations(atoms, size):
-            if not _allowed(data, shapes, combo, targets, keep):
+            if not _allowed(data, shapes, combo, targets, keep, foci):
                 continue
             if spent >= budget:
                 return OracleVerdict("unknown", None, spent, len(atoms))
@@ -95,7 +96,8 @@ def oracle(data: Graph, shapes: Graph, *, max_size: int = 2, budget: int = 2500,
             tried.add(combo)
             if verify(_applied(data, combo), shapes).conforms:
                 found = OracleVerdict("repairable", size, spent, len(atoms))
-                return _cheapest(data, shapes, atoms, combo, tried, (targets, keep), budget - spent, max_size, found) \
+                rules = (targets, keep, foci)
+                return _cheapest(data, shapes, atoms, combo, tried, rules, budget - spent, max_size, found) \
                     if cost else found
     return OracleVerdict("none", None, spent, len(atoms))
 
@@ -194,13 +196,14 @@ def _additions(data: Graph, shapes: Graph, foci: set, values: set) -> set:
     return {t for t in out if not isinstance(t[0], Literal)}
 
 
-def _allowed(data: Graph, shapes: Graph, combo: tuple, targets: set, keep: set) -> bool:
-    """The minimal-change rules on a whole change set: targets stay targets, kept nodes keep a triple."""
+def _allowed(data: Graph, shapes: Graph, combo: tuple, targets: set, keep: set, foci: set) -> bool:
+    """The minimal-change rules on a whole change set: targets stay targets (a conforming value dropped from a
+    targeted property may stop being one: owl_memory.repair.target_losses), kept nodes keep a triple."""
     removed = {t for sign, t in combo if sign == "-"}
     if not removed:
         return True
     after = _applied(data, combo)
-    if not targets <= target_nodes(after, shapes):
+    if target_losses(targets, after, shapes, foci, removed):
         return False
     gone = {n for t in removed for n in (t[0], t[2]) if n in keep}
     return all(any(True for _ in after.triples((n, None, None))) or any(True for _ in after.triples((None, None, n)))

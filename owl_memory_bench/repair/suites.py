@@ -20,7 +20,8 @@ SUITES = {"w3c": "shacl-w3c-core", "sparql": "shacl-sparql"}  # folders of the d
 
 def load_set(spec: str, data: Path | None, per_kind: int = PER_KIND) -> list[Case]:
     """The non-conforming cases of a set: "w3c", "w3c:<folder>" (e.g. w3c:node), "sparql", "cases:DIR" (a folder of
-    Turtle files, each one case holding its data and shapes), or a mutation set:
+    Turtle files, each one case holding its data and shapes), "dash:DIR" or "manifests:DIR" (a folder of DASH test
+    cases or W3C test manifests, anywhere), or a mutation set:
     "shapes:PATH" (any shapes file), "dcat", "datacube", "fabric" (shapes files in the data folder), "sprint" or
     "construction:<library|clinic|fleet|museum>" (shapes files in the repo); a mutation set with ":multi" appended
     (e.g. dcat:multi, shapes:my.ttl:multi) holds graphs broken by several independent edits each. SystemExit with
@@ -28,14 +29,17 @@ def load_set(spec: str, data: Path | None, per_kind: int = PER_KIND) -> list[Cas
     base, multi = spec.removesuffix(":multi"), spec.endswith(":multi")
     if base.startswith("cases:") and not multi:
         return folder_cases(Path(base.removeprefix("cases:")).expanduser())
+    kind, _, where = base.partition(":")
+    if kind in FOLDER_SUITES and where and not multi:
+        return [c for c in folder_suite(kind, Path(where).expanduser()) if c.expected_conforms is False]
     named = shapes_file(base, data)
     if named is not None:
         return mutation_cases(*named, per_kind, multi)
     name, _, folder = base.partition(":")
     if name not in SUITES or multi:
-        raise SystemExit(f"unknown set {spec!r}: use shapes:PATH, cases:DIR or one of "
-                         f"{', '.join([*SUITES, *REALWORLD, *SHIPPED])} (w3c takes :<folder>; a mutation set takes "
-                         ":multi)")
+        raise SystemExit(f"unknown set {spec!r}: use shapes:PATH, cases:DIR, dash:DIR, manifests:DIR or one of "
+                         f"{', '.join([*SUITES, *REALWORLD, *SHIPPED, 'brick'])} (w3c takes :<folder>; a mutation set "
+                         "takes :multi)")
     return [c for c in suite_cases(name, folder, data) if c.expected_conforms is False]
 
 
@@ -50,6 +54,20 @@ def folder_cases(folder: Path) -> list[Case]:
         g = Graph().parse(path, format="turtle")
         cases.append(Case(f"{folder.name}/{path.stem}", g, g, same_file=True))
     return cases
+
+
+FOLDER_SUITES = ("dash", "manifests")  # test files in a folder of one's own: DASH test cases, W3C manifests
+
+
+def folder_suite(kind: str, root: Path) -> list[Case]:
+    """Every case of a folder of test files (searched recursively, sorted): "dash" DASH GraphValidationTestCase files
+    (*.test.ttl), "manifests" W3C test manifests, whatever result each expects; SystemExit naming the folder when it
+    holds none (e.g. pySHACL's source distribution carries both: test/resources/dash_tests, sht_tests)."""
+    found = sorted(root.rglob("*.test.ttl")) if kind == "dash" else case_files(root) if root.is_dir() else []
+    if not found:
+        raise SystemExit(f"no {kind} test files in {root}: give a folder holding "
+                         f"{'DASH *.test.ttl files' if kind == 'dash' else 'W3C test manifests (mf:Manifest)'}")
+    return [dash_case(p) for p in found] if kind == "dash" else [w3c_case(p) for p in found]
 
 
 def suite_cases(name: str, folder: str, data: Path) -> list[Case]:
@@ -70,8 +88,15 @@ def load_case(suite: str, name: str, data: Path) -> Case:
 
 
 def case_files(root: Path) -> list[Path]:
-    """Every W3C test manifest file under `root` (files holding an mf:Manifest), sorted."""
-    return sorted(p for p in root.rglob("*.ttl") if "mf:Manifest" in p.read_text(encoding="utf-8"))
+    """Every W3C test manifest file under `root` that lists test entries (an mf:Manifest with mf:entries; an index
+    manifest that only includes others is no case), sorted."""
+    return sorted(p for p in root.rglob("*.ttl") if {"mf:Manifest", "mf:entries"} <= _words(p))
+
+
+def _words(path: Path) -> set:
+    """The manifest terms a Turtle file's text names (mf:Manifest, mf:entries)."""
+    text = path.read_text(encoding="utf-8")
+    return {w for w in ("mf:Manifest", "mf:entries") if w in text}
 
 
 def dash_case(path: Path) -> Case:

@@ -35,11 +35,12 @@ def mincount_add(ctx: Context, v: Violation) -> list[Patch]:
 @strategy("minCount.link_existing", SH.MinCountConstraintComponent,
           bindings={"count": "shape sh:minCount", "value": "existing nodes reaching values along the rest of the path"})
 def mincount_link(ctx: Context, v: Violation) -> list[Patch]:
-    """sh:minCount on a sequence path: link the focus by the first step to existing nodes that already reach values
-    along the rest (one triple each, where adding values would need a new node and its value)."""
+    """sh:minCount on a sequence or one-or-more path: link the focus by the first step to existing nodes that already
+    reach values along the rest (one triple each, where adding values would need a new node and its value, or one
+    new node per missing value)."""
     path, n = path_of(ctx, v), int(ctx.param(v.shape, "minCount"))
     got, added = set(values(ctx, v.focus, path)), set[tuple]()
-    for links, reach in shortcuts(ctx, v.focus, path):
+    for links, reach in sorted(shortcuts(ctx, v.focus, path), key=lambda x: -len(x[1] - got)):  # fewest links
         if len(got) >= n:
             break
         if reach - got:
