@@ -1,0 +1,122 @@
+"""Impact-ordered postings of a memory on a SPARQL server: which postings of the query words a text search reads.
+
+Every posting (an item holding a token) is one triple `item idx:pF-L "token"` of the index graph: its predicate, a
+posting bucket, names the token's frequency F in the item and the item's document length L, the two values BM25
+weighs a posting by besides the token's IDF (the same for all its postings). So the postings of a token are split
+into buckets that a reader orders by impact (the BM25 of one posting of the bucket, with the current average
+length), best first, and reads a prefix of them with bound triple patterns, never the whole list.
+
+A search ranks the items holding a prefix posting of some word, with their full scores, and keeps the answer only
+when no item outside could outrank its k-th row (`Cut.exact`): a word whose prefix is all its buckets has no item
+outside, and an outside item's score is at most the sum of the best outside impacts of the words it holds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Identifier
+
+from ...model import ItemSpec
+from ...vocab import ITEM
+from .. import lexical, retrieval
+from ..retrieval import KEYED, normalized_key
+from .layout import IDX
+
+_BUCKET = re.compile(r"^p([0-9]+)-([0-9]+)$")
+MARGIN = 2e-6  # scores are compared rounded to 6 places: a bound must stay this far below a kept row's score
+
+
+class Bucket(NamedTuple):
+    """The postings of one token with one frequency in items of one document length: how many there are."""
+
+    frequency: int
+    length: int
+    size: int
+
+
+def bucket(frequency: int, length: int) -> URIRef:
+    """The predicate of the postings of a token occurring `frequency` times in items of document length `length`."""
+    return IDX[f"p{frequency}-{length}"]
+
+
+def parse_bucket(predicate: Identifier) -> tuple[int, int] | None:
+    """(frequency, length) of a posting bucket predicate; None for any other term."""
+    text = str(predicate)
+    m = _BUCKET.match(text[len(IDX):]) if text.startswith(str(IDX)) else None
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def index_triples(items: Sequence[tuple[ItemSpec, Graph]]) -> list[list[tuple[URIRef, URIRef, Identifier]]]:
+    """The index-graph triples of each item: its document length (tokens of title, summary and tags plus one per
+    key token, as FTS5 counts its `keys` column), and one posting per distinct token in its bucket, whose
+    idx:frequency is declared beside it."""
+    counted = lexical.term_counts((spec.title, spec.summary, " ".join(spec.tags)) for spec, _ in items)
+    out = []
+    for (spec, g), counts in zip(items, counted, strict=True):
+        node = ITEM[spec.id]
+        keys = {(p, normalized_key(p, o)) for s, p, o in g if s == node and p in KEYED}
+        length = sum(counts.values()) + len(keys)
+        triples: list[tuple[URIRef, URIRef, Identifier]] = [(node, IDX.length, Literal(length))]
+        for f in sorted(set(counts.values())):
+            triples.append((bucket(f, length), IDX.frequency, Literal(f)))
+        triples += [(node, bucket(f, length), Literal(tok)) for tok, f in sorted(counts.items())]
+        out.append(triples)
+    return out
+
+
+def bm25(idf: float, frequency: int, length: int, avgdl: float) -> float:
+    """The BM25 of one posting (FTS5's k1 and b), computed in the order ranking.text_ranking's SPARQL computes it,
+    so the two give the same double."""
+    k1, b = lexical.K1, lexical.B
+    return idf * frequency * (k1 + 1) / (frequency + k1 * ((1 - b) + b * length / avgdl))
+
+
+class Cut(NamedTuple):
+    """The prefix of each query word's buckets a search reads: the (token, bucket) pairs, the best impact left
+    outside each word (IDF included; None when the word's prefix is all its buckets)."""
+
+    pairs: tuple[tuple[str, URIRef], ...]
+    outside: tuple[float | None, ...]
+
+    def exact(self, levels: Sequence[tuple[int, float]], k: int) -> bool:
+        """Whether the ranked rows of the prefix items, as (coordination level, rounded score) best first, are the
+        search's first k rows: no item outside the prefix can reach a higher level than the k-th row, nor its level
+        with a score above it (the k-th row's level is 0 when fewer than k rows were found)."""
+        n = len(self.outside)
+        level, score = levels[k - 1] if len(levels) >= k else (0, float("-inf"))
+        open_ = sorted((x for x in self.outside if x is not None), reverse=True)
+        for matched in range(1, len(open_) + 1):
+            at = retrieval.level(matched, n)
+            best = sum(open_[:matched])  # the best an outside item matching `matched` words scores
+            if at > level or (at == level and best + MARGIN >= score):
+                return False
+        return True
+
+
+def first_depth(shares: Sequence[float], k: int) -> int:
+    """How many postings of each word a first prefix reads: enough that about 4k of its items hold every word, the
+    words' shares of the items (df / N) taken as independent."""
+    others = sum(math.prod(s for v, s in enumerate(shares) if v != w) for w in range(len(shares)))
+    return max(4 * k, math.ceil(4 * k / others) if others > 0 else 0)
+
+
+def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, depth: int) -> Cut:
+    """The prefix of each word (its one token, the token's IDF and buckets) holding at least `depth` postings,
+    whole buckets, best first."""
+    pairs: list[tuple[str, URIRef]] = []
+    outside: list[float | None] = []
+    for tok, idf, bs in words:
+        ranked = sorted(bs, key=lambda b: -bm25(idf, b.frequency, b.length, avgdl))
+        taken, held = 0, 0
+        while taken < len(ranked) and held < depth:
+            held += ranked[taken].size
+            taken += 1
+        pairs += [(tok, bucket(b.frequency, b.length)) for b in ranked[:taken]]
+        rest = ranked[taken:]
+        outside.append(bm25(idf, rest[0].frequency, rest[0].length, avgdl) if rest else None)
+    return Cut(tuple(pairs), tuple(outside))
