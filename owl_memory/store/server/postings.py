@@ -77,20 +77,27 @@ def bm25(idf: float, frequency: int, length: int, avgdl: float) -> float:
 
 
 class Cut(NamedTuple):
-    """The prefix of each query word's buckets a search reads: the (token, bucket) pairs, the best impact left
-    outside each word (IDF included; None when the word's prefix is all its buckets)."""
+    """What a text search reads of its words' postings: a prefix of each word's buckets (the (token, bucket)
+    pairs) and the best impact left outside each word (IDF included; None when the prefix is all its buckets).
+    With `every` (the tokens, rarest first) it reads every item holding all the words too, found from the rarest
+    word's postings by one bound lookup per other word; with `conjunctive`, only the prefix items holding all the
+    words (when many items do, the first k of them are the answer)."""
 
     pairs: tuple[tuple[str, URIRef], ...]
     outside: tuple[float | None, ...]
+    every: tuple[str, ...] = ()
+    conjunctive: bool = False
 
     def exact(self, levels: Sequence[tuple[int, float]], k: int) -> bool:
-        """Whether the ranked rows of the prefix items, as (coordination level, rounded score) best first, are the
-        search's first k rows: no item outside the prefix can reach a higher level than the k-th row, nor its level
-        with a score above it (the k-th row's level is 0 when fewer than k rows were found)."""
+        """Whether the ranked rows of the items read, as (coordination level, rounded score) best first, are the
+        search's first k rows: no item outside can reach a higher level than the k-th row, nor its level with a
+        score above it (the k-th row's level is 0 when fewer than k rows were found)."""
         n = len(self.outside)
         level, score = levels[k - 1] if len(levels) >= k else (0, float("-inf"))
+        if self.conjunctive:  # an unread item holding every word scores at most the best outside of each
+            return level == 2 and (None in self.outside or sum(filter(None, self.outside)) + MARGIN < score)
         open_ = sorted((x for x in self.outside if x is not None), reverse=True)
-        for matched in range(1, len(open_) + 1):
+        for matched in range(1, min(len(open_), n - 1 if self.every else n) + 1):
             at = retrieval.level(matched, n)
             best = sum(open_[:matched])  # the best an outside item matching `matched` words scores
             if at > level or (at == level and best + MARGIN >= score):
@@ -98,25 +105,43 @@ class Cut(NamedTuple):
         return True
 
 
-def first_depth(shares: Sequence[float], k: int) -> int:
-    """How many postings of each word a first prefix reads: enough that about 4k of its items hold every word, the
-    words' shares of the items (df / N) taken as independent."""
+class Plan(NamedTuple):
+    """How deep a text search reads each word's postings, and how (see Cut)."""
+
+    depth: int
+    every: bool
+    conjunctive: bool
+
+    def deeper(self) -> Plan:
+        """The next read when this one was not exact: eight times deeper, and every item holding all the words."""
+        return Plan(self.depth * 8, self.every or self.conjunctive, False)
+
+
+def plan(shares: Sequence[float], k: int, items: int) -> Plan:
+    """The first read of a search of words held by these shares of `items` items (df / N, taken as independent):
+    one word, its best 4k postings; few items holding all the words, all of them and 4k postings of each word (for
+    the lower levels); many, the prefix holding about 4k of them."""
+    if len(shares) < 2:
+        return Plan(4 * k, False, False)
+    if items * math.prod(shares) < 8 * k:
+        return Plan(4 * k, True, False)
     others = sum(math.prod(s for v, s in enumerate(shares) if v != w) for w in range(len(shares)))
-    return max(4 * k, math.ceil(4 * k / others) if others > 0 else 0)
+    return Plan(max(4 * k, math.ceil(4 * k / others)), False, True)
 
 
-def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, depth: int) -> Cut:
-    """The prefix of each word (its one token, the token's IDF and buckets) holding at least `depth` postings,
-    whole buckets, best first."""
+def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, how: Plan) -> Cut:
+    """The prefix of each word (its one token, the token's IDF and buckets) holding at least how.depth postings,
+    whole buckets, best first, read as the plan says."""
     pairs: list[tuple[str, URIRef]] = []
     outside: list[float | None] = []
     for tok, idf, bs in words:
         ranked = sorted(bs, key=lambda b: -bm25(idf, b.frequency, b.length, avgdl))
         taken, held = 0, 0
-        while taken < len(ranked) and held < depth:
+        while taken < len(ranked) and held < how.depth:
             held += ranked[taken].size
             taken += 1
         pairs += [(tok, bucket(b.frequency, b.length)) for b in ranked[:taken]]
         rest = ranked[taken:]
         outside.append(bm25(idf, rest[0].frequency, rest[0].length, avgdl) if rest else None)
-    return Cut(tuple(pairs), tuple(outside))
+    rarest = tuple(tok for tok, _, _ in sorted(words, key=lambda w: sum(b.size for b in w[2])))
+    return Cut(tuple(pairs), tuple(outside), rarest if how.every else (), how.conjunctive)

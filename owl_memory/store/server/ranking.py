@@ -94,13 +94,14 @@ class ServerSearch:
         if _filtered(query, None, stats.weights) or not _one_token_each(stats.weights, terms):
             return self.top(query, stats, _matches(query, None, stats.weights))  # few items, or split words
         shares = [self.corpus.df(t) / max(self.corpus.items, 1) for _, t, _ in stats.weights]
-        depth = postings.first_depth(shares, query.k)
+        how = postings.plan(shares, query.k, self.corpus.items)
+        words = [(t, x, self.corpus.buckets[t]) for _, t, x in stats.weights]
         while True:  # a prefix of every bucket is the whole list, and exact
-            cut = postings.cut([(t, x, self.corpus.buckets[t]) for _, t, x in stats.weights], stats.avgdl, depth)
+            cut = postings.cut(words, stats.avgdl, how)
             top, seen = self.top(query, stats, _prefix_matches(query, cut, stats.weights))
             if cut.exact([(h.level, h.rank) for h in top], query.k):
                 return top, seen
-            depth *= 8
+            how = how.deeper()
 
     def top(self, query: SearchQuery, stats: TextStats, matches: str) -> tuple[list[Hit], frozenset[str]]:
         """The query.k best text-ranked rows of `matches` (see text_ranking), best first, and the memory version
@@ -225,17 +226,22 @@ def _matches(query: SearchQuery, only: list[str] | None, weights: Sequence[Weigh
 
 
 def _prefix_matches(query: SearchQuery, cut: postings.Cut, weights: Sequence[Weight]) -> str:
-    """The applicable items holding a posting of the cut's prefix (read with bound patterns, bucket by bucket) with
-    their index entries for every query token (?word ?idf ?f ?len bound as in _matches), one row per item and
-    word. One flat pattern in this order, so Oxigraph joins it left to right by bound items (the prefix in a
-    subquery of its own made it scan every item of the query tokens instead)."""
+    """The applicable items holding a posting of the cut's prefix (read with bound patterns, bucket by bucket;
+    with cut.conjunctive only those holding every token) or, with cut.every, all the cut's words, with their index
+    entries for every query token (?word ?idf ?f ?len bound as in _matches), one row per item and word. Each
+    source is one flat pattern in this order, so Oxigraph joins it left to right by bound items (a source in a
+    group or subquery of its own made it scan every applicable item)."""
     by_token = {t: (w, x) for w, t, x in weights}
-    pairs = " ".join(f"({string(t)} {iri(b)})" for t, b in cut.pairs)
     toks = ", ".join(string(t) for t in by_token)
-    return (f"{{ SELECT DISTINCT ?i ?priority ?confidence ?word ?idf ?f ?len WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
-            f"VALUES (?tok0 ?b0) {{ {pairs} }} ?i ?b0 ?tok0 }} {_applicable(query, None)} GRAPH {iri(GRAPH_INDEX)} "
-            f"{{ ?i ?tf ?tok FILTER(?tok IN ({toks})) {INDEX_ENTRY} }} BIND({_lookup(by_token, 0)} AS ?word) "
-            f"BIND({_lookup(by_token, 1)} AS ?idf) }} }}")
+    rest = (f"{_applicable(query, None)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
+            f"{INDEX_ENTRY} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
+    pairs = " ".join(f"({string(t)} {iri(b)})" for t, b in cut.pairs)
+    held = " ".join(f"?i ?b{n + 1} {string(t)} ." for n, t in enumerate(by_token)) if cut.conjunctive else ""
+    sources = [f"VALUES (?tok0 ?b0) {{ {pairs} }} ?i ?b0 ?tok0 . {held}"] if cut.pairs else []
+    if cut.every:
+        sources.append(" ".join(f"?i ?b{n + 1} {string(t)} ." for n, t in enumerate(cut.every)))
+    union = " UNION ".join(f"{{ GRAPH {iri(GRAPH_INDEX)} {{ {src} }} {rest} }}" for src in sources) or "FILTER(false)"
+    return f"{{ SELECT DISTINCT ?i ?priority ?confidence ?word ?idf ?f ?len WHERE {{ {union} }} }}"
 
 
 def _exceptions(query: SearchQuery, weights: Sequence[Weight], rules: list[str]) -> str:
