@@ -19,9 +19,9 @@ from owl_memory.store.server.layout import GRAPH_INDEX, GRAPH_ITEMS
 from owl_memory.store.server.postings import index_triples
 from owl_memory.store.server.ranking import (
     INDEX_ENTRY,
-    Hit,
     ServerSearch,
     TextStats,
+    Top,
     applicable_patterns,
     double,
 )
@@ -109,8 +109,7 @@ class RdflibSearch(ServerSearch):
     server's spelling (two GRAPH groups) as a cross product: 900 x 1,000 compatibility checks for one query at 1k
     items."""
 
-    def ranked_text(self, query: retrieval.SearchQuery, stats: TextStats,
-                    terms: list[tuple[str, ...]]) -> tuple[list[Hit], frozenset[str]]:
+    def ranked_text(self, query: retrieval.SearchQuery, stats: TextStats, terms: list[tuple[str, ...]]) -> Top:
         """The text-ranked rows of applicable, live items, from one SELECT on rdflib."""
         hits = " UNION ".join(
             f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query, None)} BIND({w} AS ?word) "

@@ -117,16 +117,18 @@ class Plan(NamedTuple):
         return Plan(self.depth * 8, self.every or self.conjunctive, False)
 
 
-def plan(shares: Sequence[float], k: int, items: int) -> Plan:
+def plan(shares: Sequence[float], k: int, items: int, kinds: bool) -> Plan:
     """The first read of a search of words held by these shares of `items` items (df / N, taken as independent):
     one word, its best 4k postings; few items holding all the words, all of them and 4k postings of each word (for
-    the lower levels); many, the prefix holding about 4k of them."""
+    the lower levels); many, the prefix holding about 4k of them. Four times as many when the search keeps some
+    kinds only (often a quarter of the items)."""
+    want = 16 * k if kinds else 4 * k
     if len(shares) < 2:
-        return Plan(4 * k, False, False)
-    if items * math.prod(shares) < 8 * k:
-        return Plan(4 * k, True, False)
+        return Plan(want, False, False)
+    if items * math.prod(shares) < 2 * want:
+        return Plan(want, True, False)
     others = sum(math.prod(s for v, s in enumerate(shares) if v != w) for w in range(len(shares)))
-    return Plan(max(4 * k, math.ceil(4 * k / others)), False, True)
+    return Plan(max(want, math.ceil(want / others)), False, True)
 
 
 def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, how: Plan) -> Cut:

@@ -26,6 +26,8 @@ from .client import Row, SparqlClient, iri, string, term, values_block
 from .corpus import VERSION, Corpus, versions
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, IDX
 
+INLINE_RULES = 64  # a memory with at most this many rules that have exceptions ranks their exceptions in one request
+
 INDEX_ENTRY = f"?i {iri(IDX.length)} ?len . ?tf {iri(IDX.frequency)} ?f"  # a hit ?i ?tf ?tok: its length, its tf
 
 
@@ -84,42 +86,49 @@ class ServerSearch:
         stats = self._text_stats(terms)
         if not stats.weights:
             return [], seen
-        top, seen = self.ranked_text(query, stats, terms)
-        return self._placed(query, stats, top), seen
+        top = self.ranked_text(query, stats, terms)
+        return self._placed(query, stats, top), top.version
 
-    def ranked_text(self, query: SearchQuery, stats: TextStats,
-                    terms: list[tuple[str, ...]]) -> tuple[list[Hit], frozenset[str]]:
+    def ranked_text(self, query: SearchQuery, stats: TextStats, terms: list[tuple[str, ...]]) -> Top:
         """The query.k best text-ranked rows and the version read: a filtered search ranks its few applicable items;
         any other reads prefixes of the words' impact-ordered postings, deeper until the answer is exact."""
         if _filtered(query, None, stats.weights) or not _one_token_each(stats.weights, terms):
             return self.top(query, stats, _matches(query, None, stats.weights))  # few items, or split words
         shares = [self.corpus.df(t) / max(self.corpus.items, 1) for _, t, _ in stats.weights]
-        how = postings.plan(shares, query.k, self.corpus.items)
+        how = postings.plan(shares, query.k, self.corpus.items, bool(query.kinds))
         words = [(t, x, self.corpus.buckets[t]) for _, t, x in stats.weights]
         while True:  # a prefix of every bucket is the whole list, and exact
             cut = postings.cut(words, stats.avgdl, how)
-            top, seen = self.top(query, stats, _prefix_matches(query, cut, stats.weights))
-            if cut.exact([(h.level, h.rank) for h in top], query.k):
-                return top, seen
+            top = self.top(query, stats, _prefix_matches(query, cut, stats.weights))
+            if cut.exact([(h.level, h.rank / 1_000_000) for h in top.hits], query.k):
+                return top
             how = how.deeper()
 
-    def top(self, query: SearchQuery, stats: TextStats, matches: str) -> tuple[list[Hit], frozenset[str]]:
-        """The query.k best text-ranked rows of `matches` (see text_ranking), best first, and the memory version
-        they were read at: one SELECT."""
-        ranking = text_ranking(matches, stats.weights, query.k, stats.avgdl)
-        _, rows = self.client.select(f"SELECT * WHERE {{ {{ {ranking} }} UNION {{ {VERSION} }} }}")
+    def top(self, query: SearchQuery, stats: TextStats, matches: str) -> Top:
+        """The query.k best text-ranked rows of `matches` (see text_ranking) and the memory version they were read
+        at, in one SELECT; with the exceptions of every rule when the memory has at most INLINE_RULES rules."""
+        parts = [text_ranking(matches, stats.weights, query.k, stats.avgdl), VERSION]
+        inline = 0 < len(self.corpus.rules) <= INLINE_RULES
+        if inline:
+            parts.append(_exceptions(query, stats.weights, sorted(self.corpus.rules)))
+        _, rows = self.client.select("SELECT * WHERE { " + " UNION ".join(f"{{ {p} }}" for p in parts) + " }")
         found = [Hit(str(r["i"])[len(ITEM):], int(r["level"]), int(r["rank"]), int(r["priority"]),
-                     float(r["confidence"])) for r in rows if r.get("i") is not None]
-        return sorted(found, key=_order), versions(rows)
+                     float(r["confidence"])) for r in rows if r.get("rank") is not None]
+        exceptions = exception_rows([r for r in rows if r.get("e") is not None], stats) if inline else None
+        return Top(sorted(found, key=_order), exceptions, versions(rows))
 
-    def _placed(self, query: SearchQuery, stats: TextStats, top: list[Hit]) -> list[Scored]:
+    def _placed(self, query: SearchQuery, stats: TextStats, top: Top) -> list[Scored]:
         """The first query.k text-ranked rows with the applicable exceptions of their rules placed next to them
-        (retrieval.place_exceptions); one more request when a row is a rule with exceptions."""
-        ranked = [Scored(h.id, h.rank / 1_000_000) for h in top]
-        rules = [h.id for h in top if h.id in self.corpus.rules]
+        (retrieval.place_exceptions); one more request when a row is a rule with exceptions the ranking did not
+        read."""
+        ranked = [Scored(h.id, h.rank / 1_000_000) for h in top.hits]
+        rules = {h.id for h in top.hits if h.id in self.corpus.rules}
         if rules:
-            _, rows = self.client.select(_exceptions(query, stats.weights, rules))
-            found = sorted(exception_rows(rows, stats), key=_order)
+            exceptions = top.exceptions
+            if exceptions is None:
+                exceptions = exception_rows(self.client.select(_exceptions(query, stats.weights, sorted(rules)))[1],
+                                            stats)
+            found = sorted((e for e in exceptions if e.rule in rules), key=_order)
             placed = [(Scored(e.id, e.rank / 1_000_000), e.rule) for e in found]
             ranked = retrieval.place_exceptions(ranked, placed, {e.id for e in found if e.below})
         return ranked[: query.k]
@@ -155,6 +164,15 @@ class Hit(NamedTuple):
     rank: int
     priority: int
     confidence: float
+
+
+class Top(NamedTuple):
+    """What a ranking request read: its rows best first, the exceptions of every rule (None: not read) and the
+    memory version."""
+
+    hits: list[Hit]
+    exceptions: list[ExceptionRow] | None
+    version: frozenset[str]
 
 
 def _order(h: Hit | ExceptionRow) -> tuple[int, int, int, float, str]:
