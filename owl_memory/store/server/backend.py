@@ -76,7 +76,7 @@ class SparqlServerBackend(Backend):
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
         """Store new, validated items: one update request for the payloads, then one for their triples and index
-        entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
+        entries (an item's rows only when no item with its id is stored yet) and a new memory version (readers
         cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
         operation when the payload writes were pending in the same transaction."""
         if not items:

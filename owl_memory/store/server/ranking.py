@@ -1,11 +1,13 @@
 """Search on a SPARQL server: the retrieval definition and the text ranking run as SELECTs on the server, over the
-index graph that gives them FTS5's statistics.
+index graph that gives them FTS5's statistics (postings.py) and the corpus statistics cached per memory version
+(corpus.py).
 
-Without text a search is the defining SELECT itself (retrieval.py). With text, each item has in the index graph its
-document length (tokens of title, summary and tags plus one per key token, as FTS5 counts its `keys` column) and one
-triple per distinct token, whose predicate idx:tfN carries the token's frequency N (lexical.py: SQLite's own FTS5
-tokens), so one SELECT ranks by coordination level and FTS5's BM25 exactly as the embedded index does; exceptions are
-then placed by retrieval.place_exceptions.
+Without text a search is the defining SELECT itself (retrieval.py). With text, one SELECT ranks the items it reads
+by coordination level and FTS5's BM25 exactly as the embedded index does: with an ontology, task type, failure mode
+or about term given, every applicable item; otherwise the items of a prefix of each word's impact-ordered postings,
+read deeper until no unread item can outrank the k-th row (postings.Cut). Exceptions are then placed by
+retrieval.place_exceptions. Each ranking request reads the memory version too, so a search costs one request while
+the cache holds its words and ontology.
 """
 
 from __future__ import annotations
