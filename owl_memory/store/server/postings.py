@@ -106,29 +106,62 @@ class Cut(NamedTuple):
 
 
 class Plan(NamedTuple):
-    """How deep a text search reads each word's postings, and how (see Cut)."""
+    """How deep a text search reads each word's postings (at least `depth` of them, or with `floors` every bucket
+    whose BM25 reaches the word's floor), and how (see Cut)."""
 
     depth: int
     every: bool
     conjunctive: bool
+    floors: tuple[float, ...] = ()
 
     def deeper(self) -> Plan:
-        """The next read when this one was not exact: eight times deeper, and every item holding all the words."""
+        """The next read when this one was not exact: prefixes eight times deeper, and every item holding all the
+        words (when there are several)."""
         return Plan(self.depth * 8, self.every or self.conjunctive, False)
+
+
+def floored(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float,
+            levels: Sequence[tuple[int, float]], k: int) -> Plan:
+    """The read that proves the first k rows, given k rows found (as (level, score), best first; reading more
+    only finds better ones): buckets taken greedily, where each posting read lowers the unread bounds most, until
+    no unread item could outrank the k-th row (Cut.exact). With the k-th row holding every word, the items read are
+    those holding every word and a posting taken; otherwise every item holding all the words and every item with a
+    posting taken. The floors are the impacts of each word's last bucket taken (infinite: none)."""
+    lists = [sorted((bm25(idf, b.frequency, b.length, avgdl), b.size) for b in bs)[::-1] for _, idf, bs in words]
+    taken = [0] * len(lists)
+    conjunctive = levels[k - 1][0] == 2
+
+    def unread(w: int, more: int = 0) -> float | None:
+        """The best impact of word w left unread after `more` buckets more (None: none left)."""
+        return lists[w][taken[w] + more][0] if taken[w] + more < len(lists[w]) else None
+
+    def proven() -> bool:
+        """Whether the buckets taken so far prove the k rows."""
+        outside = tuple(unread(w) for w in range(len(lists)))
+        return Cut((), outside, () if conjunctive else ("",), conjunctive).exact(levels, k)
+
+    while not proven():
+        gains = [(((unread(w) or 0.0) - (unread(w, 1) or 0.0)) / lists[w][taken[w]][1], w)
+                 for w in range(len(lists)) if taken[w] < len(lists[w])]
+        taken[max(gains)[1]] += 1  # every bucket taken proves any rows: the loop ends
+    return Plan(0, not conjunctive, conjunctive, tuple(lists[w][taken[w] - 1][0] if taken[w] else math.inf
+                                                       for w in range(len(lists))))
 
 
 def plan(shares: Sequence[float], k: int, items: int, kinds: bool) -> Plan:
     """The first read of a search of words held by these shares of `items` items (df / N, taken as independent):
-    one word, its best 4k postings; few items holding all the words, all of them and 4k postings of each word (for
-    the lower levels); many, the prefix holding about 4k of them. Four times as many when the search keeps some
-    kinds only (often a quarter of the items)."""
+    one word, its best 4k postings (16k when the search keeps some kinds only, often a quarter of the items); more
+    words, every item holding all of them (found from the rarest word's postings) beside such prefixes for the
+    lower levels when few items hold them all; when many do, the prefix items holding all of them (the first k
+    are the answer)."""
     want = 16 * k if kinds else 4 * k
     if len(shares) < 2:
         return Plan(want, False, False)
-    if items * math.prod(shares) < 2 * want:
-        return Plan(want, True, False)
     others = sum(math.prod(s for v, s in enumerate(shares) if v != w) for w in range(len(shares)))
-    return Plan(max(want, math.ceil(want / others)), False, True)
+    depth = max(want, math.ceil(want / others)) if others > 0 else want
+    if items * math.prod(shares) >= 2 * want:
+        return Plan(depth, False, True)
+    return Plan(want, True, False)
 
 
 def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, how: Plan) -> Cut:
@@ -136,10 +169,12 @@ def cut(words: Sequence[tuple[str, float, Sequence[Bucket]]], avgdl: float, how:
     whole buckets, best first, read as the plan says."""
     pairs: list[tuple[str, URIRef]] = []
     outside: list[float | None] = []
-    for tok, idf, bs in words:
+    for w, (tok, idf, bs) in enumerate(words):
         ranked = sorted(bs, key=lambda b: -bm25(idf, b.frequency, b.length, avgdl))
         taken, held = 0, 0
-        while taken < len(ranked) and held < how.depth:
+        while taken < len(ranked) and (held < how.depth if not how.floors else
+                                       bm25(idf, ranked[taken].frequency, ranked[taken].length, avgdl)
+                                       >= how.floors[w]):
             held += ranked[taken].size
             taken += 1
         pairs += [(tok, bucket(b.frequency, b.length)) for b in ranked[:taken]]

@@ -102,9 +102,13 @@ class ServerSearch:
         while True:  # a prefix of every bucket is the whole list, and exact
             cut = postings.cut(words, stats.avgdl, how)
             top = self.top(query, stats, _prefix_matches(query, cut, stats.weights))
-            if cut.exact([(h.level, h.rank / 1_000_000) for h in top.hits], query.k):
+            levels = [(h.level, h.rank / 1_000_000) for h in top.hits]
+            if cut.exact(levels, query.k):
                 return top
-            how = how.deeper()
+            if not how.floors and len(levels) >= query.k:  # k rows found: read just enough to prove them
+                how = postings.floored(words, stats.avgdl, levels, query.k)
+            else:
+                how = how.deeper()
 
     def top(self, query: SearchQuery, stats: TextStats, matches: str) -> Top:
         """The query.k best text-ranked rows of `matches` (see text_ranking) and the memory version they were read
