@@ -112,7 +112,7 @@ class RdflibSearch(ServerSearch):
     def ranked_text(self, query: retrieval.SearchQuery, stats: TextStats, terms: list[tuple[str, ...]]) -> Top:
         """The text-ranked rows of applicable, live items, from one SELECT on rdflib."""
         hits = " UNION ".join(
-            f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query, None)} BIND({w} AS ?word) "
+            f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query)} BIND({w} AS ?word) "
             f"BIND({double(x)} AS ?idf) }}" for w, tok, x in stats.weights)
         return self.top(query, stats, f"{{ {hits} }}")
 

@@ -94,8 +94,8 @@ class ServerSearch:
     def ranked_text(self, query: SearchQuery, stats: TextStats, terms: list[tuple[str, ...]]) -> Top:
         """The query.k best text-ranked rows and the version read: a filtered search ranks its few applicable items;
         any other reads prefixes of the words' impact-ordered postings, deeper until the answer is exact."""
-        if _filtered(query, None, stats.weights) or not _one_token_each(stats.weights, terms):
-            return self.top(query, stats, _matches(query, None, stats.weights))  # few items, or split words
+        if _filtered(query, stats.weights) or not _one_token_each(stats.weights, terms):
+            return self.top(query, stats, _matches(query, stats.weights))  # few items, or split words
         shares = [self.corpus.df(t) / max(self.corpus.items, 1) for _, t, _ in stats.weights]
         how = postings.plan(shares, query.k, self.corpus.items, bool(query.kinds))
         words = [(t, x, self.corpus.buckets[t]) for _, t, x in stats.weights]
@@ -186,20 +186,19 @@ def _order(h: Hit | ExceptionRow) -> tuple[int, int, int, float, str]:
     return -h.level, -h.rank, -h.priority, -h.confidence, h.id
 
 
-def _applicable(query: SearchQuery, only: list[str] | None) -> str:
+def _applicable(query: SearchQuery) -> str:
     """The items graph's patterns for applicable, live items (see applicable_patterns)."""
-    return f"GRAPH {iri(GRAPH_ITEMS)} {{ {applicable_patterns(query, only)} }}"
+    return f"GRAPH {iri(GRAPH_ITEMS)} {{ {applicable_patterns(query)} }}"
 
 
-def applicable_patterns(query: SearchQuery, only: list[str] | None, var: str = "i") -> str:
+def applicable_patterns(query: SearchQuery, var: str = "i") -> str:
     """Patterns that hold for applicable, live items (kind, ontology compared normalized, task type, failure mode,
     what it is about; not superseded, not archived), binding ?i, ?priority and ?confidence (for another `var`:
     ?var, ?varPriority, ?varConfidence); every value escaped."""
     i = f"?{var}"
     pri, conf = ("?priority", "?confidence") if var == "i" else (f"{i}Priority", f"{i}Confidence")
-    where = [values_block(var, [ITEM[x] for x in only])] if only else []
     kinds = ", ".join(term(k) for k in query.kinds or tuple(OM[k] for k in KINDS))
-    where += [f"{i} a {i}Kind FILTER({i}Kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
+    where = [f"{i} a {i}Kind FILTER({i}Kind IN ({kinds}))"]  # not VALUES: Oxigraph would start from every item
     if query.ontology is not None and query.stored_spelling:
         where.append(f"{i} {iri(OM.appliesToOntology)} {term(query.ontology)} .")
     elif query.ontology is not None:
@@ -233,20 +232,20 @@ def text_ranking(matches: str, weights: Sequence[Weight], limit: int, avgdl: flo
             f"ORDER BY DESC(?level) DESC(?rank) DESC(?priority) DESC(?confidence) ?i LIMIT {int(limit)}")
 
 
-def _matches(query: SearchQuery, only: list[str] | None, weights: Sequence[Weight]) -> str:
+def _matches(query: SearchQuery, weights: Sequence[Weight]) -> str:
     """Applicable live items joined with their index entries for the query tokens (?word ?tok ?idf ?f ?len).
     Two spellings of one pattern, to steer the server's planner: with an ontology, task type, failure mode or
-    ids, the few applicable items come first and their tokens are filtered, each token's word and IDF bound by
+    about term, the few applicable items come first and their tokens are filtered, each token's word and IDF bound by
     an expression (Oxigraph looks the tokens up per item, but would start from a VALUES block and scan every
     item having a token); otherwise, or when a token belongs to two words, the tokens come first."""
     by_token = {t: (w, x) for w, t, x in weights}
-    if _filtered(query, only, weights):
+    if _filtered(query, weights):
         toks = ", ".join(string(t) for t in by_token)
-        return (f"{_applicable(query, only)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
+        return (f"{_applicable(query)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
                 f"{INDEX_ENTRY} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
     rows = " ".join(f"({w} {string(t)} {double(x)})" for w, t, x in weights)
     return f"GRAPH {iri(GRAPH_INDEX)} {{ VALUES (?word ?tok ?idf) {{ {rows} }} ?i ?tf ?tok . {INDEX_ENTRY} }} " + \
-        _applicable(query, only)
+        _applicable(query)
 
 
 def _prefix_matches(query: SearchQuery, cut: postings.Cut, weights: Sequence[Weight]) -> str:
@@ -257,7 +256,7 @@ def _prefix_matches(query: SearchQuery, cut: postings.Cut, weights: Sequence[Wei
     group or subquery of its own made it scan every applicable item)."""
     by_token = {t: (w, x) for w, t, x in weights}
     toks = ", ".join(string(t) for t in by_token)
-    rest = (f"{_applicable(query, None)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
+    rest = (f"{_applicable(query)} GRAPH {iri(GRAPH_INDEX)} {{ ?i ?tf ?tok FILTER(?tok IN ({toks})) "
             f"{INDEX_ENTRY} }} BIND({_lookup(by_token, 0)} AS ?word) BIND({_lookup(by_token, 1)} AS ?idf)")
     pairs = " ".join(f"({string(t)} {iri(b)})" for t, b in cut.pairs)
     held = " ".join(f"?i ?b{n + 1} {string(t)} ." for n, t in enumerate(by_token)) if cut.conjunctive else ""
@@ -278,7 +277,7 @@ def _exceptions(query: SearchQuery, weights: Sequence[Weight], rules: list[str])
              f"FILTER NOT EXISTS {{ ?i ?np ?nv }} }}") if open_ else "false"
     return (f"SELECT ?i ?e ?ePriority ?eConfidence ?below ?eb ?etok WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ "
             f"{values_block('i', [ITEM[r] for r in rules])} ?i {iri(OM.hasException)} ?e . "
-            f"{applicable_patterns(query, None, 'e')} BIND({below} AS ?below) }} "
+            f"{applicable_patterns(query, 'e')} BIND({below} AS ?below) }} "
             f"GRAPH {iri(GRAPH_INDEX)} {{ ?e ?eb ?etok FILTER(?etok IN ({toks})) }} }}")
 
 
@@ -310,12 +309,12 @@ def _one_token_each(weights: Sequence[Weight], terms: Sequence[tuple[str, ...]])
     return len(weights) == len(terms) == len({t for _, t, _ in weights})
 
 
-def _filtered(query: SearchQuery, only: list[str] | None, weights: Sequence[Weight]) -> bool:
-    """Whether a text search starts from its applicable items (ids, ontology, task type or failure mode given, and
-    no token in two words) rather than from the query tokens."""
-    return len({t for _, t, _ in weights}) == len(weights) and bool(
-        only or any(v is not None for v in (query.ontology, query.task_type, query.failure_mode, query.about_class,
-                                            query.about_property)))
+def _filtered(query: SearchQuery, weights: Sequence[Weight]) -> bool:
+    """Whether a text search starts from its applicable items (ontology, task type, failure mode or an about term
+    given, and no token in two words) rather than from the query tokens."""
+    return len({t for _, t, _ in weights}) == len(weights) and any(
+        v is not None for v in (query.ontology, query.task_type, query.failure_mode, query.about_class,
+                                query.about_property))
 
 
 def _lookup(by_token: dict[str, tuple[int, float]], field: int) -> str:
