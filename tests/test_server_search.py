@@ -157,3 +157,19 @@ def test_generated_memory_ranks_every_query_as_embedded(tmp_path, server_url):
             m.add_many(specs, validate=False)
         for kw in queries:
             assert [(h.id, h.score) for h in server.search(**kw)] == [(h.id, h.score) for h in local.search(**kw)], kw
+
+
+def test_a_server_memory_with_the_earlier_text_index_is_refused(server_url):
+    """A memory whose index graph holds postings of the earlier layout (idx:tfN) is a VersionMismatch that says to
+    copy it again, not a memory whose text searches find nothing."""
+    from owl_memory.errors import VersionMismatch
+    from owl_memory.store.server.client import SparqlClient
+    from owl_memory.store.server.layout import GRAPH_INDEX, IDX
+
+    with Memory(server_url) as m:
+        m.add(ItemSpec("Principle", "alpha rule", "Use when alpha.", "a"))
+    client = SparqlClient(server_url)
+    client.update(f"INSERT DATA {{ GRAPH <{GRAPH_INDEX}> {{ <{IDX.tf1}> <{IDX.frequency}> 1 }} }}")
+    client.close()
+    with pytest.raises(VersionMismatch, match="owl-memory copy"):
+        Memory(server_url)
