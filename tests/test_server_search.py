@@ -159,9 +159,9 @@ def test_generated_memory_ranks_every_query_as_embedded(tmp_path, server_url):
             assert [(h.id, h.score) for h in server.search(**kw)] == [(h.id, h.score) for h in local.search(**kw)], kw
 
 
-def test_a_server_memory_with_the_earlier_text_index_is_refused(server_url):
-    """A memory whose index graph holds postings of the earlier layout (idx:tfN) is a VersionMismatch that says to
-    copy it again, not a memory whose text searches find nothing."""
+def test_a_server_memory_with_the_earlier_text_index_is_refused(server_url, tmp_path):
+    """A memory whose index graph holds postings of the earlier layout (idx:tfN) answers a search with a
+    VersionMismatch that says to copy it again, not with nothing found; copying it out still works."""
     from owl_memory.errors import VersionMismatch
     from owl_memory.store.server.client import SparqlClient
     from owl_memory.store.server.layout import GRAPH_INDEX, IDX
@@ -171,5 +171,9 @@ def test_a_server_memory_with_the_earlier_text_index_is_refused(server_url):
     client = SparqlClient(server_url)
     client.update(f"INSERT DATA {{ GRAPH <{GRAPH_INDEX}> {{ <{IDX.tf1}> <{IDX.frequency}> 1 }} }}")
     client.close()
-    with pytest.raises(VersionMismatch, match="owl-memory copy"):
-        Memory(server_url)
+    with Memory(server_url) as m:
+        with pytest.raises(VersionMismatch, match="owl-memory copy"):
+            m.search("alpha")
+        with Memory(tmp_path / "m") as local:
+            copy_memory(m, local)
+            assert [h.title for h in local.search("alpha")] == ["alpha rule"]

@@ -17,7 +17,7 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 from rdflib.term import Identifier, Node
 
 from ...adapters import sparql as sparql_text
-from ...errors import MemoryNotFound, VersionMismatch
+from ...errors import MemoryNotFound
 from ...model import Card, ItemSpec, UseCounts
 from ...resources import memory_ontology
 from ...vocab import ITEM, KINDS, OM
@@ -29,7 +29,7 @@ from ..retrieval import Scored, SearchQuery
 from ..sparql_terms import integer
 from .client import SparqlClient, iri, string, term, values_block
 from .corpus import new_version
-from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, IDX, SRV
+from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
 from .payloads import ServerPayloads
 from .postings import index_triples
 from .ranking import ServerSearch
@@ -57,11 +57,7 @@ class SparqlServerBackend(Backend):
         self.payloads = ServerPayloads(self.client, max_read)
         self._pending: list[Graph | Pattern] | None = None  # an open transaction's writes: graphs to add, patterns
         self.searcher = ServerSearch(self.client)
-        found = stored_layout(self.client)
-        if "earlier" in found:
-            raise VersionMismatch(f"the memory at {url} has the text index of an earlier owl-memory (postings as "
-                                  "idx:tfN); copy it to a directory and back with owl-memory copy")
-        if "memory" not in found:
+        if not self.client.ask(f"ASK {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{TBOX_IRI}> a {iri(OWL.Ontology)} }} }}"):
             if not create:
                 raise MemoryNotFound(f"no memory at {url}; create one by writing to it (owl-memory add ... "
                                      f"--memory {url}) or copy one there with owl-memory copy")
@@ -248,16 +244,6 @@ class SparqlServerBackend(Backend):
                 base = integer(g.value(r["i"], p))
                 g.set((r["i"], p, Literal(base + extra, datatype=XSD.nonNegativeInteger)))
         return g
-
-
-def stored_layout(client: SparqlClient) -> set[str]:
-    """What the server holds, in one request: "memory" (the memory ontology) and "earlier" (a text index of an
-    earlier layout, whose postings carried only their frequency)."""
-    _, rows = client.select(
-        f"SELECT ?x WHERE {{ {{ GRAPH {iri(GRAPH_ITEMS)} {{ <{TBOX_IRI}> a {iri(OWL.Ontology)} }} "
-        f"BIND(\"memory\" AS ?x) }} UNION {{ GRAPH {iri(GRAPH_INDEX)} {{ {iri(IDX.tf1)} {iri(IDX.frequency)} ?f }} "
-        f"BIND(\"earlier\" AS ?x) }} }}")
-    return {str(r["x"]) for r in rows}
 
 
 def _triples(g: Iterable[tuple[Node, Node, Node]]) -> str:

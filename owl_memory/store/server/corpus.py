@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from rdflib import Literal, URIRef
 
+from ...errors import VersionMismatch
 from ...vocab import ITEM, OM, ontology_iri
 from .client import Row, SparqlClient, iri, string, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, IDX
@@ -26,6 +27,8 @@ VERSION = (f"SELECT (GROUP_CONCAT(?v0) AS ?v) WHERE {{ GRAPH {iri(GRAPH_INDEX)} 
 _COUNT = (f"SELECT (COUNT(?i) AS ?n) (SUM(?len) AS ?total) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
           f"?i {iri(IDX.length)} ?len }} }}")
 _RULES = f"SELECT DISTINCT ?rule WHERE {{ GRAPH {iri(GRAPH_ITEMS)} {{ ?rule {iri(OM.hasException)} ?exception }} }}"
+_EARLIER = (f"SELECT ?earlier WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ ?earlier {iri(IDX.frequency)} ?f "
+            f"FILTER(?earlier = {iri(IDX.tf1)}) }} }}")  # the text index of an earlier layout: postings as idx:tfN
 
 
 def versions(rows: list[Row]) -> frozenset[str]:
@@ -102,7 +105,7 @@ class Corpus:
         items indexed, their total length and the rules too); the version, and the answer."""
         toks = [t for t in dict.fromkeys(toks) if t not in self.buckets]
         bare = bare if bare is not None and bare not in self.spellings else None
-        parts = [VERSION] + ([_COUNT, _RULES] if count else [])
+        parts = [VERSION] + ([_COUNT, _RULES, _EARLIER] if count else [])
         if toks:
             parts.append(f"SELECT ?tok ?b (COUNT(?i) AS ?c) WHERE {{ GRAPH {iri(GRAPH_INDEX)} {{ "
                          f"{values_block('tok', map(Literal, toks))} ?i ?b ?tok }} }} GROUP BY ?tok ?b")
@@ -117,6 +120,9 @@ class Corpus:
         token is in no item) and the spellings of the ontology it asked for."""
         found: dict[str, list[Bucket]] = {t: [] for t in toks}
         spellings, rules = [], set()
+        if any(r.get("earlier") is not None for r in rows):
+            raise VersionMismatch("this server memory's text index has the layout of an earlier owl-memory "
+                                  "(postings as idx:tfN); copy it to a directory and back with owl-memory copy")
         for r in rows:
             if r.get("n") is not None:
                 self.items, self.length = int(r["n"]), int(r.get("total") or 0)
