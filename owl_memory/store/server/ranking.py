@@ -12,6 +12,7 @@ the cache holds its words and ontology.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
@@ -60,15 +61,17 @@ class ServerSearch:
     def __init__(self, client: SparqlClient):
         self.client = client
         self.corpus = Corpus(client)
+        self._lock = threading.Lock()  # one search at a time reads and fills the cache (threads share a memory)
 
     def search(self, query: SearchQuery) -> list[Scored]:
         """Up to query.k (id, score) rows, best first, ranked on the server (see retrieval.py's definition):
         without text by priority, confidence and id; with text by coordination level and BM25 first."""
-        for _ in range(3):  # each new version seen drops the cache: another write in between is rare
-            found, seen = self._search(query)
-            if self.corpus.current(seen):
-                break
-        return found
+        with self._lock:
+            for _ in range(3):  # each new version seen drops the cache: another write in between is rare
+                found, seen = self._search(query)
+                if self.corpus.current(seen):
+                    break
+            return found
 
     def _search(self, query: SearchQuery) -> tuple[list[Scored], frozenset[str] | None]:
         """The search's rows and the memory version they were read at (None: read from the cache alone)."""
