@@ -1,12 +1,14 @@
 """Server backend benchmark: an Oxigraph server against the embedded memory, same items, same queries, one run.
 
-Run: python benchmarks/server.py [--sizes 10000,100000] [--queries 200] [--adds 100] [--agents 4] [--json OUT]
+Run: python benchmarks/server.py [--sizes 10000,100000] [--queries 200] [--adds 100] [--agents 8] [--json OUT]
 
 For each size: the same generated items (the retrieval benchmark's generator) are bulk-loaded into an embedded
 memory and into a fresh Oxigraph server (`oxigraph serve` on 127.0.0.1); the query set is run interleaved on both
 (embedded, then server, per query) and their ids compared; validated adds are timed on both; then N agent
-processes each add items and search at the same time on each backend, and every id they were handed back is
-checked to be stored (lost writes), and a shared item's use counter is checked to equal the uses recorded.
+processes each run rounds of add + search + record_use at the same time on each backend, every id they were handed
+back is checked to be stored (lost writes), and a shared item's use counter is checked to equal the uses recorded
+(lost uses); the server's rounds per second are compared with the embedded memory's. Each server search's HTTP
+requests are counted at its client.
 Exit code 1 when a write was lost, an agent failed or a search answered differently on the two backends.
 """
 
@@ -34,17 +36,22 @@ def report(r: dict) -> str:
              f"server {r['load_s']['server']} s ({per_s['server']} items/s); "
              f"same results {r['search']['same_results']}; 1-min load average {r['load_avg_before']} before, "
              f"{r['load_avg_after']} after",
-             f"{'operation':<22}{'embedded p50/p95':>20}{'server p50/p95':>20}{'ratio p50/p95':>18}"]
+             f"{'operation':<22}{'embedded p50/p95':>20}{'server p50/p95':>20}{'ratio p50/p95':>18}"
+             f"{'requests mean/max':>20}"]
     rows = [(f"search {s}", r["search"]["embedded"][s], r["search"]["server"][s])
             for s in (*SHAPES, "all") if s in r["search"]["embedded"]]
     rows.append(("add (validated)", r["add"]["embedded"], r["add"]["server"]))
     for name, e, s in rows:
+        n = r["search"]["requests"].get(name.removeprefix("search "))
         lines.append(f"{name:<22}{e['p50']:>9.2f} /{e['p95']:>8.2f}{s['p50']:>11.2f} /{s['p95']:>8.2f}"
-                     f"{ratio(e['p50'], s['p50']):>10} /{ratio(e['p95'], s['p95']):>6}")
+                     f"{ratio(e['p50'], s['p50']):>10} /{ratio(e['p95'], s['p95']):>6}"
+                     + (f"{n['mean']:>14.2f} /{n['max']:>4}" if n else ""))
     for name, a in r["agents"].items():
         lines.append(f"{a['agents']} agents on {name}: {a['completed_rounds']} rounds (add + search + record_use) "
                      f"in {a['wall_s']} s = {a['rounds_per_s']}/s; lost adds {a['lost_adds']}, "
                      f"lost uses {a['lost_uses']}" + (f"; errors: {a['errors']}" if a["errors"] else ""))
+    speed = {name: a["rounds_per_s"] for name, a in r["agents"].items()}
+    lines.append(f"agents: the server's rounds/s are {ratio(speed['embedded'], speed['server'])} the embedded memory's")
     return "\n".join(lines)
 
 
@@ -54,7 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="10000", help="comma-separated memory sizes (e.g. 10000,100000)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--adds", type=int, default=100)
-    ap.add_argument("--agents", type=int, default=4)
+    ap.add_argument("--agents", type=int, default=8, help="agent processes writing and searching at once")
     ap.add_argument("--ops", type=int, default=50, help="add + search + record_use rounds per agent")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)

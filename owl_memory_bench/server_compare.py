@@ -23,18 +23,25 @@ def load(location, specs) -> float:
 
 
 def searches(local: Memory, server: Memory, queries: list) -> dict:
-    """Interleaved search latencies on both backends and how many results agree exactly."""
+    """Interleaved search latencies on both backends, how many results agree exactly and the HTTP requests each
+    server search sent (the client's count), per shape."""
     for _, kw in queries[:10]:
         local.search(**kw)
         server.search(**kw)
     a, b, same = [], [], 0
+    requests: dict[str, list[int]] = {}
+    client = server.backend.client
     for shape, kw in queries:
         x, ms = timed(local.search, **kw)
         a.append((shape, ms))
+        before = client.requests
         y, ms = timed(server.search, **kw)
+        requests.setdefault(shape, []).append(client.requests - before)
         b.append((shape, ms))
         same += [h.id for h in x] == [h.id for h in y]
-    return {"embedded": by_shape(a), "server": by_shape(b), "same_results": f"{same}/{len(queries)}"}
+    per = {s: {"mean": round(sum(n) / len(n), 2), "max": max(n)} for s, n in requests.items()}
+    return {"embedded": by_shape(a), "server": by_shape(b), "same_results": f"{same}/{len(queries)}",
+            "requests": per}
 
 
 def adds(m: Memory, specs) -> dict:

@@ -108,3 +108,72 @@ def test_a_reader_ranks_with_the_statistics_of_another_writers_items(tmp_path, s
         after = [(h.id, h.score) for h in reader.search("alpha delta", k=1)]
         assert before == [first[-2].id] and [i for i, _ in after] == [first[-1].id]
         assert after == [(h.id, h.score) for h in local.search("alpha delta", k=1)]
+
+
+@pytest.mark.parametrize("shape", shapes(), ids=lambda s: "-".join(str(v)[:12] for v in s.values() if v))
+def test_a_search_sends_at_most_two_requests(pair, shape, monkeypatch):
+    """Once the corpus cache knows the words and the ontology (a first search), Memory.search sends at most two
+    HTTP requests to the server, the ranking (with the memory version) and the cards, counted at the client's
+    transport, and answers as the embedded memory does."""
+    local, server = pair
+    server.search(**shape)
+    client, sent = server.backend.client, []
+    transport = client._send
+    monkeypatch.setattr(client, "_send", lambda *args: sent.append(args[1][:60]) or transport(*args))
+    hits = server.search(**shape)
+    assert len(sent) <= 2, sent
+    assert [(h.id, h.score) for h in hits] == [(h.id, h.score) for h in local.search(**shape)]
+
+
+def test_a_reader_sees_an_ontology_spelling_another_writer_stores(tmp_path, server_url):
+    """The stored spellings of an ontology are cached per memory version: after another writer stores an item under
+    a second spelling (a trailing slash), the reader's next search finds both items, as the embedded memory does."""
+    first = ItemSpec("Principle", "alpha rule", "Use when alpha.", "a", applies_to=("http://example.org/o#",))
+    second = ItemSpec("Principle", "beta rule", "Use when beta.", "b", applies_to=("http://example.org/o/",))
+    with Memory(tmp_path / "m") as local, Memory(server_url) as reader, Memory(server_url) as writer:
+        for m in (local, writer):
+            m.add(first)
+        assert [h.id for h in reader.search(ontology="http://example.org/o")] == [first.id]
+        for m in (local, writer):
+            m.add(second)
+        for text in (None, "rule"):
+            want = [h.id for h in local.search(text, ontology="http://example.org/o")]
+            assert sorted(want) == sorted([first.id, second.id])
+            assert [h.id for h in reader.search(text, ontology="http://example.org/o")] == want
+
+
+def test_generated_memory_ranks_every_query_as_embedded(tmp_path, server_url):
+    """On 1,500 generated items (Zipf-like words, as the benchmarks' memories), every text query of the benchmark's
+    query set answers with the embedded memory's ids and scores: the prefixes of the impact-ordered postings, the
+    items holding all the words and the deeper reads all give the exact ranking."""
+    from owl_memory_bench.retrieval.generator import item_specs, query_set
+
+    specs = item_specs(1500)
+    queries = [kw for _, kw in query_set(120, "server-test") if "text" in kw]
+    words = ("class", "hermit", "query select", "class property domain")
+    queries += [{"text": w, "k": k} for w in words for k in (1, 20)]
+    with Memory(tmp_path / "m") as local, Memory(server_url) as server:
+        for m in (local, server):
+            m.add_many(specs, validate=False)
+        for kw in queries:
+            assert [(h.id, h.score) for h in server.search(**kw)] == [(h.id, h.score) for h in local.search(**kw)], kw
+
+
+def test_a_server_memory_with_the_earlier_text_index_is_refused(server_url, tmp_path):
+    """A memory whose index graph holds postings of the earlier layout (idx:tfN) answers a search with a
+    VersionMismatch that says to copy it again, not with nothing found; copying it out still works."""
+    from owl_memory.errors import VersionMismatch
+    from owl_memory.store.server.client import SparqlClient
+    from owl_memory.store.server.layout import GRAPH_INDEX, IDX
+
+    with Memory(server_url) as m:
+        m.add(ItemSpec("Principle", "alpha rule", "Use when alpha.", "a"))
+    client = SparqlClient(server_url)
+    client.update(f"INSERT DATA {{ GRAPH <{GRAPH_INDEX}> {{ <{IDX.tf1}> <{IDX.frequency}> 1 }} }}")
+    client.close()
+    with Memory(server_url) as m:
+        with pytest.raises(VersionMismatch, match="owl-memory copy"):
+            m.search("alpha")
+        with Memory(tmp_path / "m") as local:
+            copy_memory(m, local)
+            assert [h.title for h in local.search("alpha")] == ["alpha rule"]

@@ -1,7 +1,7 @@
 """The lexical rank's tokens and BM25 constants, the same on every backend.
 
 Tokens come from SQLite's own FTS5 unicode61 tokenizer (case- and diacritic-folded), so the embedded index's item
-sets (embedded/postings.py) and a server's index graph (server/ranking.py) hold exactly the tokens FTS5 holds.
+sets (embedded/postings.py) and a server's index graph (server/postings.py) hold exactly the tokens FTS5 holds.
 Scores are FTS5's bm25 (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6), summed over
 the matched query words and rounded to 6 places.
 """

@@ -326,13 +326,14 @@ def same_ontology(stored: str, given: str) -> str:
     return f"FILTER(REPLACE(STR({stored}), {TRAILING}, \"\") = REPLACE(STR({given}), {TRAILING}, \"\"))"
 
 
-def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "") -> str:
+def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "", also: str = "") -> str:
     """The one SELECT that defines the applicability part of a search (its filter values are bound, see
     `bindings`); with LIMIT k for a search without text, unlimited (the text candidates) otherwise. With
     q.stored_spelling the ontology is matched as the exact term (the same rows when it is the one spelling stored,
     and an index serves it); `graph`:
     match in that named graph instead of the default graph (a server keeping items in a named graph); `values`:
-    a VALUES block of escaped terms put first in the pattern, for a server that takes no separate bindings."""
+    a VALUES block of escaped terms put first in the pattern, for a server that takes no separate bindings (or any
+    pattern joined first); `also`: more variables to project (" ?v", bound by `values`)."""
     bound = bindings(q)
     kinds = ", ".join(f"<{k}>" for k in (q.kinds or tuple(OM[k] for k in KINDS)))
 
@@ -347,7 +348,7 @@ def defining_sparql(q: SearchQuery, graph: URIRef | None = None, values: str = "
                 f"    FILTER NOT EXISTS {{ ?{var} om:archived true }}")
 
     where, end = (f"GRAPH <{graph}> {{", "  }\n") if graph is not None else ("", "")
-    return (f"{_PREFIX}SELECT ?item WHERE {{{where}{values}\n"
+    return (f"{_PREFIX}SELECT ?item{also} WHERE {{{where}{values}\n"
             f"  ?item om:priority ?priority ; om:confidence ?confidence .\n  {applies('item')}\n"
             "  OPTIONAL { ?rule om:hasException ?item ; om:priority ?rulePriority ; om:confidence ?ruleConfidence }\n"
             f"  BIND(IF(BOUND(?rule), EXISTS {{\n    {applies('rule')}\n  }}, false) AS ?grouped)\n"

@@ -14,17 +14,16 @@ from rdflib.plugins.sparql.operators import default_cast, register_custom_functi
 from owl_memory import ItemSpec
 from owl_memory.adapters.owlready2 import Quadstore
 from owl_memory.store import retrieval
-from owl_memory.store.server.client import iri, string
+from owl_memory.store.server.client import string
 from owl_memory.store.server.layout import GRAPH_INDEX, GRAPH_ITEMS
+from owl_memory.store.server.postings import index_triples
 from owl_memory.store.server.ranking import (
     INDEX_ENTRY,
     ServerSearch,
     TextStats,
+    Top,
     applicable_patterns,
     double,
-    index_triples,
-    scored,
-    text_ranking,
 )
 from owl_memory.vocab import ITEM, KINDS as ALL_KINDS, OM
 
@@ -103,23 +102,19 @@ class Endpoint:
 
 
 class RdflibSearch(ServerSearch):
-    """The SPARQL server backend's text search (its statistics, top-coordination-level and exception queries, and its
-    ranking SELECT: same tokens, BM25 and order) run by rdflib in process. The ranking SELECT's matches are spelled
-    as a UNION of one flat pattern per query token (the token's hits, then their applicability), after the VALUES
-    of the items it is confined to: rdflib joins the two lazily, binding ?i first, and evaluates a flat pattern by
-    bound variables. It joins the server's spelling (two GRAPH groups) as a cross product: 900 x 1,000
-    compatibility checks for one query at 1k items."""
+    """The SPARQL server backend's text search (its statistics, exception queries and ranking SELECT: same tokens,
+    BM25 and order) run by rdflib in process, over every posting of the query tokens (no prefixes: rdflib reads
+    them all as fast). The ranking SELECT's matches are spelled as a UNION of one flat pattern per query token (the
+    token's hits, then their applicability): rdflib evaluates a flat pattern by bound variables, and joins the
+    server's spelling (two GRAPH groups) as a cross product: 900 x 1,000 compatibility checks for one query at 1k
+    items."""
 
-    def ranked(self, query: retrieval.SearchQuery, limit: int, stats: TextStats,
-               only: list[str] | None = None) -> list[retrieval.Scored]:
-        """Text-ranked (id, score) rows of applicable, live items, from one SELECT on rdflib."""
-        weights, avgdl = stats
+    def ranked_text(self, query: retrieval.SearchQuery, stats: TextStats, terms: list[tuple[str, ...]]) -> Top:
+        """The text-ranked rows of applicable, live items, from one SELECT on rdflib."""
         hits = " UNION ".join(
-            f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query, None)} BIND({w} AS ?word) "
-            f"BIND({double(x)} AS ?idf) }}" for w, tok, x in weights)
-        ids = f"VALUES ?i {{ {' '.join(iri(ITEM[i]) for i in only)} }} " if only else ""
-        _, rows = self.client.select(text_ranking(f"{ids}{{ {hits} }}", weights, limit, avgdl))
-        return scored(rows)
+            f"{{ ?i ?tf {string(tok)} . {INDEX_ENTRY} . {applicable_patterns(query)} BIND({w} AS ?word) "
+            f"BIND({double(x)} AS ?idf) }}" for w, tok, x in stats.weights)
+        return self.top(query, stats, f"{{ {hits} }}")
 
 
 def _decimal_cast(e, ctx) -> Literal:

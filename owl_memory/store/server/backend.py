@@ -28,9 +28,11 @@ from ..items import COUNTERS, ID, kind_of
 from ..retrieval import Scored, SearchQuery
 from ..sparql_terms import Checked, integer
 from .client import SparqlClient, iri, string, term, values_block
+from .corpus import new_version
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
 from .payloads import ServerPayloads
-from .ranking import ServerSearch, index_triples, new_index_version
+from .postings import index_triples
+from .ranking import ServerSearch
 
 _KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
 Pattern = tuple[URIRef, URIRef, Identifier | None]  # (s, p, o) to delete; o None: every value of (s, p)
@@ -74,13 +76,13 @@ class SparqlServerBackend(Backend):
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
         """Store new, validated items: one update request for the payloads, then one for their triples and index
-        entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
+        entries (an item's rows only when no item with its id is stored yet) and a new memory version (readers
         cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
         operation when the payload writes were pending in the same transaction."""
         if not items:
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        self.client.update(f"{_insert_new(items, index_triples(items))} ;\n{new_index_version()}")
+        self.client.update(f"{_insert_new(items, index_triples(items))} ;\n{new_version()}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -171,7 +173,7 @@ class SparqlServerBackend(Backend):
             yield
             ops, self._pending = self._pending, None
             if ops:
-                self.client.update(" ;\n".join(map(_operation, ops)))
+                self.client.update(" ;\n".join([*map(_operation, ops), new_version()]))
         finally:
             self._pending = None
 
@@ -208,9 +210,10 @@ class SparqlServerBackend(Backend):
         self.client.update(f"INSERT {{ GRAPH {iri(GRAPH_ITEMS)} {{ {_triples(g)} }} }} WHERE {{}}")
 
     def _send(self, op: Graph | Pattern) -> None:
-        """Send one write (a graph to add, a pattern to delete) now, or buffer it when a transaction is open."""
+        """Send one write (a graph to add, a pattern to delete) now with a new memory version (searches cache what
+        they read of the memory per version), or buffer it when a transaction is open."""
         if self._pending is None:
-            self.client.update(_operation(op))
+            self.client.update(f"{_operation(op)} ;\n{new_version()}")
         else:
             self._pending.append(op)
 

@@ -130,10 +130,13 @@ class SparqlClient:
     Args:
         url: the memory URL (see `endpoints`).
         timeout: seconds to wait for one answer (a bulk load of 1,000 items takes a few seconds).
+
+    `requests` counts the HTTP requests sent (every thread's), so callers can see what one operation costs.
     """
 
     def __init__(self, url: str, timeout: float = 300.0):
         self.url, self.ends, self.timeout = url, endpoints(url), timeout
+        self.requests = 0
         self._local = threading.local()
 
     def select(self, query: str, graphs: dict[str, str] | None = None) -> tuple[list[str], list[Row]]:
@@ -178,6 +181,7 @@ class SparqlClient:
         headers = {"Content-Type": kind, "Accept": accept}
         if self.ends.auth:
             headers["Authorization"] = self.ends.auth
+        self.requests += 1
         try:
             resp, data = self._send(parts, body, headers)
         except TimeoutError as e:  # never resent: the server may still apply it

@@ -5,8 +5,10 @@ payload, use-event and index graphs.
   quadstore);
 - `GRAPH_PAYLOADS`: payloads, content-addressed (`<blob/SHA256>` with its kind, size and text); a window is cut
   on the server with SUBSTR, so no read transfers a whole payload (payloads.py);
-- `GRAPH_INDEX`: text ranking statistics (ranking.py: FTS5's tokens and lengths, so BM25 is the embedded one) and
-  an index version every item write replaces (readers keep the corpus statistics while it is unchanged);
+- `GRAPH_INDEX`: the text index (postings.py: each item's document length and one posting per token in a bucket
+  predicate naming its frequency and the length, so BM25 is FTS5's and a search reads the best buckets first) and
+  the memory version, which every write to the items graph replaces (corpus.py: readers keep what they read of the
+  whole memory while it is unchanged);
 - `GRAPH_USES`: one event node per `record_use`; a counter is the item's stored literal plus its events, so
   concurrent writers never lose a count on servers whose updates are only snapshot-isolated (Oxigraph).
 """
