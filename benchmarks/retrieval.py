@@ -33,8 +33,10 @@ from owl_memory_bench.retrieval.measure import run_size
 def table(r: dict) -> str:
     """A plain-text table of one size's results: the like-with-like headline, then the unlike rows apart."""
     mem, b = r["memory"], r["build"]
-    lines = [f"\n== {r['size']:,} items, {b['triples']:,} triples (built in {b['build_s']} s; bulk-loaded items "
-             f"conforming in a validated sample: {b['sample_conforming']}) ==",
+    sample = b.get("sample_ms")  # a cache built before the sample was timed apart has none
+    timing = f", Memory.validate(ids=[one]) p50 / p95 {sample['p50']:.1f} / {sample['p95']:.1f} ms" if sample else ""
+    lines = [f"\n== {r['size']:,} items, {b['triples']:,} triples (built in {b['build_s']} s, validation sample "
+             f"apart; bulk-loaded items conforming in a validated sample: {b['sample_conforming']}{timing}) ==",
              f"(1-minute load average before/after on {os.cpu_count()} cores: {r['load_average'][0]}/"
              f"{r['load_average'][1]}; other processes skew every timing, the ratios less so: engines interleave)",
              f"{'search p50 / p95 (ms)':<26}{'owl-memory':>18}{'rdflib (same SPARQL)':>28}{'owlready2 (native)':>28}"]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from ..errors import InvalidItem, UnknownItem
-from ..model import ItemSpec, sha256
-from ..model.operators import stored_json
+from ..model import Card, Item, ItemSpec, UseCounts, sha256
+from ..model.operators import operator_from_json, stored_json
 from ..vocab import BLOB, FAILURE_MODE, ITEM, KINDS, OM, PROV, RUN, TASK_TYPE
+from .sparql_terms import integer
 
 IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
 ID = re.compile(r"^[0-9a-f]{16}$")
@@ -93,6 +94,47 @@ def _links(g: Graph, s: URIRef, spec: ItemSpec) -> None:
         g.add((s, PROV.wasDerivedFrom, src))
         g.add((s, OM.derivedFromTrace, src))
         g.add((src, RDF.type, OM.Trajectory))
+
+
+def stored_item(card: Card, g: Graph, size_of: Callable[[str], int]) -> Item:
+    """An item as `Memory.get` gives it: its card and the stored triples `g` of its node (`size_of`: a content
+    ref's size in characters)."""
+    s = ITEM[card.id]
+    one = {p: o for p, o in g.predicate_objects(s)}
+
+    def objs(p: URIRef) -> tuple[str, ...]:
+        return tuple(sorted(str(o) for o in g.objects(s, p)))
+
+    schema = one.get(OM.actionSchema)
+    return Item(
+        **card.card(), scope=str(one[OM.scope]),
+        task_types=tuple(_slug(t) for t in objs(OM.appliesToTaskType)),
+        failure_modes=tuple(_slug(t) for t in objs(OM.preventsFailureMode)), tags=objs(OM.tag),
+        refines=_ids(objs(OM.refines)), supersedes=_ids(objs(OM.supersedes)),
+        exceptions=_ids(objs(OM.hasException)), grounded_by=_ids(objs(OM.groundedByEpisode)),
+        content_ref=str(one[OM.contentRef]), content_hash=str(one[OM.contentHash]),
+        size=size_of(str(one[OM.contentRef])), created_at=str(one.get(OM.createdAt, "")),
+        counts=UseCounts(**{k: integer(one.get(p)) for k, p in COUNTERS.items()}),
+        signature=_text(one.get(OM.violationSignature)),
+        action_schema=operator_from_json(str(schema)) if schema is not None else None,
+        verification_hook=_text(one.get(OM.verificationHook)),
+        runs=objs(PROV.wasGeneratedBy), derived_from=objs(PROV.wasDerivedFrom),
+        archived=isinstance(flag := one.get(OM.archived), Literal) and bool(flag.toPython()))
+
+
+def _text(value: object) -> str | None:
+    """The text of an optional literal."""
+    return None if value is None else str(value)
+
+
+def _slug(iri: str) -> str:
+    """The slug at the end of a task-type or failure-mode IRI."""
+    return unquote(iri.rsplit("/", 1)[-1])
+
+
+def _ids(iris: tuple[str, ...]) -> tuple[str, ...]:
+    """Item ids of item IRIs."""
+    return tuple(i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM)))
 
 
 def kind_of(id: str, types: Iterable[str]) -> str:
