@@ -31,7 +31,7 @@ from .backend import Backend
 from .blobs import MAX_READ
 from .embedded.backend import QuadstoreBackend
 from .export import with_header
-from .items import ID, item_graph, linked_ids, stored_item, unknown_item
+from .items import ID, Rows, item_rows, linked_ids, stored_item, unknown_item
 from .sparql_terms import answer_cell, bound_terms, integer
 from .validation import batch_context, check, check_batch, context, require_valid
 
@@ -339,12 +339,13 @@ class Memory:
             if not isinstance(spec, ItemSpec):
                 raise InvalidItem(f"add takes an ItemSpec, got {type(spec).__name__}; build one with ItemSpec(...)")
         stored = self.backend.stored({s.id for s in specs})
-        new: dict[str, tuple[ItemSpec, Graph]] = {}
+        new: dict[str, tuple[ItemSpec, Rows]] = {}
         for spec in specs:
             if spec.id in stored or spec.id in new:
                 continue
-            self._require(*[i for i in linked_ids(spec) if i not in new])
-            new[spec.id] = (spec, item_graph(spec))
+            if linked := [i for i in linked_ids(spec) if i not in new]:
+                self._require(*linked)
+            new[spec.id] = (spec, item_rows(spec))
         version = self.backend.others_changes()
         checked = check_batch(self.backend, list(new.values())) if validate and new else None  # unlocked: in parallel
         with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
@@ -352,7 +353,8 @@ class Memory:
             new = {i: item for i, item in new.items() if i not in fresh}
             moved = version is None or self.backend.others_changes() != version  # else the context is unchanged
             batch = list(new.values())
-            if checked is not None and new and moved and set(batch_context(self.backend, batch)[1]) != checked:
+            again = checked is not None and new and moved
+            if again and set(batch_context(self.backend, [spec for spec, _ in batch])) != checked:
                 check_batch(self.backend, batch)
             if new:
                 self.backend.write_items(batch)

@@ -12,7 +12,7 @@ from rdflib.term import Identifier, Node
 
 from ...model import Card, UseCounts
 from ...vocab import ITEM, KINDS, OM
-from ..items import COUNTERS, kind_of, unknown_item
+from ..items import COUNTERS, Row, kind_of, unknown_item
 from .world import World
 
 Value = int | float | str  # a data value as the quadstore's datas table holds it (adapters.owlready2: numbers, texts)
@@ -45,6 +45,15 @@ class Items:
     def insert(self, triples: Iterable[tuple[Node, Node, Node]], ids: dict[Node, int] | None = None) -> None:
         """Insert triples (a triple already present stays as it is); `ids`: a write's memo of term ids (new_ids)."""
         self.store.insert(triples, self.context, self.new_ids() if ids is None else ids)
+
+    def insert_rows(self, rows: Sequence[Row], ids: dict[str, int]) -> None:
+        """Insert item rows (store.items.Row), their IRIs' ids made at once; `ids`: the write's memo (memo)."""
+        self.store.made_ids((t for s, p, o, d in rows for t in (s, p, d if d is not None else str(o))), ids)
+        self.store.insert_rows(rows, self.context, ids)
+
+    def memo(self) -> dict[str, int]:
+        """A write's memo of quadstore ids by IRI text, holding the memory ontology's terms."""
+        return {str(t): i for t, i in self.terms.items()}
 
     def new_ids(self) -> dict[Node, int]:
         """A write's memo of quadstore ids, holding the memory ontology's terms (each other term looked up once)."""

@@ -86,13 +86,14 @@ def build(db: sqlite3.Connection, skipped: tuple[int, ...]) -> None:
             fold(db, table)
 
 
-def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int, confidence: float,
-            skipped: tuple[int, ...]) -> None:
-    """Rewrite the order rows of index row `s` and drop its postings (`add` writes the new ones)."""
-    db.execute("DELETE FROM om_order WHERE s = ?", (s,))
+def replace(db: sqlite3.Connection, docs: Sequence[IndexRow], skipped: tuple[int, ...]) -> None:
+    """Rewrite the order rows of index rows and drop their postings (`add` writes the new ones)."""
+    db.executemany("DELETE FROM om_order WHERE s = ?", [(d.storid,) for d in docs])
     db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                   order_rows(s, keys, item, priority, confidence, skipped))
-    drop(db, s)
+                   [row for d in docs for row in order_rows(d.storid, d.keys, d.id, d.priority, d.confidence, skipped)])
+    marks = ", ".join("?" * len(docs))
+    for (s,) in db.execute(f"SELECT s FROM om_docs WHERE s IN ({marks})", [d.storid for d in docs]).fetchall():
+        drop(db, s)
 
 
 def order_rows(s: int, keys: str, item: str, priority: int, confidence: float,

@@ -24,7 +24,7 @@ from ...vocab import ITEM, KINDS, OM
 from ..backend import Backend, TermRows
 from ..blobs import MAX_READ
 from ..export import TBOX_IRI
-from ..items import COUNTERS, ID, kind_of
+from ..items import COUNTERS, ID, Rows, graph_of, kind_of
 from ..retrieval import Scored, SearchQuery
 from ..sparql_terms import integer
 from .client import SparqlClient, iri, string, term, values_block
@@ -72,7 +72,7 @@ class SparqlServerBackend(Backend):
             f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
         return {str(r["i"])[len(ITEM):] for r in rows}
 
-    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
+    def write_items(self, items: Sequence[tuple[ItemSpec, Rows]]) -> None:
         """Store new, validated items: one update request for the payloads, then one for their triples and index
         entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
         cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
@@ -80,7 +80,8 @@ class SparqlServerBackend(Backend):
         if not items:
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        self.client.update(f"{_insert_new(items, index_triples(items))} ;\n{new_index_version()}")
+        graphs = [(spec, graph_of(rows)) for spec, rows in items]
+        self.client.update(f"{_insert_new(graphs, index_triples(graphs))} ;\n{new_index_version()}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
