@@ -25,7 +25,7 @@ from ..backend import Backend, TermRows
 from ..blobs import MAX_READ
 from ..export import TBOX_IRI
 from ..items import COUNTERS, ID, Rows, graph_of, kind_of
-from ..retrieval import Scored, SearchQuery
+from ..retrieval import KEYED, Scored, SearchQuery
 from ..sparql_terms import integer
 from .client import SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
@@ -33,6 +33,7 @@ from .payloads import ServerPayloads
 from .ranking import ServerSearch, index_triples, new_index_version
 
 _KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+_KEYED, _STRING = {str(p) for p in KEYED}, str(XSD.string)
 Pattern = tuple[URIRef, URIRef, Identifier | None]  # (s, p, o) to delete; o None: every value of (s, p)
 
 
@@ -73,15 +74,21 @@ class SparqlServerBackend(Backend):
         return {str(r["i"])[len(ITEM):] for r in rows}
 
     def write_items(self, items: Sequence[tuple[ItemSpec, Rows]]) -> None:
-        """Store new, validated items: one update request for the payloads, then one for their triples and index
-        entries (an item's rows only when no item with its id is stored yet) and a new index version (readers
-        cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
-        operation when the payload writes were pending in the same transaction."""
+        """Store new, validated items (the caller, under `transaction()`, left out stored ones): to a server with a
+        Graph Store Protocol endpoint, one POST of N-Quads (payloads, triples, index entries) and a new index
+        version (readers cache the ranking statistics per version); else one update request for the payloads, then
+        one for their triples and index entries (an item's rows only when no item with its id is stored yet)."""
         if not items:
+            return
+        keyed = [(spec, graph_of(r for r in rows if r[1] in _KEYED)) for spec, rows in items]  # what the index reads
+        index = index_triples(keyed)
+        payloads = "".join(ServerPayloads.put_quads(spec.content, "content") for spec, _ in items)
+        if self.client.add_quads(payloads + _quads(items, index)):
+            self.client.update(new_index_version())
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
         graphs = [(spec, graph_of(rows)) for spec, rows in items]
-        self.client.update(f"{_insert_new(graphs, index_triples(graphs))} ;\n{new_index_version()}")
+        self.client.update(f"{_insert_new(graphs, index)} ;\n{new_index_version()}")
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -266,6 +273,24 @@ def _declared_types(g: Graph) -> Graph:
                 g.remove((s, p, o))
                 g.add((s, p, Literal(str(o), datatype=dt)))
     return g
+
+
+def _quads(items: Sequence[tuple[ItemSpec, Rows]], index: list[list[tuple[URIRef, URIRef, Identifier]]]) -> str:
+    """N-Quads of the items' rows (items graph) and index entries (index graph); each IRI escaped once per batch."""
+    known: dict[str, str] = {}
+
+    def text(value: str) -> str:
+        """An IRI as N-Quads text, looked up in this batch's cache."""
+        return known[value] if value in known else known.setdefault(value, iri(value))
+
+    graph, lines = iri(GRAPH_ITEMS), []
+    for _, rows in items:
+        for s, p, o, d in rows:
+            obj = text(str(o)) if d is None else string(str(o)) if d == _STRING else f"{string(str(o))}^^{text(d)}"
+            lines.append(f"{text(s)} {text(p)} {obj} {graph} .\n")
+    graph = iri(GRAPH_INDEX)
+    lines += [f"{term(a)} {term(p)} {term(o)} {graph} .\n" for triples in index for a, p, o in triples]
+    return "".join(lines)
 
 
 def _insert_new(items: Sequence[tuple[ItemSpec, Graph]],
