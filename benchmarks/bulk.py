@@ -1,7 +1,8 @@
 """Bulk-load benchmark: items/s of Memory.add_many into a new embedded memory (unvalidated and validated) and into
 Oxigraph on loopback, against a plain SQLite executemany of the same items' rows in the same run.
 
-Run: python benchmarks/bulk.py [--items 10000] [--validated-items 2000] [--server-items 5000] [--batch 1000] [--json OUT]
+Run: python benchmarks/bulk.py [--items 10000] [--validated-items 2000] [--server-items 5000] [--batch 1000]
+     [--json OUT]
 
 The baseline writes the rows every item adds (store.items.item_rows: subject, predicate, object, datatype) into one
 SQLite table without indexes, in one transaction: the least a store of those triples can cost here. owl-memory writes
@@ -25,6 +26,7 @@ from owl_memory import Memory
 from owl_memory.store.items import item_rows
 from owl_memory_bench.retrieval.generator import item_specs
 from owl_memory_bench.servers import Oxigraph
+from owl_memory_bench.timing import summary_ms, timed
 
 QUIET_LOAD = 1.5  # above this 1-minute load average no target is called met
 
@@ -54,6 +56,17 @@ def load(location: str | Path, specs: list, batch: int, validate: bool) -> float
     return seconds
 
 
+def validation(location: Path, specs: list) -> dict[str, dict]:
+    """Memory.validate(ids=[one]) p50 / p95 over 20 loaded items (after one warm-up call), and with the file check
+    that reads every page of both files (files=True) over 3."""
+    with Memory(location) as m:
+        m.validate(ids=[specs[0].id])
+        step = max(1, len(specs) // 20)
+        items = [timed(m.validate, ids=[s.id])[1] for s in specs[::step][:20]]
+        files = [timed(m.validate, ids=[s.id], files=True)[1] for s in specs[1::step][:3]]
+    return {"ids": summary_ms(items), "ids and files": summary_ms(files)}
+
+
 def main(argv=None) -> int:
     """Run every load, print items/s with the baseline's and the ratios."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -70,6 +83,7 @@ def main(argv=None) -> int:
         root = Path(tmp)
         runs["sqlite executemany (baseline)"] = args.items, sqlite_baseline(specs[: args.items], root)
         runs["embedded, validate=False"] = args.items, load(root / "plain", specs[: args.items], args.batch, False)
+        checks = validation(root / "plain", specs[: args.items])
         runs["embedded, validated"] = args.validated_items, load(root / "checked", specs[: args.validated_items],
                                                                  args.batch, True)
         if args.server_items:
@@ -86,6 +100,8 @@ def main(argv=None) -> int:
           f"{before:.2f}/{after:.2f})")
     for name, (n, s) in runs.items():
         print(f"{name:<32}{n:>8} items {s:>8.2f} s {rate[name]:>10,.0f} items/s  ({rate[name] / base:.3f}x baseline)")
+    for name, c in checks.items():
+        print(f"Memory.validate({name}) of one item of {args.items}: p50 / p95 {c['p50']:.1f} / {c['p95']:.1f} ms")
     quiet = max(before, after) <= QUIET_LOAD
     checks = [("embedded >= 10k items/s", rate["embedded, validate=False"] >= 10000)]
     if "Oxigraph, validate=False" in rate:
@@ -94,7 +110,7 @@ def main(argv=None) -> int:
     print("targets: " + ", ".join(f"{c}: {marks[ok] if quiet or not ok else 'not called (load above 1.5)'}"
                                   for c, ok in checks))
     if args.json:
-        args.json.write_text(json.dumps({"load_average": [before, after], "batch": args.batch,
+        args.json.write_text(json.dumps({"load_average": [before, after], "batch": args.batch, "validate": checks,
                                          "runs": {k: {"items": n, "seconds": s, "items_per_s": rate[k]}
                                                   for k, (n, s) in runs.items()}}, indent=1))
     return 0
