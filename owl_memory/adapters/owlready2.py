@@ -141,6 +141,17 @@ class Quadstore:
             self.db.executemany("INSERT INTO resources VALUES (?, ?)", [(n, i) for i, n in made.items()])
             ids.update(made)
 
+    def typed(self, nodes: Sequence[int], type_id: int, classes: Sequence[int]) -> set[int]:
+        """Those of `nodes` with an rdf:type (`type_id`) among `classes`, in one query per 500 nodes."""
+        out: set[int] = set()
+        kinds = ", ".join("?" * len(classes))
+        for at in range(0, len(nodes), _CHUNK):
+            chunk = nodes[at: at + _CHUNK]
+            out.update(s for (s,) in self.db.execute(
+                f"SELECT DISTINCT s FROM objs WHERE p = ? AND o IN ({kinds}) AND s IN ({', '.join('?' * len(chunk))})",
+                [type_id, *classes, *chunk]))
+        return out
+
     def node_ids(self, iris: Sequence[str]) -> dict[str, int]:
         """{IRI: storid} of those `iris` that are stored, in one query."""
         marks = ", ".join("?" * len(iris))

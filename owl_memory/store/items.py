@@ -31,7 +31,7 @@ _T = {name: str(OM[name]) for name in (
     "appliesToOntology", "aboutClass", "aboutProperty", "appliesToTaskType", "preventsFailureMode", "TargetOntology",
     "TaskType", "FailureMode", "violationSignature", "verificationHook", "actionSchema", "refines", "hasException",
     "groundedByEpisode", "derivedFromTrace", "Run", "Trajectory")}
-_TYPE, _ITEM, _COUNTERS = str(RDF.type), str(ITEM), tuple(str(c) for c in COUNTERS.values())
+_TYPE, _ITEM, _OM, _COUNTERS = str(RDF.type), str(ITEM), str(OM), tuple(str(c) for c in COUNTERS.values())
 _STRING, _DOUBLE, _INTEGER, _DATE, _COUNT = (str(t) for t in (XSD.string, XSD.double, XSD.integer, XSD.dateTime,
                                                                XSD.nonNegativeInteger))
 _GENERATED, _DERIVED = str(PROV.wasGeneratedBy), str(PROV.wasDerivedFrom)
@@ -70,7 +70,7 @@ def item_rows(spec: ItemSpec, created_at: datetime | None = None) -> Rows:
     s = _ITEM + spec.id
     sha = sha256(spec.content)
     when = (created_at or datetime.now(timezone.utc)).replace(microsecond=0)
-    rows: Rows = [(s, _TYPE, str(OM[spec.kind]), None), (s, _T["title"], spec.title, _STRING),
+    rows: Rows = [(s, _TYPE, _OM + spec.kind, None), (s, _T["title"], spec.title, _STRING),
                   (s, _T["summary"], spec.summary, _STRING), (s, _T["scope"], spec.scope, _STRING),
                   (s, _T["confidence"], spec.confidence, _DOUBLE), (s, _T["priority"], spec.priority, _INTEGER),
                   (s, _T["contentRef"], f"sha256:{sha}", _STRING), (s, _T["contentHash"], sha, _STRING),

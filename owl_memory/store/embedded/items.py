@@ -34,13 +34,12 @@ class Items:
 
     def stored(self, ids: Iterable[str]) -> set[str]:
         """The ids among `ids` that are stored items (a kind among their types)."""
-        kinds = {self.terms[OM[k]] for k in KINDS}
-        out = set()
-        for i in ids:
-            s = self.store.storid(ITEM[i])
-            if s is not None and any(o in kinds for o in self.store.objects(s, self.terms[RDF.type])):
-                out.add(i)
-        return out
+        prefix, ids = str(ITEM), list(dict.fromkeys(ids))
+        found: dict[str, int] = {}
+        for at in range(0, len(ids), 500):
+            found.update(self.store.node_ids([prefix + i for i in ids[at: at + 500]]))
+        typed = self.store.typed(list(found.values()), self.terms[RDF.type], [self.terms[OM[k]] for k in KINDS])
+        return {i for i in ids if found.get(prefix + i) in typed}
 
     def insert(self, triples: Iterable[tuple[Node, Node, Node]], ids: dict[Node, int] | None = None) -> None:
         """Insert triples (a triple already present stays as it is); `ids`: a write's memo of term ids (new_ids)."""
