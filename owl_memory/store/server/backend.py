@@ -288,8 +288,13 @@ def _quads(items: Sequence[tuple[ItemSpec, Rows]], index: list[list[tuple[URIRef
         for s, p, o, d in rows:
             obj = text(str(o)) if d is None else string(str(o)) if d == _STRING else f"{string(str(o))}^^{text(d)}"
             lines.append(f"{text(s)} {text(p)} {obj} {graph} .\n")
-    graph = iri(GRAPH_INDEX)
-    lines += [f"{term(a)} {term(p)} {term(o)} {graph} .\n" for triples in index for a, p, o in triples]
+    graph, spelled = iri(GRAPH_INDEX), dict[Identifier, str]()  # index terms (tokens, tf predicates) repeat a lot
+
+    def node(t: Identifier) -> str:
+        """An index term as N-Quads text, spelled once per batch."""
+        return spelled[t] if t in spelled else spelled.setdefault(t, term(t))
+
+    lines += [f"{node(a)} {node(p)} {node(o)} {graph} .\n" for triples in index for a, p, o in triples]
     return "".join(lines)
 
 
