@@ -84,13 +84,13 @@ def test_a_batch_larger_than_the_postings_delta_ranks_as_small_batches_do(memory
     from owl_memory import Memory
     from owl_memory.store.embedded import postings
 
-    specs = [spec(n) for n in range(400)]
+    specs = [spec(n) for n in range(700)]
     memory.add_many(specs[:5])  # small: its postings wait in the delta
-    memory.add_many(specs[5:], batch=400, validate=False)  # its (token, item) pairs alone fill the delta
+    memory.add_many(specs[5:], batch=700, validate=False)  # its (token, item) pairs alone fill the delta
     assert memory.backend.db.execute("SELECT count(*) FROM om_df_delta").fetchone()[0] < postings.FOLD
     with Memory(tmp_path / "small") as small:
         small.add_many(specs, batch=10, validate=False)  # every batch through the delta, folded when due
         for text in ("step bulk load", "step 17 of the bulk load", "of 333", "t1 loading"):
             assert [(h.id, h.score) for h in memory.search(text, k=30)] == \
                 [(h.id, h.score) for h in small.search(text, k=30)], text
-    assert len(memory) == 400
+    assert len(memory) == 700

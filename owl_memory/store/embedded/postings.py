@@ -91,9 +91,10 @@ def replace(db: sqlite3.Connection, docs: Sequence[IndexRow], skipped: tuple[int
     db.executemany("DELETE FROM om_order WHERE s = ?", [(d.storid,) for d in docs])
     db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
                    [row for d in docs for row in order_rows(d.storid, d.keys, d.id, d.priority, d.confidence, skipped)])
-    marks = ", ".join("?" * len(docs))
-    for (s,) in db.execute(f"SELECT s FROM om_docs WHERE s IN ({marks})", [d.storid for d in docs]).fetchall():
-        drop(db, s)
+    for at in range(0, len(docs), 500):  # a rewritten item's old postings (a new item has none)
+        chunk = [d.storid for d in docs[at: at + 500]]
+        for (s,) in db.execute(f"SELECT s FROM om_docs WHERE s IN ({', '.join('?' * len(chunk))})", chunk).fetchall():
+            drop(db, s)
 
 
 def order_rows(s: int, keys: str, item: str, priority: int, confidence: float,
