@@ -14,7 +14,7 @@ R@k = |relevant among the first k| / min(k, |relevant|) (capped recall: 1 when t
 every relevant item), averaged over the held-out questions that have a relevant item. Rankings: A1's selection
 (the ids a real A1 run injects, read from its result; the EndpointProfile A1 pins first is left out: it is placed,
 not selected) and memory_search called with the question's text and k=5, as a model would.
-Run: python benchmarks/heldout_retrieval.py [--system INFAI] [--json]
+Run: python benchmarks/heldout_retrieval.py [--system INFAI] [--vocabulary] [--json]
 """
 
 from __future__ import annotations
@@ -48,11 +48,15 @@ def main() -> None:
     """Run both corpora and print (or --json) recall@1/3/5 of A1's selection and of memory_search."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--system", default="INFAI", help="CK25 system whose answers are replayed (INFAI, IIS-Q, ...)")
+    parser.add_argument("--vocabulary", action="store_true",
+                        help="train with each endpoint's vocabulary as the local ontology (train --ontology): "
+                             "prod-vocab.ttl for CK25, uniprot-core.ttl for UniProt")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args()
     data = data_dir()
     with tempfile.TemporaryDirectory() as tmp:
-        results = {"ck25": ck25(data, Path(tmp), args.system), "uniprot": uniprot(data, Path(tmp))}
+        results = {"ck25": ck25(data, Path(tmp), args.system, args.vocabulary),
+                   "uniprot": uniprot(data, Path(tmp), args.vocabulary)}
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -63,24 +67,26 @@ def main() -> None:
             print(f"  {how:<14}" + "  ".join(f"R@{k} {r[how][f'R@{k}']:.3f}" for k in KS))
 
 
-def ck25(data: Path, tmp: Path, system: str) -> dict:
+def ck25(data: Path, tmp: Path, system: str, vocabulary: bool) -> dict:
     """CK25 trained by replaying `system`'s answers; the held-out figures."""
     folder = data / "text2sparql-ck25"
     server = ck25_endpoint(tmp / "ck25-store", data)
     try:
-        course, grants = map_endpoints(load_curriculum(folder / "questions.yml"), [f"{CK25}={server.url}/query"])
+        course = load_curriculum(folder / "questions.yml", ontology=folder / "prod-vocab.ttl" if vocabulary else None)
+        course, grants = map_endpoints(course, [f"{CK25}={server.url}/query"])
         return measure(course, grants, folder / "answers" / system / "ck25_answers.json", tmp / "ck25-memory",
                        lambda t: set(t.classes) | set(t.properties))
     finally:
         server.stop()
 
 
-def uniprot(data: Path, tmp: Path) -> dict:
+def uniprot(data: Path, tmp: Path, vocabulary: bool) -> dict:
     """UniProt's examples trained by replaying their own reference queries; the held-out figures."""
-    server = default_graph_endpoint(tmp / "uniprot-store", [data / "ontologies" / "uniprot-core.ttl"])
+    core = data / "ontologies" / "uniprot-core.ttl"
+    server = default_graph_endpoint(tmp / "uniprot-store", [core])
     try:
-        course, grants = map_endpoints(load_curriculum(data / "ontologies" / "uniprot-examples"),
-                                       [f"{UNIPROT}={server.url}/query"])
+        course = load_curriculum(data / "ontologies" / "uniprot-examples", ontology=core if vocabulary else None)
+        course, grants = map_endpoints(course, [f"{UNIPROT}={server.url}/query"])
         answers = tmp / "uniprot-answers.json"
         answers.write_text(json.dumps([{"qname": t.id, "question": t.query, "query": str(t.expect.gold)}
                                        for t in course.tasks if t.expect is not None]))

@@ -21,6 +21,7 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 
 from owl_memory.adapters import sparql as sparql_text
+from owl_memory.adapters.sparql_binding import bind_terms
 from owl_memory.errors import QueryFailed
 from owl_memory.learning.binding import bind
 from owl_memory.learning.curriculum import load_curriculum
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
             rows.append({"id": task.id, "question": task.query, "covered": False})
             continue
         rule, b = bound
-        want = terms_of(graph, sparql_text.bind_terms(sparql_text.parse(rule.template), b.bindings))
+        want = terms_of(graph, bind_terms(sparql_text.parse(rule.template), b.bindings))
         verdicts = {}
         for system in answers:
             got = terms_of(graph, answers[system].get(task.id, "")) if task.id in answers[system] else None

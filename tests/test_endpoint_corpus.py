@@ -143,6 +143,18 @@ def test_uniprot_examples_map_to_a_loopback_copy(shared_data, endpoint):
     assert endpoint in verdict.reason and "returned no rows" in verdict.reason
 
 
+def test_uniprot_federated_examples_run_when_every_endpoint_they_join_is_mapped(shared_data, endpoint):
+    rhea = "https://sparql.rhea-db.org/sparql"
+    course = load_curriculum(shared_data / "ontologies" / "uniprot-examples")
+    joins_rhea = [t for t in course.tasks if t.expect.gold.count("SERVICE") == t.expect.gold.count(f"<{rhea}>") > 0]
+    assert len(joins_rhea) >= 3
+    mapped, _ = map_endpoints(course, [f"https://sparql.uniprot.org/sparql={endpoint}", f"{rhea}={endpoint}"])
+    for task in (t for t in mapped.tasks if t.id in {j.id for j in joins_rhea}):
+        verdict = judge(task.expect, "anything", task=task.query)
+        # the reference ran on the copies (which hold no UniProt data: it answers nothing, or a count of 0)
+        assert verdict.judge == "endpoint" and verdict.failure_mode != "reference-failed", verdict
+
+
 def test_an_ask_reference_is_judged_on_the_endpoint(endpoint):
     from owl_memory.model.judgments import Expect
 

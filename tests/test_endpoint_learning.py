@@ -63,6 +63,8 @@ def test_a_right_answer_stores_the_lifted_pattern_and_a_later_question_finds_it(
     (proc,) = [memory.get(i) for i in first.extracted if memory.get(i).kind == "Procedure"]
     assert proc.about_classes == (f"{PV}Department",) and proc.about_properties == (f"{PV}memberOf",)
     assert proc.applies_to == (PV,) and f"endpoint-{endpoint_key(ck25_url)}" in proc.tags
+    assert "about Department, memberOf (member of)" in proc.summary  # a compound name in the words a reader uses
+    assert [h.id for h in memory.search(text="member", k=5)] == [proc.id]  # "memberOf" alone is one word
     recipe = proc.action_schema.to_json()
     assert recipe["where"] == [["$p1", f"<{PV}memberOf>", "?v0"], ["?v0", "rdf:type", f"<{PV}Department>"]]
     assert recipe["parameters"] == [{"name": "$p1", "kind": "iri"}]  # the employee is a parameter, not kept

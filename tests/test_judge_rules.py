@@ -7,6 +7,7 @@ from rdflib import Literal, URIRef
 
 from owl_memory import run
 from owl_memory.adapters import sparql as sparql_text
+from owl_memory.adapters.sparql_binding import bind_terms
 from owl_memory.learning import load_curriculum, shipped_curriculum
 from owl_memory.learning.families import view_of
 from owl_memory.learning.judge_rules import RuleJudge, bindings_for, compile_rule
@@ -115,7 +116,7 @@ def test_hostile_values_are_bound_not_pasted(graph, hostile):
     assert rule is not None and rule.parameters == (Parameter("p1", "literal"),)
     bound = bindings_for(rule, f'Which work is labelled "{hostile}"?', view_of("lib", graph))
     assert bound == {URIRef(placeholder("p1")): Literal(" ".join(hostile.split()).strip("\"'"))}  # spaces collapsed
-    query = sparql_text.bind_terms(sparql_text.check_read_only(rule.template), bound)
+    query = bind_terms(sparql_text.check_read_only(rule.template), bound)
     before = sparql_text.patterns(sparql_text.parse(rule.template))[0]
     assert sparql_text.patterns(query)[0] == before and list(graph.query(query)) == []
 

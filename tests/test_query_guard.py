@@ -19,7 +19,7 @@ from owl_memory.adapters import pyshacl as shacl, sparql as sparql_text
 from owl_memory.agent.endpoint_client import EndpointClient
 from owl_memory.cli import main
 from owl_memory.construction.cq import evaluate, load_cqs
-from owl_memory.errors import LoadError, QueryRefused, QueryTimeout
+from owl_memory.errors import CapExceeded, LoadError, QueryRefused, QueryTimeout
 from owl_memory.learning.judging import judge
 from owl_memory_bench.servers import Oxigraph
 
@@ -131,6 +131,50 @@ def test_cartesian_cq_stops_at_the_wall_time(monkeypatch):
         evaluate(cq[0], graph)
 
 
+def test_a_result_read_whole_is_capped(monkeypatch):
+    graph = Graph()
+    for i in range(30):
+        graph.parse(data=f"<http://e/s{i}> <http://e/p> {i} .", format="turtle")
+    pairs = "SELECT ?a ?b WHERE { ?a <http://e/p> ?x . ?b <http://e/p> ?y }"
+    cq = load_cqs({"cqs": [{"id": "pairs", "query": pairs, "expected": 900}]})
+    assert evaluate(cq[0], graph).passed  # 900 rows fit the cap
+    monkeypatch.setattr(sparql_text, "WHOLE_ROWS", 500)
+    with pytest.raises(CapExceeded, match="more than 500 rows.*narrow it"):
+        evaluate(cq[0], graph)
+    # a read that asks for a few rows is not a whole read: it is cut, not refused
+    assert len(sparql_text.evaluate(graph, pairs, max_rows=10).rows) == 10
+
+
+def _in_a_thread(work):
+    """What `work()` returned or raised when run on a thread that is not the main one."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = e
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the work ran on past the wall time"
+    return outcome
+
+
+def test_a_cross_product_stops_at_the_wall_time_off_the_main_thread(memory):
+    import time
+    cross = "ASK { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i FILTER(STR(?c) = 'never') }"
+    started = time.monotonic()
+    outcome = _in_a_thread(lambda: memory.sparql(cross, seconds=1))
+    assert isinstance(outcome.get("error"), QueryTimeout), outcome
+    assert type(outcome["error"]) is QueryTimeout and "wall-time limit of 1 s" in str(outcome["error"])
+    assert time.monotonic() - started < 15
+    # a query that ends in time is untouched, and no stop arrives after its block has ended
+    small = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
+    outcome = _in_a_thread(lambda: [memory.sparql(small, seconds=0.05) for _ in range(20)] and time.sleep(0.3))
+    assert "error" not in outcome, outcome
+
+
 def test_cli_sparql_cartesian_exits_2_with_one_line(fresh_memory, tmp_path):
     from owl_memory import ItemSpec, Memory
 
@@ -171,6 +215,20 @@ def test_federation_between_granted_endpoints(two_servers, listener):
     with pytest.raises(QueryRefused, match="SERVICE"):
         EndpointClient([a, b]).select(a, to_listener)
     assert listener.connections == 0
+
+
+def test_a_service_naming_a_mapped_target_runs_on_its_copy(two_servers, listener):
+    a, b = two_servers
+    rhea = "https://sparql.rhea-db.org/sparql"
+    federated = (f"SELECT ?v0 ?v1 WHERE {{ <http://e/x> <http://e/p0> ?v0 "
+                 f"SERVICE <{rhea}> {{ <http://e/x> <http://e/p1> ?v1 }} }}")
+    client = EndpointClient([a, f"{rhea}={b}"])
+    assert [tuple(text for _, text in row) for row in client.select(a, federated).rows] == [("v0", "v1")]
+    with pytest.raises(QueryRefused, match=f"SERVICE is not allowed to <{rhea}>"):
+        EndpointClient([a, b]).select(a, federated)  # not mapped: the real address is never contacted
+    escaped = federated.replace("SERVICE <https", "SERVICE <\\u0068ttps")  # a spelling the map does not rewrite
+    with pytest.raises(QueryRefused, match="SERVICE is not allowed"):
+        client.select(a, escaped)
 
 
 def test_repair_with_a_service_constraint_exits_2_with_one_line(listener, tmp_path):

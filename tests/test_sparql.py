@@ -120,3 +120,39 @@ def test_the_same_question_gets_the_same_answer_on_a_server(filled, oxigraph):
         assert server.sparql(question, {"o": URIRef(PROV_O)}) == memory.sparql(question, {"o": URIRef(PROV_O)})
         with pytest.raises(QueryRefused, match="SERVICE"):
             server.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
+
+
+def test_one_parse_serves_many_bindings_and_stays_as_written():
+    """A parse is shared by every caller of the same text, so binding values into it must leave it untouched: the
+    same template bound to two classes answers each class's members, and unbound it still answers every member."""
+    from rdflib import Graph
+
+    from owl_memory.adapters import sparql as sparql_text
+    from owl_memory.adapters.sparql_binding import bind_terms
+
+    g = Graph().parse(data="""@prefix e: <http://e/> .
+        e:a a e:A . e:b a e:B . e:c a e:B .""", format="turtle")
+    text = "SELECT ?x WHERE { ?x a ?c FILTER(?c != <http://e/Z>) } ORDER BY ?x"
+    template = sparql_text.parse(text)
+    assert sparql_text.parse(text) is template  # parsed once
+    members = {}
+    for cls in ("A", "B"):
+        bound = bind_terms(template, {URIRef("http://e/Z"): URIRef(f"http://e/{cls}")})
+        members[cls] = [str(r[0]) for r in sparql_text.evaluate(g, bound).rows]
+    assert members == {"A": ["http://e/b", "http://e/c"], "B": ["http://e/a"]}
+    assert [str(r[0]) for r in sparql_text.evaluate(g, template).rows] == ["http://e/a", "http://e/b", "http://e/c"]
+
+
+def test_a_value_bound_inside_filter_exists_is_the_value_the_query_uses():
+    from rdflib import Graph
+
+    from owl_memory.adapters import sparql as sparql_text
+    from owl_memory.adapters.sparql_binding import bind_terms
+
+    g = Graph().parse(data="""@prefix e: <http://e/> .
+        e:a a e:T ; e:likes e:red . e:b a e:T ; e:likes e:blue .""", format="turtle")
+    template = sparql_text.parse("SELECT ?x WHERE { ?x a <http://e/T> FILTER NOT EXISTS { ?x <http://e/likes> "
+                                 "<http://e/Z> } }")
+    bound = bind_terms(template, {URIRef("http://e/Z"): URIRef("http://e/red")})
+    assert [str(r[0]) for r in sparql_text.evaluate(g, bound).rows] == ["http://e/b"]
+    assert sorted(str(r[0]) for r in sparql_text.evaluate(g, template).rows) == ["http://e/a", "http://e/b"]

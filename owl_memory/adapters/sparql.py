@@ -14,15 +14,21 @@ competency question, a gold, a judge rule), and runs under a wall time (`QUERY_S
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from pyparsing import ParseException, ParseResults
 from rdflib import Literal, URIRef, Variable
 
-from ..errors import QueryFailed, QueryRefused, QueryTimeout
+from ..errors import CapExceeded, QueryFailed, QueryRefused, QueryTimeout
 from .wall_time import time_limit
+
+if TYPE_CHECKING:
+    from rdflib.plugins.sparql.sparql import Query as Parsed  # what parse returns (annotations elsewhere name it)
 
 FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 # What rdflib's grammar (pyparsing) raises on bad text: a syntax error, a \U escape that names no character, nesting
@@ -31,18 +37,25 @@ SYNTAX_ERRORS = (ParseException, ValueError, RecursionError)
 _REQUIRED_ONLY = ("LeftJoin", "Minus", "Union")  # their p2 is optional, subtracted or an alternative
 _ADVICE = "write a {} over the loaded graph only"  # what to write instead of a refused query
 QUERY_SECONDS = 10.0  # wall time one local query may take (the agent's worker uses the same default)
+WHOLE_ROWS = 200_000  # rows a result read whole (a competency question, a gold) may hold
 
 
 class QuerySyntaxError(ValueError):
     """A SPARQL text that does not parse (the parser's own message and column when it gives them)."""
 
 
-def parse(text: str, prefixes: dict | None = None):
-    """The parsed, translated query (rdflib's Query, opaque to callers); QuerySyntaxError when it does not parse."""
+def parse(text: str, prefixes: dict | None = None) -> Parsed:
+    """The parsed, translated query (rdflib's Query, opaque to callers; parsed once per text and thread, shared, never
+    mutated: sparql_binding.bind_terms binds a copy); QuerySyntaxError when it does not parse."""
+    return _parsed(str(text), tuple(sorted((prefixes or {}).items())), threading.get_ident())
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str, prefixes: tuple, thread: int) -> Parsed:
     from rdflib.plugins.sparql import prepareQuery  # 0.2 s of imports: paid by the first query only
 
     try:
-        return prepareQuery(str(text), initNs=prefixes or {})
+        return prepareQuery(text, initNs=dict(prefixes))
     except Exception as e:  # besides SYNTAX_ERRORS, rdflib's translation raises a bare Exception (an unknown prefix)
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]) from e
 
@@ -62,11 +75,11 @@ class Answer:
 def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | None = None,
              max_rows: int | None = None, services: tuple[str, ...] = (),
              seconds: float | None = None) -> Answer:
-    """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`), within `seconds` of
-    wall time (QUERY_SECONDS when None); text may use `prefixes` (the graph's own by default), `bindings` maps
-    variables to terms. Text or parsed, it passes `check_read_only`'s guard first (SERVICE only to `services`):
-    QueryRefused. QueryFailed with rdflib's reason when it does not parse or fails while it runs, QueryTimeout past
-    `seconds`; MemoryError passes through."""
+    """`query` (text, or a parsed query) run over `graph`, its rows read (at most `max_rows`; when None, the whole
+    result, CapExceeded past WHOLE_ROWS), within `seconds` of wall time (QUERY_SECONDS when None); text may use
+    `prefixes` (the graph's own by default), `bindings` maps variables to terms. Text or parsed, it passes
+    `check_read_only`'s guard first (SERVICE only to `services`): QueryRefused. QueryFailed with rdflib's reason when
+    it does not parse or fails while it runs, QueryTimeout past `seconds`; MemoryError passes through."""
     if isinstance(query, str):
         try:
             query = check_read_only(query, services=services, prefixes=prefixes or dict(graph.namespaces()))
@@ -81,11 +94,14 @@ def evaluate(graph, query, *, prefixes: dict | None = None, bindings: dict | Non
             result = graph.query(query, initNs=prefixes, initBindings=bindings)
             if result.type == "ASK":
                 return Answer("ASK", ask=bool(result.askAnswer))
-            rows = [tuple(r) for r in islice(result, None if max_rows is None else max_rows + 1)]
+            rows = [tuple(r) for r in islice(result, (WHOLE_ROWS if max_rows is None else max_rows) + 1)]
     except (MemoryError, QueryTimeout):
         raise  # the process's memory limit or the wall time, not a fault of the query
     except Exception as e:  # rdflib's evaluator raises bare Exception (GRAPH over a plain graph) and built-in types
         raise QueryFailed(f"{type(e).__name__}: {str(e)[:160]}") from e
+    if max_rows is None and len(rows) > WHOLE_ROWS:
+        raise CapExceeded(f"the query answered more than {WHOLE_ROWS:,} rows, and a result compared whole (a "
+                          f"competency question, a gold) may hold no more; narrow it")
     columns = tuple(str(v) for v in result.vars) if result.type == "SELECT" else ("s", "p", "o")
     return Answer(result.type, columns, tuple(rows[:max_rows]), max_rows is not None and len(rows) > max_rows)
 
@@ -149,11 +165,9 @@ def limit_of(query) -> int | None:
     return None if node is None or node.get("length") is None else int(node["length"])
 
 
-def to_text(query) -> str:
-    """SPARQL text of a parsed query (rdflib writes its algebra back)."""
-    from rdflib.plugins.sparql.algebra import translateAlgebra
-
-    return translateAlgebra(query)
+def services(query) -> set[str]:
+    """The IRIs the SERVICE clauses of a parsed query name, wherever they are (subqueries, EXISTS filters)."""
+    return {str(n["term"]) for n in _nodes(query.algebra) if n.name == "ServiceGraphPattern"}
 
 
 def named_terms(query) -> set:
@@ -168,36 +182,6 @@ def named_terms(query) -> set:
         elif isinstance(x, list | tuple | set):
             todo += list(x)
     return out
-
-
-def bind_terms(query, values: dict):
-    """The parsed query with every IRI or literal that is a key of `values` replaced by its value, throughout its
-    algebra (patterns, paths, VALUES rows, filters, subqueries): a judge rule's parameters are bound here, on the
-    parsed form, so a bound value is one RDF term and can never change the query's structure."""
-    query.algebra = _bound(query.algebra, values)
-    return query
-
-
-def _bound(x, values: dict):
-    """`x` with the terms of `values` replaced (algebra nodes and lists in place, tuples and paths rebuilt)."""
-    from rdflib.paths import Path
-
-    if isinstance(x, URIRef | Literal):
-        return values.get(x, x)
-    if isinstance(x, dict):
-        for k in list(x):
-            x[k] = _bound(x[k], values)
-        return x
-    if isinstance(x, list):
-        x[:] = [_bound(v, values) for v in x]
-        return x
-    if isinstance(x, tuple):
-        return tuple(_bound(v, values) for v in x)
-    if isinstance(x, Path):
-        for name in ("path", "arg", "args"):
-            if hasattr(x, name):
-                setattr(x, name, _bound(getattr(x, name), values))
-    return x
 
 
 def dataset(query) -> list[str]:

@@ -51,7 +51,9 @@ class EndpointClient:
     Args:
         grants: the endpoints the run may contact (model.EndpointGrant or "URL" / "TARGET=URL" strings).
         limits: seconds per request, bytes per response, rows per SELECT, requests per run.
-        services: the endpoint URLs a query may federate to with SERVICE (the granted URLs by default).
+        services: the endpoints a query may federate to with SERVICE ("URL" or "TARGET=URL"; the grants by
+            default). A SERVICE naming a mapped TARGET is sent to its URL (a reference written for the real
+            endpoints runs on the local copies the user mapped them to).
     """
 
     def __init__(self, grants: Iterable[EndpointGrant | str] | EndpointGrant | str = (),
@@ -60,7 +62,8 @@ class EndpointClient:
 
         self.grants = parse_grants(grants)
         self.limits = limits or EndpointLimits()
-        self.services = tuple(self.urls if services is None else (normalize_url(s) for s in services))
+        self.federation = self.grants if services is None else parse_grants(services)
+        self.services = tuple(dict.fromkeys(g.url for g in self.federation))
         self.sent = 0
 
     @property
@@ -84,12 +87,30 @@ class EndpointClient:
         """A guarded read-only query's result (SELECT rows capped at max_rows, or ASK's answer); a SERVICE naming
         an endpoint not in `services` is refused before any request."""
         url = self.allowed(url)
+        sparql = self.mapped_services(sparql)
         parsed = sparql_text.check_read_only(sparql, ("SELECT", "ASK"), services=self.services)
         response = self.request(url, sparql, SELECT_JSON)
         if response.media_type not in (SELECT_JSON, "application/json"):
             raise EndpointError(f"{url} answered {response.media_type or 'no media type'} instead of SPARQL JSON "
                                 "results; this endpoint may not speak SPARQL 1.1 JSON", cause="not-sparql-results")
         return _results(response.body, url, sparql_text.form(parsed), self.limits.max_rows)
+
+    def mapped_services(self, sparql: str) -> str:
+        """`sparql` with each SERVICE <TARGET> of a mapped target pointed at its URL. Only the written <IRI> is
+        rewritten; the guard then checks the parsed result, so a spelling left as it was is refused, not sent."""
+        targets = {g.target: g.url for g in self.federation if g.target and g.target != g.url}
+        try:
+            named = sparql_text.services(sparql_text.parse(sparql)) if targets else set()
+        except sparql_text.QuerySyntaxError:
+            return sparql  # the guard says what is wrong with it
+        for iri in named:
+            try:
+                key = normalize_url(iri)
+            except ConfigError:
+                continue
+            if key in targets:
+                sparql = sparql.replace(f"<{iri}>", f"<{targets[key]}>")
+        return sparql
 
     def describe(self, url: str) -> tuple[Graph | None, Response]:
         """The endpoint's SPARQL 1.1 Service Description (GET without a query, content negotiation) parsed within the

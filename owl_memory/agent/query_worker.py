@@ -5,7 +5,7 @@ space (RLIMIT_AS) and CPU time (RLIMIT_CPU) before it reads anything, loads the 
 per JSON line. It dies with its host: a watch thread exits the worker within PARENT_POLL seconds of the host's end,
 however it ended (SIGTERM, SIGKILL), even mid-query. Each query is checked by `adapters.sparql.check_read_only` and the
 checked algebra is what runs; a judge rule's parameters come as separate terms, bound into that parsed algebra
-(`adapters.sparql.bind_terms`), never into the text. The host waits at most `seconds` for an answer; past that it
+(`adapters.sparql_binding`), never into the text. The host waits at most `seconds` for an answer; past that it
 kills the worker and starts a fresh one on the next query. A limit hit is a ToolError naming the limit, so the
 agent sees "[Error] …".
 """
@@ -266,7 +266,8 @@ def _run(graph: Graph, sparql: str, max_rows: int, bindings: dict[URIRef, URIRef
          seconds: float | None = None) -> dict:
     """Evaluate the checked algebra of one query (`bindings` bound into it) within `seconds`; rows capped at
     max_rows."""
-    from ..adapters.sparql import bind_terms, check_read_only, evaluate
+    from ..adapters.sparql import check_read_only, evaluate
+    from ..adapters.sparql_binding import bind_terms
 
     answer = evaluate(graph, bind_terms(check_read_only(sparql), bindings or {}), max_rows=max_rows,
                       seconds=seconds)

@@ -43,7 +43,7 @@ from .replay import ReplayLM, is_replay, replay_lm
 from .scripted import SCRIPTED, scripted_lm
 from .tools import OwlTool, Toolbox
 from .tools.endpoint import endpoint_vocabularies, granted_urls, prepare_endpoints, remember_endpoints
-from .trajectory import Trajectory, answering_query, read_trajectory, trajectory_folder
+from .trajectory import Trajectory, answering_query, trajectory_folder
 
 if TYPE_CHECKING:
     from ..store import Memory
@@ -210,7 +210,7 @@ class _Session:
         self.traj.write(RunComplete("extracted" if extracted else "ok", str(pred.answer), metrics, tuple(used)))
         trace = self.memory.blobs.put(self.traj.path.read_text(encoding="utf-8"), "trace").key \
             if self.memory is not None else None
-        query = answering_query(read_trajectory(self.traj.path))
+        query = answering_query(self.traj.events)
         return RunResult(str(pred.answer), self.traj.path, self.traj.run_id, metrics, trace, tuple(used),
                          self.usage(), self.retrieval.filtered, query.as_answer() if query else None,
                          self.injected_ref)

@@ -46,6 +46,7 @@ class Trajectory:
         self._file = self.path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
         self.iteration = 0
+        self.events: list[Event] = []  # what this writer wrote, as written
 
     def write(self, event: Event) -> Event:
         """Stamp one event (run id, sequence number, time; a tool event's iteration when it has none), validate it
@@ -59,6 +60,7 @@ class Trajectory:
             self._file.write(_json_line(line) + "\n")
             self._file.flush()
             self.seq += 1
+            self.events.append(stamped)
             return stamped
 
     def close(self) -> None:

@@ -181,7 +181,8 @@ def map_task(task: Task, grants) -> Task:
     if grant is None or gold is None or "=" in str(gold.endpoint):
         return task
     expect = replace(gold, endpoint=f"{gold.endpoint}={grant.url}",
-                     services=tuple(dict.fromkeys(g.url for g in parse_grants(grants))))
+                     services=tuple(dict.fromkeys(f"{g.target}={g.url}" if g.target else g.url
+                                                  for g in parse_grants(grants))))
     return replace(task, query=f"{task.query} (SPARQL endpoint: {grant.url})", expect=expect)
 
 

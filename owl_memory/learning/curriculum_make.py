@@ -114,8 +114,9 @@ def candidates(views: dict[str, OntologyView], families: list[Family], max_answe
     ids: set[str] = set()
     duplicates = 0
     for view in views.values():
+        listed: dict[str, dict[tuple, frozenset]] = {}  # each family's candidates over this view, listed once
         for family in families:
-            for task in _offered(view, family, max_answers):
+            for task in _offered(view, family, max_answers, listed):
                 question = normalize(task.question)  # the same question of another ontology with the same answer too
                 keys = {(view.name, question), (view.name, task.gold), (question, task.gold, task.answers)}
                 if keys & seen:
@@ -126,11 +127,15 @@ def candidates(views: dict[str, OntologyView], families: list[Family], max_answe
     return out, duplicates
 
 
-def _offered(view: OntologyView, family: Family, max_answers: int) -> Iterator[GeneratedTask]:
-    """The candidates one family offers over one ontology, in the order of their bound terms."""
-    listed = _listed(view, family)
-    contrast = _listed(view, FAMILIES[family.contrast]) if family.contrast else {}
-    for bound, answers in sorted(listed.items(), key=lambda kv: [str(t) for t in kv[0]]):
+def _offered(view: OntologyView, family: Family, max_answers: int,
+             listed: dict[str, dict[tuple, frozenset]]) -> Iterator[GeneratedTask]:
+    """The candidates one family offers over one ontology, in the order of their bound terms (`listed` keeps what
+    each family lists over it: a family that is another's contrast is listed once)."""
+    for f in (family, FAMILIES[family.contrast]) if family.contrast else (family,):
+        if f.name not in listed:
+            listed[f.name] = _listed(view, f)
+    contrast = listed[family.contrast] if family.contrast else {}
+    for bound, answers in sorted(listed[family.name].items(), key=lambda kv: [str(t) for t in kv[0]]):
         b = dict(zip(family.binds, bound, strict=True))
         about = tuple(sorted(str(t) for v in family.about for t in (answers if v == "answer" else (b[v],))))
         if any(is_builtin(URIRef(a)) for a in about) or (not family.count and len(answers) > max_answers):

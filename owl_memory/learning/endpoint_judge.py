@@ -56,7 +56,7 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callabl
     except OwlMemoryError as e:
         return Judgment(False, f"the reference query did not run on {grant.url}: {str(e)[:200]}", "low", "endpoint",
                         ("a reference answer",), "reference-failed", scores=SetScores())
-    mine = _as_query(answer, client.services)
+    mine = _as_query(answer, client)
     got: QueryResult | None = None
     if mine is not None:
         try:
@@ -80,11 +80,12 @@ def judge_on_endpoint(answer: str, expect: Expect, task: str, term_sets: Callabl
                    confidence="low" if cut else verdict.confidence, scores=scores)
 
 
-def _as_query(answer: str, services: tuple[str, ...]) -> str | None:
-    """The answer when it is a SELECT or ASK query (checked by the guard, SERVICE only to `services`), else None."""
-    text = answer.strip().strip("`").removeprefix("sparql").strip()
+def _as_query(answer: str, client: EndpointClient) -> str | None:
+    """The answer when it is a SELECT or ASK query (checked by the guard, SERVICE only to the client's services, a
+    mapped target pointed at its URL), else None."""
+    text = client.mapped_services(answer.strip().strip("`").removeprefix("sparql").strip())
     try:
-        sparql_text.check_read_only(text, ("SELECT", "ASK"), services=services)
+        sparql_text.check_read_only(text, ("SELECT", "ASK"), services=client.services)
     except OwlMemoryError:
         return None
     return text

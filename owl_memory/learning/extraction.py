@@ -18,11 +18,12 @@ rejected and reported, never stored.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.namespace import OWL, RDF
+from rdflib.namespace import OWL, RDF, RDFS, SKOS
 
 from ..adapters import sparql as sparql_text
 from ..agent import answering_query
@@ -42,11 +43,14 @@ from ..model import (
 from ..model.judgments import Judgment
 from ..vocab import STANDARD_PREFIXES, local_name
 from .consolidation import action_key
+from .families.view import english
 from .judging import answer_terms, canonical_names
 from .query_facts import endpoint_tags, instances, namespaces, query_failure, triples
 
 MAX_ITEMS = 3
 MAX_ABOUT = 8  # classes, and properties, an extracted item is about at most
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")  # the words of a camelCase or snake_case name
+_MAX_READABLE = 120  # characters of a summary's readable names of its terms
 OUTLINE_CHARS = 3_000
 _SHORT = STANDARD_PREFIXES  # namespace -> prefix
 _ADVICE = {
@@ -262,11 +266,22 @@ def _rule_item(record: RunRecord, judgment: Judgment, schema: CompiledOperator |
 
 
 def _about_words(record: RunRecord) -> str:
-    """The local names of the terms the run's query is about, as a summary's words (" about Department, memberOf"),
-    so a question naming them finds the item by text."""
+    """The local names of the terms the run's query is about, as a summary's words, then the words a reader would
+    use for them: a compound name's parts and the terms' English labels in the run's ontology (" about Department,
+    memberOf (member of, works in)"), so a question naming them finds the item by text (a search matches whole
+    words, and "memberOf" is one)."""
     classes, properties = about_terms(record)
-    names = sorted({local_name(t) for t in classes + properties})
-    return f" about {', '.join(names[:6])}" if names else ""
+    terms = sorted(classes + properties, key=local_name)[:6]
+    names = sorted({local_name(t) for t in terms})
+    said = [" ".join(_NAME_WORDS.findall(n)).lower() for n in names]
+    if record.graph is not None:
+        said += [str(v).lower() for t in terms for p in (RDFS.label, SKOS.prefLabel)
+                 for v in record.graph.objects(URIRef(t), p) if english(v)]
+    plain = [w for w in dict.fromkeys(" ".join(s.split()) for s in said) if w and w not in {n.lower() for n in names}]
+    while len(", ".join(plain)) > _MAX_READABLE:
+        plain.pop()
+    readable = f" ({', '.join(plain)})" if plain else ""
+    return f" about {', '.join(names)}{readable}" if names else ""
 
 
 def vocabularies(record: RunRecord) -> tuple[str, ...]:

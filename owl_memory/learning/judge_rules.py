@@ -37,6 +37,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Identifier
 
 from ..adapters import sparql as sparql_text
+from ..adapters.sparql_binding import bind_terms
 from ..agent import QueryLimits, QueryWorker
 from ..errors import QueryRefused, ToolError
 from ..model import ItemSpec, JudgeRule, Parameter
@@ -149,7 +150,7 @@ def _faithful(rule: JudgeRule, gold: str, originals: dict, graph: Graph) -> bool
         return False
     if sparql_text.named_terms(template) & set(originals.values()):  # a spelling was left unlifted
         return False
-    return _results(graph, sparql_text.bind_terms(template, originals)) == _results(graph, sparql_text.parse(gold))
+    return _results(graph, bind_terms(template, originals)) == _results(graph, sparql_text.parse(gold))
 
 
 def _results(graph: Graph, query):

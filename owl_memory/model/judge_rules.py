@@ -3,7 +3,7 @@
 A `JudgeRule` is the om:actionSchema of an om:JudgeRule item: a SPARQL template learned from a gold query, its
 task constants lifted to parameters. In the template a parameter is a placeholder IRI (`placeholder("p1")`,
 <urn:owl-memory:parameter:p1>); a judge binds it by replacing that node in the parsed query with the task's term
-(adapters.sparql.bind_terms), never by editing the text. `question` is the task text the rule was learned from
+(adapters.sparql_binding.bind_terms), never by editing the text. `question` is the task text the rule was learned from
 with each parameter's mention replaced by "{p1}": a task applies when its text has that form, and each slot's text
 names the term bound to its parameter.
 

@@ -106,7 +106,8 @@ class Expect:
         empty: the task's expected answer is nothing (`empty: true`): a gold query that returns no rows then
             judges an answer naming nothing a success. Without it such a gold judges nothing (failure mode
             empty-gold, with a warning: a gold that answers nothing is usually a typo).
-        services: the endpoint URLs (all the run's grants) a reference query may federate to with SERVICE.
+        services: the endpoints (all the run's grants: "URL" or "TARGET=URL") a reference query may federate to
+            with SERVICE; one naming a mapped TARGET runs on its URL.
     """
 
     kind: str

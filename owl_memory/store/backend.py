@@ -26,6 +26,7 @@ from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
 from .items import Rows
 from .retrieval import Scored, SearchQuery
+from .sparql_terms import Checked
 
 Cell = Identifier | bool | None  # one cell of a SPARQL answer: an rdflib term, None where unbound, an ASK's bool
 
@@ -101,9 +102,9 @@ class Backend(ABC):
 
     # ---- whole memory ----
     @abstractmethod
-    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
-        """Run the text of a SELECT / ASK that adapters.sparql.check_read_only accepted, with bound values
-        ({variable name: rdflib term}, sparql_terms.bound_terms): at most `limit` rows."""
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+        """Run a SELECT / ASK that adapters.sparql.check_read_only accepted (text and parsed form), with bound
+        values ({variable name: rdflib term}, sparql_terms.bound_terms): at most `limit` rows."""
 
     def require_writable(self) -> None:
         """MemoryReadOnly when the store's files cannot be written (a server that refuses a write says so itself, as

@@ -32,7 +32,7 @@ from .blobs import MAX_READ
 from .embedded.backend import QuadstoreBackend
 from .export import with_header
 from .items import ID, Rows, item_rows, linked_ids, stored_item, unknown_item
-from .sparql_terms import answer_cell, bound_terms, integer
+from .sparql_terms import answer_cell, bound_terms, checked_query, integer
 from .validation import batch_context, check, check_batch, context, require_valid
 
 MAX_ROWS = 1000  # rows one sparql() call returns at most
@@ -115,7 +115,7 @@ class Memory:
         returns their ids."""
         if self.max_items is None or self.backend.count() <= self.max_items:
             return []
-        rows = self.backend.sparql(forgetting.ACTIVE, {}, forgetting.MAX_SCAN).rows
+        rows = self.backend.sparql(checked_query(forgetting.ACTIVE), {}, forgetting.MAX_SCAN).rows
         active = [forgetting.Candidate(str(i)[len(str(ITEM)):], UseCounts(integer(u), integer(ok), integer(bad)),
                                        str(c)) for i, u, ok, bad, c in rows]
         kept = set(keep)
@@ -233,12 +233,12 @@ class Memory:
         or Python values (str becomes a literal; pass URIRef for an IRI). QueryRefused for updates, SERVICE, FROM,
         CONSTRUCT / DESCRIBE, or a LIMIT above `limit`; QueryTimeout past `seconds` of wall time."""
         limit = max(1, min(int(limit), MAX_ROWS))
-        parsed = sparql_text.check_read_only(str(query), accepts=("SELECT", "ASK"))
-        asked = sparql_text.limit_of(parsed)
+        checked = checked_query(str(query))
+        asked = sparql_text.limit_of(checked.parsed)
         if asked is not None and asked > limit:
             raise QueryRefused(f"LIMIT {asked} is above the cap of {limit} rows; ask for at most {limit}")
         with time_limit(seconds):
-            found = self.backend.sparql(str(query), bound_terms(bindings or {}), limit)
+            found = self.backend.sparql(checked, bound_terms(bindings or {}), limit)
         rows = tuple(tuple(answer_cell(c) for c in row) for row in found.rows)
         return SparqlResult(found.columns, rows, found.truncated)
 
@@ -294,7 +294,7 @@ class Memory:
         """The source of a copy into this memory that has not finished (its items may be partial), else None."""
         if (COPY_STATE, RDF.type, OM.CopyState) not in self.backend.describe([COPY_STATE]):
             return None  # the usual answer, found without a SPARQL query
-        rows = self.backend.sparql(_COPY_SOURCE, {}, 1).rows
+        rows = self.backend.sparql(checked_query(_COPY_SOURCE), {}, 1).rows
         return str(rows[0][0]) if rows else None
 
     def to_graph(self) -> Graph:

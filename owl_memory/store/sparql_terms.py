@@ -1,18 +1,34 @@
-"""What crosses `Memory.sparql`: the caller's bindings as rdflib terms, and answer cells as JSON-ready Python (and the
-numbers stored literals hold)."""
+"""What crosses `Memory.sparql`: the query as the guard accepted it (parsed once per text), the caller's bindings as
+rdflib terms, and answer cells as JSON-ready Python (and the numbers stored literals hold)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 
 from rdflib import Literal, Variable
 from rdflib.term import Identifier, Node
 
+from ..adapters import sparql as sparql_text
 from ..errors import QueryRefused
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A query's text with its parsed form, as the read-only guard accepted it: a backend runs the parse (embedded)
+    or sends the text (server), and never parses it again."""
+
+    text: str
+    parsed: sparql_text.Parsed
+
+
+def checked_query(text: str) -> Checked:
+    """`text` through the read-only guard: SELECT or ASK only, QueryRefused otherwise."""
+    return Checked(text, sparql_text.check_read_only(text, accepts=("SELECT", "ASK")))
 
 
 def bound_terms(bindings: Mapping[str, object]) -> dict[str, Identifier]:

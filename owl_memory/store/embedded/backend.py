@@ -24,6 +24,7 @@ from ..backend import Backend, Cell, TermRows
 from ..blobs import MAX_READ, BlobStore
 from ..items import Rows
 from ..locking import WriteLock
+from ..sparql_terms import Checked
 from ..sqlite_files import integrity_check, typed_reads
 from . import postings, world
 from .index import EmbeddedIndex
@@ -153,11 +154,11 @@ class QuadstoreBackend(Backend):
                 + [f"blobs.sqlite3: {m}" for m in self.payloads.integrity()])
 
     # ---- Backend: whole memory ----
-    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
-        """Run a checked query with rdflib's engine over a live view of the quadstore (no copy)."""
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+        """Run a checked query's parsed form with rdflib's engine over a live view of the quadstore (no copy)."""
         if self._rdflib is None:
             self._rdflib = self.quadstore.rdflib_graph()
-        result = self._rdflib.query(query, initBindings=bindings)
+        result = self._rdflib.query(query.parsed, initBindings=bindings)
         if result.type == "ASK":
             return TermRows(("ask",), ((bool(result.askAnswer),),), False)
         columns = tuple(str(v) for v in result.vars or ())

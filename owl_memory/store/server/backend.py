@@ -26,7 +26,7 @@ from ..blobs import MAX_READ
 from ..export import TBOX_IRI
 from ..items import COUNTERS, ID, Rows, graph_of, kind_of
 from ..retrieval import KEYED, Scored, SearchQuery
-from ..sparql_terms import integer
+from ..sparql_terms import Checked, integer
 from .client import SparqlClient, iri, string, term, values_block
 from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
 from .payloads import ServerPayloads
@@ -184,16 +184,16 @@ class SparqlServerBackend(Backend):
             self._pending = None
 
     # ---- whole memory ----
-    def sparql(self, query: str, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
+    def sparql(self, query: Checked, bindings: Mapping[str, Identifier], limit: int) -> TermRows:
         """Run a checked, read-only query on the server over the items graph only (payloads are out of reach).
         Bindings travel as a trailing VALUES block of escaped terms."""
-        text = query
+        text = query.text
         if bindings:
             names = [str(n) for n in bindings]
             row = " ".join(term(bindings[n]) for n in bindings)
             text += f"\nVALUES ({' '.join('?' + n for n in names)}) {{ ({row}) }}"
         graphs = {"default-graph-uri": str(GRAPH_ITEMS), "named-graph-uri": str(GRAPH_ITEMS)}
-        if sparql_text.form(sparql_text.parse(query)) == "ASK":
+        if sparql_text.form(query.parsed) == "ASK":
             return TermRows(("ask",), ((self.client.ask(text, graphs),),), False)
         columns, rows = self.client.select(text, graphs)
         cells = tuple(tuple(r.get(c) for c in columns) for r in rows[:limit])
