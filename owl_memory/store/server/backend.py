@@ -28,7 +28,7 @@ from ..items import COUNTERS, ID, Rows, graph_of, kind_of
 from ..retrieval import KEYED, Scored, SearchQuery
 from ..sparql_terms import Checked, integer
 from .client import SparqlClient, iri, string, term, values_block
-from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
+from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, IDX, SRV
 from .payloads import ServerPayloads
 from .ranking import ServerSearch, index_triples, new_index_version
 
@@ -83,7 +83,10 @@ class SparqlServerBackend(Backend):
         keyed = [(spec, graph_of(r for r in rows if r[1] in _KEYED)) for spec, rows in items]  # what the index reads
         index = index_triples(keyed)
         payloads = "".join(ServerPayloads.put_quads(spec.content, "content") for spec, _ in items)
-        if self.client.add_quads(payloads + _quads(items, index)):
+        # the batch lands with a new index version value beside the old ones (readers compare the set of values), so
+        # no reader keeps statistics without it even if the update collapsing the values never runs
+        fresh = f"{iri(IDX.stats)} {iri(IDX.version)} {string(str(uuid.uuid4()))} {iri(GRAPH_INDEX)} .\n"
+        if self.client.add_quads(payloads + _quads(items, index) + fresh):
             self.client.update(new_index_version())
             return
         self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
