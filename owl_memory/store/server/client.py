@@ -163,13 +163,11 @@ class SparqlClient:
         """Run a SPARQL Update request (all its operations, one request)."""
         self._post(self.ends.update, "update", request, "*/*")
 
-    def add_quads(self, nquads: str) -> bool:
-        """POST N-Quads to the server's Graph Store Protocol endpoint (one request adds them all to their graphs);
-        False, sending nothing, when the memory URL names no such endpoint (then write with `update`)."""
-        if self.ends.store is None:
-            return False
+    def add_quads(self, nquads: str) -> None:
+        """POST N-Quads to the server's Graph Store Protocol endpoint, `ends.store` (one request adds them all to
+        their graphs); call it only when the memory URL names one."""
+        assert self.ends.store is not None  # callers write with `update` to a server without one
         self._post(self.ends.store, "quads", nquads, "*/*")
-        return True
 
     def close(self) -> None:
         """Close this thread's connection."""
