@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from owl_memory import ItemSpec, Memory
 from owl_memory.cli import main
 from owl_memory.errors import MemoryCorrupt, MemoryLocked, VersionMismatch
+from owl_memory.vocab import ITEM, OM
 
 SPEC = ItemSpec("Principle", "Bind values, never paste", "Use when a query takes user text.", "never paste " * 40,
                 applies_to=("http://www.w3.org/ns/prov#",), task_types=("sparql query",))
@@ -119,6 +120,36 @@ def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
     r = CliRunner().invoke(main, ["validate", "--memory", str(path), "--json"])
     assert r.exit_code == 1 and json.loads(r.output)["conforms"] is False
 
+
+
+def test_validating_items_skips_the_file_check_which_the_whole_memory_runs(tmp_path):
+    path = _memory(tmp_path, n=30)
+    with Memory(path) as m:
+        other = next(h.id for h in m.search("step 3"))
+        with m.backend.transaction():  # an item left without its title: the shapes' minCount 1 fails
+            m.backend.remove_triples(ITEM[other], OM.title)
+    db = sqlite3.connect(path / "memory.sqlite3")
+    try:
+        (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite is built without the dbstat table that finds an index page")
+    (size,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    _damage(path / "memory.sqlite3", size * (page - 1), 64)  # a page no item read touches
+    with Memory(path, create=False) as m:
+        assert m.validate(ids=[SPEC.id]).conforms  # the damaged page is not read: no file check ran
+        bad = m.validate(ids=[other])
+        assert not bad.conforms and not any(msg.startswith("memory.sqlite3: ") for msg in bad.messages), bad
+        for asked in (m.validate(), m.validate(ids=[SPEC.id], files=True)):
+            assert not asked.conforms and any(msg.startswith("memory.sqlite3: ") for msg in asked.messages), asked
+
+
+def test_items_whose_pages_are_damaged_get_the_file_checks_report(tmp_path):
+    path = _memory(tmp_path, n=30)
+    _damage_table(path / "memory.sqlite3", "datas")
+    with Memory(path, create=False) as m:
+        result = m.validate(ids=[SPEC.id])
+    assert not result.conforms and any(msg.startswith("memory.sqlite3: ") for msg in result.messages), result
 
 def test_damage_lock_and_version_are_three_different_errors(tmp_path, monkeypatch):
     errors = {}

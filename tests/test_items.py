@@ -65,3 +65,32 @@ def test_a_bad_item_in_a_batch_is_named_and_nothing_of_the_batch_is_stored(memor
     assert len(memory) == 1 and [h.id for h in memory.search(k=10)] == first
     with pytest.raises(InvalidItem, match="ItemSpec"):
         memory.add({"kind": "Principle"})
+
+
+def test_an_items_rows_are_its_graphs_triples_as_plain_values():
+    from datetime import datetime, timezone
+
+    from owl_memory.store.items import graph_of, item_graph, item_rows, rows_of
+
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    s = spec(3, scope="exception", refines="0123456789abcdef", provenance={"run": "r 1", "derived_from": "sha256:" +
+                                                                         "ab" * 32}, signature="sh:MinCount on x")
+    g = item_graph(s, when)
+    assert sorted(rows_of(g), key=repr) == sorted(item_rows(s, when), key=repr)
+    assert set(graph_of(rows_of(g))) == set(g) and len(g) == len(item_rows(s, when))
+
+
+def test_a_batch_larger_than_the_postings_delta_ranks_as_small_batches_do(memory, tmp_path):
+    from owl_memory import Memory
+    from owl_memory.store.embedded import postings
+
+    specs = [spec(n) for n in range(700)]
+    memory.add_many(specs[:5])  # small: its postings wait in the delta
+    memory.add_many(specs[5:], batch=700, validate=False)  # its (token, item) pairs alone fill the delta
+    assert memory.backend.db.execute("SELECT count(*) FROM om_df_delta").fetchone()[0] < postings.FOLD
+    with Memory(tmp_path / "small") as small:
+        small.add_many(specs, batch=10, validate=False)  # every batch through the delta, folded when due
+        for text in ("step bulk load", "step 17 of the bulk load", "of 333", "t1 loading"):
+            assert [(h.id, h.score) for h in memory.search(text, k=30)] == \
+                [(h.id, h.score) for h in small.search(text, k=30)], text
+    assert len(memory) == 700

@@ -115,7 +115,7 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path, fresh_memory):
     deltas and once folded, and the ranking still equals FTS5's."""
     import sqlite3
 
-    from owl_memory.store.items import item_graph
+    from owl_memory.store.items import item_rows
 
     with Memory(fresh_memory(tmp_path / "m")) as m:
         specs = zipf_specs(120, 2)
@@ -123,7 +123,7 @@ def test_postings_follow_rewrites_and_match_fts5_counts(tmp_path, fresh_memory):
         changed = [ItemSpec(s.kind, s.title, "Use when rollback rollback.", s.content, s.applies_to,
                             task_types=s.task_types, tags=["rollback"], priority=5) for s in specs[:30]]
         assert [s.id for s in changed] == [s.id for s in specs[:30]]
-        m.backend.write_items([(s, item_graph(s)) for s in changed])
+        m.backend.write_items([(s, item_rows(s)) for s in changed])
         for kw in text_queries(4, 60) + [{"text": "rollback class", "k": 10}]:
             fast, slow = ranked_both_ways(m, kw)
             assert fast is None or [r[1] for r in fast] == [r[1] for r in slow], kw
@@ -177,7 +177,7 @@ def test_partial_folds_keep_text_search_exact_across_reopens(tmp_path, monkeypat
     what the items' rows say."""
     import sqlite3
 
-    from owl_memory.store.items import item_graph
+    from owl_memory.store.items import item_rows
 
     monkeypatch.setattr(postings, "FOLD", 60)
     partial = []
@@ -192,7 +192,7 @@ def test_partial_folds_keep_text_search_exact_across_reopens(tmp_path, monkeypat
                 if n % 10 == 9:  # a rewrite: the item leaves sets and joins others
                     again = ItemSpec(spec.kind, f"{spec.title} rollback", "Use when rollback.", spec.content,
                                      spec.applies_to, task_types=spec.task_types, tags=["rollback"])
-                    m.backend.write_items([(again, item_graph(again))])
+                    m.backend.write_items([(again, item_rows(again))])
                 delta = [m.backend.db.execute(f"SELECT count(*) FROM {t}_delta").fetchone()[0] for t in postings.SETS]
                 assert max(delta) < postings.FOLD, (session, n, delta)
             for kw in text_queries(20 + session, 40) + [{"text": "rollback", "k": 30}]:
@@ -214,7 +214,7 @@ def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path, fresh_memory):
     """The memory's own adds and rewrites change its kept item sets in place (no word's sets are read again), and
     every search after each write still ranks exactly as FTS5 does, with the writes' changes still in the deltas
     and once folded."""
-    from owl_memory.store.items import item_graph
+    from owl_memory.store.items import item_rows
 
     with Memory(fresh_memory(tmp_path / "m")) as m, pytest.MonkeyPatch.context() as patch:
         patch.setattr(postings, "FOLD", 150)
@@ -230,7 +230,7 @@ def test_kept_item_sets_follow_the_memorys_own_writes(tmp_path, fresh_memory):
                               task_types=s.task_types, tags=["rollback"], priority=2) for s in specs[:10]]
         for step in range(6):
             if step % 2:
-                m.backend.write_items([(s, item_graph(s)) for s in rewritten[5 * (step // 2):][:5]])
+                m.backend.write_items([(s, item_rows(s)) for s in rewritten[5 * (step // 2):][:5]])
             else:
                 m.add_many(specs[200 + 20 * step:][:20], validate=False)
             assert sets.decoded.state == m.backend.index.state()  # followed, not dropped
@@ -244,7 +244,7 @@ def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path, fres
     """Item sets a text search decoded are kept while the memory is unchanged, and never outlive a change: an add on
     the same Memory, a commit by a second connection (as another process makes it), and a write rolled back inside
     a transaction that searched meanwhile each leave the next search equal to FTS5's ranking."""
-    from owl_memory.store.items import item_graph
+    from owl_memory.store.items import item_rows
 
     def spec(n: int, title: str) -> ItemSpec:
         return ItemSpec("Principle", title, "Use when rollback.", f"body {n}", [ONTOLOGIES[0]], priority=n % 3)
@@ -264,7 +264,7 @@ def test_text_search_sees_every_commit_through_its_kept_item_sets(tmp_path, fres
         assert agrees(m, "quorum shapes")[0] == theirs  # another connection's commit
         undone = spec(102, "Quorum quorum quorum quorum")
         with pytest.raises(RuntimeError), m.backend.transaction():
-            m.backend.write_items([(undone, item_graph(undone))])
+            m.backend.write_items([(undone, item_rows(undone))])
             assert agrees(m, "quorum")[0] == undone.id  # inside the write: served from the rows, not the kept sets
             raise RuntimeError("roll back")
         assert agrees(m, "quorum") == [theirs] and undone.id not in agrees(m, "quorum shapes")

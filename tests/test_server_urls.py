@@ -70,3 +70,12 @@ def test_repository_url_with_credentials_reaches_the_server(server_url):
     finally:
         front.shutdown()
         front.server_close()
+
+
+def test_only_oxigraphs_own_url_form_sends_bulk_writes_to_its_graph_store_endpoint():
+    from owl_memory.store.server.client import endpoints
+
+    assert endpoints("http://127.0.0.1:7878").store == "http://127.0.0.1:7878/store"
+    for other in ("http://127.0.0.1:3030/ds/query", "http://127.0.0.1:8890/sparql",
+                  "http://127.0.0.1:7200/repositories/mem"):
+        assert endpoints(other).store is None, other  # these write through SPARQL Update

@@ -6,9 +6,9 @@ the same on both: building an item's RDF (items.py), SHACL validation (validatio
 defining SPARQL (retrieval.py), the read-only guard for user queries (adapters/sparql.py). A backend only stores,
 finds and counts; it never validates.
 
-Items cross this interface as (ItemSpec, rdflib Graph of its triples); search requests as `retrieval.SearchQuery`
-(IRIs, words, k); search results as `retrieval.Scored` (id, score) rows; item cards as `model.Card`s; SPARQL results
-as `TermRows`.
+Items cross this interface as (ItemSpec, its triples as plain `items.Row` values, no rdflib terms); search requests
+as `retrieval.SearchQuery` (IRIs, words, k); search results as `retrieval.Scored` (id, score) rows; item cards as
+`model.Card`s; SPARQL results as `TermRows`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from rdflib.term import Identifier
 from ..errors import MemoryReadOnly
 from ..model import Card, ItemSpec, UseCounts
 from .blobs import PayloadStore
+from .items import Rows
 from .retrieval import Scored, SearchQuery
 from .sparql_terms import Checked
 
@@ -54,9 +55,9 @@ class Backend(ABC):
         """The ids among `ids` that are stored items."""
 
     @abstractmethod
-    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
-        """Store new, already validated items: payloads first, then all their triples (and any index) in one
-        transaction; an error leaves none of the batch's triples behind."""
+    def write_items(self, items: Sequence[tuple[ItemSpec, Rows]]) -> None:
+        """Store new, already validated items (each with its triples as items.Row values): payloads first, then all
+        their triples (and any index) in one transaction; an error leaves none of the batch's triples behind."""
 
     @abstractmethod
     def describe(self, nodes: Iterable[URIRef]) -> Graph:

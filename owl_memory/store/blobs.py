@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,12 +138,18 @@ class BlobStore(PayloadStore):
 
     def put(self, text: str, kind: str = "content") -> Ref:
         """Store `text` (idempotent) and return its handle."""
+        self.put_many([text], kind)
+        sha = sha256(text)
+        return Ref(f"sha256:{sha}", kind, len(text), sha)
+
+    def put_many(self, texts: Sequence[str], kind: str = "content") -> None:
+        """Store many texts (idempotent) in one commit."""
         if kind not in REF_KINDS:
             raise ValueError(f"blob kind {kind!r} is not one of {', '.join(REF_KINDS)}")
-        sha = sha256(text)
-        key = f"sha256:{sha}"
-        self.db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", (key, kind, len(text), _stored(text)))
-        return Ref(key, kind, len(text), sha)
+        rows = [(f"sha256:{sha256(t)}", kind, len(t), _stored(t)) for t in texts]
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
 
     def ref(self, key: str | Ref) -> Ref:
         """The handle stored under `key`; UnknownItem when there is none."""

@@ -12,6 +12,7 @@ from ..errors import InvalidItem
 from ..model import ItemSpec
 from ..resources import memory_ontology
 from ..vocab import BLOB, ITEM, KINDS, OM, local_name
+from .items import Rows, rows_of
 from .memory import COPY_STATE, Memory
 from .sparql_terms import integer
 
@@ -85,7 +86,7 @@ def data_triples(g: Graph) -> Graph:
     return out
 
 
-def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
+def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Rows]:
     """An item's spec (what a backend indexes) and its stored triples, exactly as the source holds them."""
     own = Graph(bind_namespaces="none")
     for p, o in g.predicate_objects(node):
@@ -100,7 +101,7 @@ def _item(src: Memory, g: Graph, node: URIRef) -> tuple[ItemSpec, Graph]:
     if spec.id != str(node)[len(ITEM):]:
         raise InvalidItem(f"item {node} does not match its stored title, content and scope (id {spec.id}); "
                           "repair the source memory before copying it")
-    return spec, own
+    return spec, rows_of(own)
 
 
 def _required(own: Graph, node: URIRef, p: URIRef) -> Node:

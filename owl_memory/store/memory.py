@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from urllib.parse import unquote
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from ..adapters import sparql as sparql_text
 from ..adapters.wall_time import time_limit
-from ..errors import ConfigError, InvalidItem, QueryRefused
+from ..errors import ConfigError, InvalidItem, MemoryCorrupt, QueryRefused
 from ..model import (
     Hit,
     Item,
@@ -25,15 +24,14 @@ from ..model import (
     Window,
     best_first,
 )
-from ..model.operators import operator_from_json
 from ..rdfio import check_output, write_graph as write_rdf
-from ..vocab import ITEM, OM, PROV, RDF
+from ..vocab import ITEM, OM, RDF
 from . import alignment, forgetting, retrieval
 from .backend import Backend
 from .blobs import MAX_READ
 from .embedded.backend import QuadstoreBackend
 from .export import with_header
-from .items import COUNTERS, ID, item_graph, linked_ids, unknown_item
+from .items import ID, Rows, item_rows, linked_ids, stored_item, unknown_item
 from .sparql_terms import answer_cell, bound_terms, checked_query, integer
 from .validation import batch_context, check, check_batch, context, require_valid
 
@@ -187,28 +185,8 @@ class Memory:
     def get(self, id: str) -> Item:
         """Metadata, links, counters and compiled fields of an item; never its content text."""
         self._require(id)
-        g, s = self.backend.describe([ITEM[id]]), ITEM[id]
-        one = {p: o for p, o in g.predicate_objects(s)}
-
-        def objs(p: URIRef) -> tuple[str, ...]:
-            return tuple(sorted(str(o) for o in g.objects(s, p)))
-
-        schema = one.get(OM.actionSchema)
         card = self.backend.cards([id])[0]
-        return Item(
-            **card.card(), scope=str(one[OM.scope]),
-            task_types=tuple(_slug(t) for t in objs(OM.appliesToTaskType)),
-            failure_modes=tuple(_slug(t) for t in objs(OM.preventsFailureMode)), tags=objs(OM.tag),
-            refines=_ids(objs(OM.refines)), supersedes=_ids(objs(OM.supersedes)),
-            exceptions=_ids(objs(OM.hasException)), grounded_by=_ids(objs(OM.groundedByEpisode)),
-            content_ref=str(one[OM.contentRef]), content_hash=str(one[OM.contentHash]),
-            size=self.blobs.ref(str(one[OM.contentRef])).size, created_at=str(one.get(OM.createdAt, "")),
-            counts=UseCounts(**{k: integer(one.get(p)) for k, p in COUNTERS.items()}),
-            signature=_text(one.get(OM.violationSignature)),
-            action_schema=operator_from_json(str(schema)) if schema is not None else None,
-            verification_hook=_text(one.get(OM.verificationHook)),
-            runs=objs(PROV.wasGeneratedBy), derived_from=objs(PROV.wasDerivedFrom),
-            archived=isinstance(flag := one.get(OM.archived), Literal) and bool(flag.toPython()))
+        return stored_item(card, self.backend.describe([ITEM[id]]), lambda ref: self.blobs.ref(ref).size)
 
     def window(self, id: str, start: int = 0, length: int = MAX_READ) -> Window:
         """At most max_read characters of an item's content."""
@@ -282,18 +260,30 @@ class Memory:
         return self.backend.count()
 
     # ---- whole memory ----
-    def validate(self, ids: Iterable[str] | None = None) -> ValidationReport:
-        """The store's own integrity check (SQLite's, on both files of an embedded memory), an unfinished copy, then
-        every item (or only the items `ids`) against the memory shapes."""
-        damage = self.backend.integrity()
+    def validate(self, ids: Iterable[str] | None = None, *, files: bool | None = None) -> ValidationReport:
+        """The store's own file check (SQLite's integrity check of both files of an embedded memory: it reads every
+        page), an unfinished copy, then every item (or only the items `ids`) against the memory shapes. `files`
+        None runs the file check for the whole memory and not for `ids`, unless reading those items meets damage."""
+        checked = ids is None if files is None else files
+        damage = self.backend.integrity() if checked else []
         if damage:
-            return ValidationReport(False, len(damage), tuple(damage))
+            return _damaged(damage)
         source = self.incomplete_copy
         if source is not None:
             return ValidationReport(False, 1, (f"this memory is an incomplete copy of {source}: a copy into it did not "
                                                f"finish; run `owl-memory copy {source} {self.location}` again",))
         if ids is None:
             return check(self.to_graph())
+        try:
+            return self._validate_items(list(ids))
+        except MemoryCorrupt:
+            damage = [] if checked else self.backend.integrity()  # the items' check cannot be trusted: find where
+            if damage:
+                return _damaged(damage)
+            raise
+
+    def _validate_items(self, ids: list[str]) -> ValidationReport:
+        """The items `ids` with their stored context against the memory shapes."""
         nodes = [ITEM[i] for i in ids]
         self._require(*ids)
         g = self.backend.describe(nodes)
@@ -349,12 +339,13 @@ class Memory:
             if not isinstance(spec, ItemSpec):
                 raise InvalidItem(f"add takes an ItemSpec, got {type(spec).__name__}; build one with ItemSpec(...)")
         stored = self.backend.stored({s.id for s in specs})
-        new: dict[str, tuple[ItemSpec, Graph]] = {}
+        new: dict[str, tuple[ItemSpec, Rows]] = {}
         for spec in specs:
             if spec.id in stored or spec.id in new:
                 continue
-            self._require(*[i for i in linked_ids(spec) if i not in new])
-            new[spec.id] = (spec, item_graph(spec))
+            if linked := [i for i in linked_ids(spec) if i not in new]:
+                self._require(*linked)
+            new[spec.id] = (spec, item_rows(spec))
         version = self.backend.others_changes()
         checked = check_batch(self.backend, list(new.values())) if validate and new else None  # unlocked: in parallel
         with self.backend.transaction():  # the write lock: what other writers stored meanwhile is seen from here
@@ -362,7 +353,8 @@ class Memory:
             new = {i: item for i, item in new.items() if i not in fresh}
             moved = version is None or self.backend.others_changes() != version  # else the context is unchanged
             batch = list(new.values())
-            if checked is not None and new and moved and set(batch_context(self.backend, batch)[1]) != checked:
+            again = checked is not None and new and moved
+            if again and set(batch_context(self.backend, [spec for spec, _ in batch])) != checked:
                 check_batch(self.backend, batch)
             if new:
                 self.backend.write_items(batch)
@@ -384,17 +376,6 @@ def _one(s: URIRef, p: URIRef, o: Node) -> Graph:
     return g
 
 
-def _text(value: Node | None) -> str | None:
-    """The text of an optional literal."""
-    return None if value is None else str(value)
-
-
-def _slug(iri: str) -> str:
-    """The slug at the end of a task-type or failure-mode IRI."""
-    return unquote(iri.rsplit("/", 1)[-1])
-
-
-def _ids(iris: tuple[str, ...]) -> tuple[str, ...]:
-    """Item ids of item IRIs."""
-    return tuple(i[len(str(ITEM)):] for i in iris if i.startswith(str(ITEM)))
-
+def _damaged(damage: list[str]) -> ValidationReport:
+    """The report of damage the store's file check found."""
+    return ValidationReport(False, len(damage), tuple(damage))

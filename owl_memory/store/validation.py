@@ -15,7 +15,7 @@ from ..model import ItemSpec, ValidationReport
 from ..resources import memory_ontology, memory_shapes
 from ..vocab import ITEM
 from .backend import Backend
-from .items import linked_ids
+from .items import Rows, graph_of, linked_ids
 
 
 @cache
@@ -58,31 +58,26 @@ def _message(report: Graph, result: Node) -> str:
     return f"{msg} (got {str(value)[:80]!r})" if value is not None else msg
 
 
-def check_batch(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> set[tuple[Node, Node, Node]]:
+def check_batch(backend: Backend, items: Sequence[tuple[ItemSpec, Rows]]) -> set[tuple[Node, Node, Node]]:
     """Validate a batch of new items in one pyshacl run; InvalidItem names the first failing item; returns the stored
     context it was validated against (a write under the lock validates again if that changed meanwhile)."""
-    union, stored = batch_context(backend, items)
+    stored = batch_context(backend, [spec for spec, _ in items])
     focus = sorted({node for s, _ in items for node in _changed(s)})
-    if not check(union, stored, focus=focus).conforms:
-        graphs = {s.id: g for s, g in items}
-        for spec, g in items:
+    if not check(graph_of(row for _, rows in items for row in rows), stored, focus=focus).conforms:
+        graphs = {s.id: graph_of(rows) for s, rows in items}
+        for spec, _ in items:
             linked = [graphs[i] for i in linked_ids(spec) if i in graphs]
-            require_valid(g, *linked, batch_context(backend, [(spec, g)])[1], what=f"item {str(spec.title)[:60]!r}",
-                          focus=_changed(spec))
+            require_valid(graphs[spec.id], *linked, batch_context(backend, [spec]),
+                          what=f"item {str(spec.title)[:60]!r}", focus=_changed(spec))
     return set(stored)
 
 
-def batch_context(backend: Backend, items: list[tuple[ItemSpec, Graph]]) -> tuple[Graph, Graph]:
-    """A batch's triples as one graph, and the stored triples it is validated against: those of the stored items it
-    links to, with the types of the nodes they point to (the batch's own triples type every other node they name,
-    see items.item_graph, so nothing else of the store can change its check)."""
-    union = items[0][1]
-    if len(items) > 1:
-        union = Graph(bind_namespaces="none")
-        for _, g in items:
-            union += g
-    batch = {ITEM[s.id] for s, _ in items}
-    return union, _around(backend, {ITEM[i] for s, _ in items for i in linked_ids(s)} - batch, batch)
+def batch_context(backend: Backend, specs: Sequence[ItemSpec]) -> Graph:
+    """The stored triples a batch of new items is validated against: those of the stored items they link to, with
+    the types of the nodes those point to (the batch's own triples type every other node they name, see
+    items.item_rows, so nothing else of the store can change its check)."""
+    batch = {ITEM[s.id] for s in specs}
+    return _around(backend, {ITEM[i] for s in specs for i in linked_ids(s)} - batch, batch)
 
 
 def context(backend: Backend, g: Graph, items: Sequence[URIRef]) -> Graph:

@@ -22,6 +22,7 @@ from ...model import Card, ItemSpec, UseCounts
 from .. import retrieval
 from ..backend import Backend, Cell, TermRows
 from ..blobs import MAX_READ, BlobStore
+from ..items import Rows
 from ..locking import WriteLock
 from ..sparql_terms import Checked
 from ..sqlite_files import integrity_check, typed_reads
@@ -79,16 +80,14 @@ class QuadstoreBackend(Backend):
         """The ids among `ids` that are stored items (a kind among their types)."""
         return self.items.stored(ids)
 
-    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
-        """Payloads first (a crash before the graph commit leaves orphan blobs only), then triples and index rows."""
-        for spec, _ in items:
-            self.payloads.put(spec.content, "content")
+    def write_items(self, items: Sequence[tuple[ItemSpec, Rows]]) -> None:
+        """Payloads first, in one commit (a crash before the graph commit leaves orphan blobs only), then every
+        item's triples and index rows in one transaction, a few statements for the whole batch."""
+        self.payloads.put_many([spec.content for spec, _ in items], "content")
         with self.transaction():
-            ids, rows = self.items.new_ids(), []
-            for spec, g in items:
-                self.items.insert(g, ids)
-                rows.append(self.index.row(spec, g, ids))
-            self.index.add(rows)
+            ids = self.items.memo()
+            self.items.insert_rows([row for _, rows in items for row in rows], ids)
+            self.index.write(items, ids)
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Stored triples of the item nodes, rdf:type triples of the other nodes."""

@@ -20,19 +20,20 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from rdflib import Graph, URIRef
+from rdflib import URIRef
 from rdflib.namespace import RDF
-from rdflib.term import Node
 
 from ...adapters.owlready2 import live_condition
 from ...model import ItemSpec
 from ...vocab import ITEM, OM
+from ..items import Rows
 from ..retrieval import ABOUT, KEYED, IndexQuery, Match, Ranked, SearchQuery, normalized_key, unstated
 from . import postings, topk
 from .itemsets import ItemSets
 from .keys import filter_token, key_token, match_expression
 from .world import World, combination_skipped
 
+_ITEM = str(ITEM)
 _TEXT_WEIGHTS = "1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0"  # bm25 weights: title, summary, tags count; keys do not
 
 
@@ -125,27 +126,25 @@ class EmbeddedIndex:
         return self.db.execute("SELECT count(*) FROM om_fts_docsize").fetchone()[0]
 
     # ---- writes (inside the memory's write transaction) ----
-    def row(self, spec: ItemSpec, g: Graph, ids: dict[Node, int]) -> postings.IndexRow:
-        """(Re)write the index and order rows of an item (its rowid is the item's quadstore id), drop its old
-        postings; returns the row `add` takes (`ids`: the write's memo of term ids)."""
-        term_id = self.store.term_id
-        s, keyed = term_id(ITEM[spec.id], ids), {self.terms[p] for p in KEYED}
-        keys = " ".join(sorted({key_token(term_id(p, ids), term_id(normalized_key(p, o), ids)) for x, p, o in g
-                                if x == ITEM[spec.id] and term_id(p, ids) in keyed}))
-        self.db.execute("DELETE FROM om_fts WHERE rowid = ?", (s,))
-        self.db.execute("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (s, spec.title, spec.summary, " ".join(spec.tags), keys, spec.id, spec.priority,
-                         spec.confidence))
-        if self.ordered:
-            postings.replace(self.db, s, keys, spec.id, spec.priority, spec.confidence, combination_skipped(self.terms))
-        return postings.IndexRow(s, keys, spec.id, spec.priority, spec.confidence,
-                                 (spec.title, spec.summary, " ".join(spec.tags)))
-
-    def add(self, rows: Sequence[postings.IndexRow]) -> None:
-        """The postings and item sets of rows `row` wrote (folding the deltas when due)."""
-        if self.ordered:
-            postings.add(self.db, rows)
+    def write(self, items: Sequence[tuple[ItemSpec, Rows]], ids: dict[str, int]) -> None:
+        """(Re)write the index, order and postings rows of items (an index row's rowid is its item's quadstore id),
+        dropping their old postings first; `ids`: the write's memo of quadstore ids by IRI text (items.Items.memo),
+        holding every IRI of the items' rows. The postings' item sets fold their deltas when due."""
+        keyed = {str(p): p for p in KEYED}
+        links = [[(p, str(normalized_key(keyed[p], URIRef(str(o))))) for x, p, o, d in rows
+                  if d is None and p in keyed and x == _ITEM + spec.id] for spec, rows in items]
+        self.store.made_ids((o for found in links for _, o in found), ids)
+        docs = [postings.IndexRow(ids[_ITEM + spec.id], " ".join(sorted({key_token(ids[p], ids[o]) for p, o in found})),
+                                  spec.id, spec.priority, spec.confidence,
+                                  (spec.title, spec.summary, " ".join(spec.tags)))
+                for (spec, _), found in zip(items, links, strict=True)]
+        self.db.executemany("DELETE FROM om_fts WHERE rowid = ?", [(d.storid,) for d in docs])
+        self.db.executemany("INSERT INTO om_fts(rowid, title, summary, tags, keys, item, priority, confidence) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(d.storid, *d.texts, d.keys, d.id, d.priority,
+                                                                d.confidence) for d in docs])
+        if self.ordered and docs:
+            postings.replace(self.db, docs, combination_skipped(self.terms))
+            postings.add(self.db, docs)
             postings.fold_when_due(self.db)
 
     # ---- the kept item sets ----

@@ -12,7 +12,7 @@ from rdflib.term import Identifier, Node
 
 from ...model import Card, UseCounts
 from ...vocab import ITEM, KINDS, OM
-from ..items import COUNTERS, kind_of, unknown_item
+from ..items import COUNTERS, Row, kind_of, unknown_item
 from .world import World
 
 Value = int | float | str  # a data value as the quadstore's datas table holds it (adapters.owlready2: numbers, texts)
@@ -34,17 +34,25 @@ class Items:
 
     def stored(self, ids: Iterable[str]) -> set[str]:
         """The ids among `ids` that are stored items (a kind among their types)."""
-        kinds = {self.terms[OM[k]] for k in KINDS}
-        out = set()
-        for i in ids:
-            s = self.store.storid(ITEM[i])
-            if s is not None and any(o in kinds for o in self.store.objects(s, self.terms[RDF.type])):
-                out.add(i)
-        return out
+        prefix, ids = str(ITEM), list(dict.fromkeys(ids))
+        found: dict[str, int] = {}
+        for at in range(0, len(ids), 500):
+            found.update(self.store.node_ids([prefix + i for i in ids[at: at + 500]]))
+        typed = self.store.typed(list(found.values()), self.terms[RDF.type], [self.terms[OM[k]] for k in KINDS])
+        return {i for i in ids if found.get(prefix + i) in typed}
 
     def insert(self, triples: Iterable[tuple[Node, Node, Node]], ids: dict[Node, int] | None = None) -> None:
         """Insert triples (a triple already present stays as it is); `ids`: a write's memo of term ids (new_ids)."""
         self.store.insert(triples, self.context, self.new_ids() if ids is None else ids)
+
+    def insert_rows(self, rows: Sequence[Row], ids: dict[str, int]) -> None:
+        """Insert item rows (store.items.Row), their IRIs' ids made at once; `ids`: the write's memo (memo)."""
+        self.store.made_ids((t for s, p, o, d in rows for t in (s, p, d if d is not None else str(o))), ids)
+        self.store.insert_rows(rows, self.context, ids)
+
+    def memo(self) -> dict[str, int]:
+        """A write's memo of quadstore ids by IRI text, holding the memory ontology's terms."""
+        return {str(t): i for t, i in self.terms.items()}
 
     def new_ids(self) -> dict[Node, int]:
         """A write's memo of quadstore ids, holding the memory ontology's terms (each other term looked up once)."""

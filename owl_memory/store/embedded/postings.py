@@ -86,13 +86,15 @@ def build(db: sqlite3.Connection, skipped: tuple[int, ...]) -> None:
             fold(db, table)
 
 
-def replace(db: sqlite3.Connection, s: int, keys: str, item: str, priority: int, confidence: float,
-            skipped: tuple[int, ...]) -> None:
-    """Rewrite the order rows of index row `s` and drop its postings (`add` writes the new ones)."""
-    db.execute("DELETE FROM om_order WHERE s = ?", (s,))
+def replace(db: sqlite3.Connection, docs: Sequence[IndexRow], skipped: tuple[int, ...]) -> None:
+    """Rewrite the order rows of index rows and drop their postings (`add` writes the new ones)."""
+    db.executemany("DELETE FROM om_order WHERE s = ?", [(d.storid,) for d in docs])
     db.executemany("INSERT INTO om_order VALUES (?, ?, ?, ?, ?)",
-                   order_rows(s, keys, item, priority, confidence, skipped))
-    drop(db, s)
+                   [row for d in docs for row in order_rows(d.storid, d.keys, d.id, d.priority, d.confidence, skipped)])
+    for at in range(0, len(docs), 500):  # a rewritten item's old postings (a new item has none)
+        chunk = [d.storid for d in docs[at: at + 500]]
+        for (s,) in db.execute(f"SELECT s FROM om_docs WHERE s IN ({', '.join('?' * len(chunk))})", chunk).fetchall():
+            drop(db, s)
 
 
 def order_rows(s: int, keys: str, item: str, priority: int, confidence: float,
@@ -117,8 +119,8 @@ def add(db: sqlite3.Connection, docs: Sequence[IndexRow]) -> None:
             by_tf.setdefault((t, f), []).append(s)
         by_dl.setdefault((dl,), []).append(s)
     db.executemany("INSERT INTO om_docs VALUES (?, ?, ?, ?, ?, ?)", per_doc)
-    _mark(db, "om_df", by_tf, True)
-    _mark(db, "om_dl", by_dl, True)
+    _join(db, "om_df", by_tf)
+    _join(db, "om_dl", by_dl)
 
 
 def drop(db: sqlite3.Connection, s: int) -> None:
@@ -159,6 +161,34 @@ def _mark(db: sqlite3.Connection, table: str, holders: dict[tuple, list[int]], p
                    [(*key, s, 1 if present else -1, int(present)) for key, items in holders.items() for s in items])
 
 
+def _join(db: sqlite3.Connection, table: str, holders: dict[tuple, list[int]]) -> None:
+    """Record that new items join item sets of `table` (holders: {key values: storids}): in its delta, or, when
+    they alone would fill it (a bulk load), straight into the sets, the delta folded first (so no change in it
+    is applied over them), instead of writing the rows and folding them back at once."""
+    if sum(map(len, holders.values())) < FOLD:
+        _mark(db, table, holders, True)
+        return
+    if (marks := _RECORDING.get(db)) is not None:
+        marks += [(table, key, items, True) for key, items in holders.items()]
+    fold(db, table)
+    chosen, params = _chosen(table, [list(key) for key in holders])
+    columns, k = ", ".join(SETS[table]), len(SETS[table])
+    stored = {tuple(row[:k]): row[k:] for row in db.execute(f"SELECT {columns}, n, items FROM {table} WHERE {chosen}",
+                                                            params)}
+    rows = []
+    for key, items in holders.items():
+        n, blob = stored.get(key, (0, b""))
+        rows.append((*key, n + len(items), _applied(blob, [(s, 1, 1) for s in items])))
+    db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * (k + 2))})", rows)
+
+
+def _chosen(table: str, keys: list[list]) -> tuple[str, list[str]]:
+    """The SQL condition (and its parameter) choosing the sets of `table` named by `keys` (lists of key values)."""
+    columns = ", ".join(SETS[table])
+    values = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(SETS[table])))
+    return f"({columns}) IN (SELECT {values} FROM json_each(?))", [json.dumps(keys)]
+
+
 def fold_when_due(db: sqlite3.Connection) -> None:
     """Once a delta holds FOLD rows, fold the sets with the most changes in it, down to 3/4 of FOLD rows (a write
     calls this before it commits). Folding rewrites each set it touches, so its cost is the number of sets: at 100k
@@ -188,11 +218,8 @@ def fold(db: sqlite3.Connection, table: str, keys: list[list] | None = None) -> 
     """Apply the delta rows of `table` to its sets, and drop them from the delta: every row, or those of the sets
     named by `keys` (lists of key values); a set left empty loses its row."""
     columns, k = ", ".join(SETS[table]), len(SETS[table])
-    if keys is None:
-        chosen, params = f"({columns}) IN (SELECT {columns} FROM {table}_delta)", []
-    else:
-        values = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(k))
-        chosen, params = f"({columns}) IN (SELECT {values} FROM json_each(?))", [json.dumps(keys)]
+    chosen, params = (f"({columns}) IN (SELECT {columns} FROM {table}_delta)", []) if keys is None else \
+        _chosen(table, keys)
     merged = _merged(db, table, chosen, params)
     rows, gone = [row for row in merged if row[k] > 0], [row[:k] for row in merged if row[k] <= 0]
     db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * (k + 2))})", rows)

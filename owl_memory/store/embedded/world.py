@@ -40,8 +40,11 @@ _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS om_fts USING fts5(title, summary, ta
 # corrupt the file; the blob file does the same); the WAL is copied back into the file every 3,000 pages of 32 KB
 # (~70 adds at 100k items, ~42 pages each; not every ~24 as with SQLite's default 1,000) and then rewritten from its
 # start, its file kept up to 128 MB (~3,000 pages and a commit): cut back to 64 MB, as before, the commit that cut it
-# and the one that grew it past 64 MB again took 10-60 ms each (two more slow adds per checkpoint).
-_WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=134217728")
+# and the one that grew it past 64 MB again took 10-60 ms each (two more slow adds per checkpoint). Its page cache
+# may grow to 64 MB (SQLite's default 2 MB made a bulk load past 100k items 1.5x slower: every insert into the
+# quadstore's indexes read pages back); pages are cached only as they are read, so a small memory stays small.
+_WRITER_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=3000", "PRAGMA journal_size_limit=134217728",
+                   "PRAGMA cache_size=-65536")
 # How `create` writes the temporary graph file: no sync per commit and the rollback journal in memory (about 16
 # fdatasyncs and a journal file less per new memory; the finished file is fsynced before its rename).
 _CREATING_PRAGMAS = ("PRAGMA synchronous=OFF", "PRAGMA journal_mode=MEMORY")

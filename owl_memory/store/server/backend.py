@@ -24,17 +24,18 @@ from ...vocab import ITEM, KINDS, OM
 from ..backend import Backend, TermRows
 from ..blobs import MAX_READ
 from ..export import TBOX_IRI
-from ..items import COUNTERS, ID, kind_of
-from ..retrieval import Scored, SearchQuery
+from ..items import COUNTERS, ID, Rows, graph_of, kind_of
+from ..retrieval import KEYED, Scored, SearchQuery
 from ..sparql_terms import Checked, integer
 from .client import SparqlClient, iri, string, term, values_block
 from .corpus import new_version
-from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, SRV
+from .layout import GRAPH_INDEX, GRAPH_ITEMS, GRAPH_USES, IDX, SRV
 from .payloads import ServerPayloads
 from .postings import index_triples
 from .ranking import ServerSearch
 
 _KIND_VALUES = " ".join(iri(OM[k]) for k in KINDS)
+_KEYED, _STRING = {str(p) for p in KEYED}, str(XSD.string)
 Pattern = tuple[URIRef, URIRef, Identifier | None]  # (s, p, o) to delete; o None: every value of (s, p)
 
 
@@ -74,15 +75,32 @@ class SparqlServerBackend(Backend):
             f"VALUES ?k {{ {_KIND_VALUES} }} }} }}")
         return {str(r["i"])[len(ITEM):] for r in rows}
 
-    def write_items(self, items: Sequence[tuple[ItemSpec, Graph]]) -> None:
-        """Store new, validated items: one update request for the payloads, then one for their triples and index
-        entries (an item's rows only when no item with its id is stored yet) and a new memory version (readers
-        cache the ranking statistics per version). Two requests, not one: Oxigraph took ~40% longer on the items
-        operation when the payload writes were pending in the same transaction."""
+    def write_items(self, items: Sequence[tuple[ItemSpec, Rows]]) -> None:
+        """Store new, validated items (the caller, under `transaction()`, left out stored ones): to a server with a
+        Graph Store Protocol endpoint, one POST of N-Quads (payloads, triples, index entries) of the items still not
+        stored when it is sent, and a new index version (readers cache the ranking statistics per version); else
+        one update request for the payloads, then one for their triples and index entries (an item's rows only when
+        no item with its id is stored yet)."""
         if not items:
             return
-        self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
-        self.client.update(f"{_insert_new(items, index_triples(items))} ;\n{new_version()}")
+        keyed = [(spec, graph_of(r for r in rows if r[1] in _KEYED)) for spec, rows in items]  # what the index reads
+        index = index_triples(keyed)
+        if self.client.ends.store is None:
+            self.client.update(" ;\n".join(ServerPayloads.put_request(spec.content, "content") for spec, _ in items))
+            graphs = [(spec, graph_of(rows)) for spec, rows in items]
+            self.client.update(f"{_insert_new(graphs, index)} ;\n{new_version()}")
+            return
+        quads = [ServerPayloads.put_quads(spec.content, "content") + own
+                 for (spec, _), own in zip(items, _quads(items, index), strict=True)]
+        # items another writer stored since the caller looked stay out (a POST adds whatever it holds: this check
+        # leaves a window of one request, where the update's condition leaves none)
+        meanwhile = self.stored(spec.id for spec, _ in items)
+        # the batch lands with a new index version value beside the old ones (readers compare the set of values), so
+        # no reader keeps statistics without it even if the update collapsing the values never runs
+        fresh = f"{iri(IDX.stats)} {iri(IDX.version)} {string(str(uuid.uuid4()))} {iri(GRAPH_INDEX)} .\n"
+        self.client.add_quads("".join(q for (spec, _), q in zip(items, quads, strict=True)
+                                      if spec.id not in meanwhile) + fresh)
+        self.client.update(new_version())
 
     def describe(self, nodes: Iterable[URIRef]) -> Graph:
         """Every stored triple of the item nodes and the rdf:type triples of the other nodes (pending writes of
@@ -268,6 +286,31 @@ def _declared_types(g: Graph) -> Graph:
                 g.remove((s, p, o))
                 g.add((s, p, Literal(str(o), datatype=dt)))
     return g
+
+
+def _quads(items: Sequence[tuple[ItemSpec, Rows]], index: list[list[tuple[URIRef, URIRef, Identifier]]]) -> list[str]:
+    """Each item's N-Quads: its rows (items graph) and index entries (index graph); each term spelled once per
+    batch."""
+    known: dict[str, str] = {}
+    spelled: dict[Identifier, str] = {}  # index terms (tokens, tf predicates) repeat a lot
+
+    def text(value: str) -> str:
+        """An IRI as N-Quads text, looked up in this batch's cache."""
+        return known[value] if value in known else known.setdefault(value, iri(value))
+
+    def node(t: Identifier) -> str:
+        """An index term as N-Quads text, spelled once per batch."""
+        return spelled[t] if t in spelled else spelled.setdefault(t, term(t))
+
+    graph, indexed, out = iri(GRAPH_ITEMS), iri(GRAPH_INDEX), []
+    for (_, rows), extra in zip(items, index, strict=True):
+        lines = []
+        for s, p, o, d in rows:
+            obj = text(str(o)) if d is None else string(str(o)) if d == _STRING else f"{string(str(o))}^^{text(d)}"
+            lines.append(f"{text(s)} {text(p)} {obj} {graph} .\n")
+        lines += [f"{node(a)} {node(p)} {node(o)} {indexed} .\n" for a, p, o in extra]
+        out.append("".join(lines))
+    return out
 
 
 def _insert_new(items: Sequence[tuple[ItemSpec, Graph]],

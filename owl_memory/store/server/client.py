@@ -29,6 +29,7 @@ _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPE_TABLE = str.maketrans({chr(c): f"\\u{c:04X}" for c in (*range(0x20), 0x7F)} | _ESCAPES)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _RESULTS_JSON = "application/sparql-results+json"
+_DIRECT = {"update": "application/sparql-update; charset=UTF-8", "quads": "application/n-quads"}  # bodies sent as is
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,14 @@ class Endpoints:
     query: str
     update: str
     auth: str | None = None
+    store: str | None = None  # the SPARQL 1.1 Graph Store Protocol endpoint bulk writes POST N-Quads to (Oxigraph's)
 
 
 def endpoints(url: str) -> Endpoints:
     """Query and update endpoints of a memory URL.
 
-    http://host:port or .../query (Oxigraph, Fuseki): queries to .../query, updates to .../update;
+    http://host:port or .../query (Oxigraph, Fuseki): queries to .../query, updates to .../update; at
+    http://host:port (Oxigraph's own form) bulk writes POST N-Quads to /store (the Graph Store Protocol);
     .../repositories/NAME (GraphDB, RDF4J): updates to .../repositories/NAME/statements;
     any other path (Virtuoso's /sparql, Blazegraph, Neptune, QLever): one endpoint for both.
     user:password@ in the URL is sent as HTTP Basic authentication.
@@ -60,7 +63,7 @@ def endpoints(url: str) -> Endpoints:
     path = parts.path.rstrip("/")
     if path == "" or path.endswith("/query"):
         root = path.removesuffix("/query")
-        return Endpoints(f"{base}{root}/query", f"{base}{root}/update", auth)
+        return Endpoints(f"{base}{root}/query", f"{base}{root}/update", auth, f"{base}/store" if not root else None)
     if re.search(r"/repositories/[^/]+$", path):
         return Endpoints(base + path, f"{base}{path}/statements", auth)
     return Endpoints(base + path, base + path, auth)
@@ -163,6 +166,12 @@ class SparqlClient:
         """Run a SPARQL Update request (all its operations, one request)."""
         self._post(self.ends.update, "update", request, "*/*")
 
+    def add_quads(self, nquads: str) -> None:
+        """POST N-Quads to the server's Graph Store Protocol endpoint, `ends.store` (one request adds them all to
+        their graphs); call it only when the memory URL names one."""
+        assert self.ends.store is not None  # callers write with `update` to a server without one
+        self._post(self.ends.store, "quads", nquads, "*/*")
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)
@@ -174,8 +183,8 @@ class SparqlClient:
         """POST a form-encoded query, or an update directly (the protocol's two POST forms; percent-encoding a
         bulk load of many MB took a quarter of its time); the answer body, or ServerError with the server's message."""
         parts = urlsplit(url)
-        if field == "update":
-            body, kind = text.encode("utf-8"), "application/sparql-update; charset=UTF-8"
+        if field in _DIRECT:
+            body, kind = text.encode("utf-8"), _DIRECT[field]
         else:
             body, kind = urlencode({field: text, **(graphs or {})}).encode("utf-8"), "application/x-www-form-urlencoded"
         headers = {"Content-Type": kind, "Accept": accept}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from rdflib.namespace import XSD
+
 from ...errors import UnknownItem
 from ...model import Ref, Window, sha256
 from ...vocab import BLOB
@@ -39,14 +41,16 @@ class ServerPayloads(PayloadStore):
     def put_request(text: str, kind: str) -> str:
         """The update that stores a payload unless its key is stored (plain text, or hex UTF-32 when it has a NUL
         or a lone surrogate, so windows stay exact)."""
-        node = BLOB[sha256(text)]
-        if _PLAIN.fullmatch(text):
-            body = f"{iri(SRV.text)} {string(text)}"
-        else:
-            body = f"{iri(SRV.wide)} {string(text.encode(_WIDE, 'surrogatepass').hex())}"
-        return (f"INSERT {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(node)} {iri(SRV.kind)} {string(kind)} ; "
-                f"{iri(SRV.size)} {len(text)} ; {body} }} }} WHERE {{ FILTER NOT EXISTS {{ "
-                f"GRAPH {iri(GRAPH_PAYLOADS)} {{ {iri(node)} {iri(SRV.size)} ?size }} }} }}")
+        node, fields = _fields(text, kind)
+        return (f"INSERT {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {node} {' ; '.join(f'{p} {o}' for p, o in fields)} }} }} "
+                f"WHERE {{ FILTER NOT EXISTS {{ GRAPH {iri(GRAPH_PAYLOADS)} {{ {node} {iri(SRV.size)} ?size }} }} }}")
+
+    @staticmethod
+    def put_quads(text: str, kind: str) -> str:
+        """The N-Quads lines of a payload (the triples put_request inserts; written again they change nothing)."""
+        node, fields = _fields(text, kind)
+        graph = iri(GRAPH_PAYLOADS)
+        return "".join(f"{node} {p} {o} {graph} .\n" for p, o in fields)
 
     def ref(self, key: str | Ref) -> Ref:
         """The handle stored under `key`; UnknownItem when there is none."""
@@ -112,3 +116,14 @@ class ServerPayloads(PayloadStore):
         text = str(row["w"]) if row.get("w") is not None else bytes.fromhex(str(row.get("wh") or "")).decode(
             _WIDE, "surrogatepass")
         return Ref(k, str(row["kind"]), size, k[7:]), min(start, size), text
+
+
+def _fields(text: str, kind: str) -> tuple[str, list[tuple[str, str]]]:
+    """A payload's node and its (predicate, object) pairs as SPARQL / N-Triples text: kind, size and the text (plain,
+    or hex UTF-32 when it has a NUL or a lone surrogate)."""
+    if _PLAIN.fullmatch(text):
+        body = (iri(SRV.text), string(text))
+    else:
+        body = (iri(SRV.wide), string(text.encode(_WIDE, "surrogatepass").hex()))
+    size = f'"{len(text)}"^^{iri(XSD.integer)}'
+    return iri(BLOB[sha256(text)]), [(iri(SRV.kind), string(kind)), (iri(SRV.size), size), body]
