@@ -242,9 +242,10 @@ def _indexed(shapes) -> list:
     return parameters
 
 
-def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None = None) -> tuple:
-    """pyshacl.validate(data, shacl_graph=..., inference="none", focus_nodes=...) against `prepare`d shapes:
-    (conforms, report graph, report text); each Validator run it makes is counted.
+def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None = None,
+                      advanced: bool = False) -> tuple:
+    """pyshacl.validate(data, shacl_graph=..., inference="none", focus_nodes=..., advanced=...) against `prepare`d
+    shapes: (conforms, report graph, report text); each Validator run it makes is counted.
 
     With focus nodes, each is checked only against the shapes that target it, named to pySHACL as `use_shapes` (one
     Validator run per group of focus nodes the same shapes target): the same results as the full run, which starts
@@ -255,7 +256,7 @@ def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None 
 
     graph = DataGraph.from_rdflib(data)
     if not focus_nodes or not prepared.named:
-        return _run(graph, prepared, {"focus_nodes": focus_nodes})
+        return _run(graph, prepared, {"focus_nodes": focus_nodes, "advanced": advanced})
     axioms = frozenset(data.triples((None, RDFS.subClassOf, None)))
     found = [(s, set(s.focus_nodes(graph))) for s in prepared.by_node]
     groups: dict[tuple, list] = {}

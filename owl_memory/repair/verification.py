@@ -294,17 +294,23 @@ class NestedChecks:
     def __init__(self, shapes: Graph) -> None:
         """No check run yet."""
         self.shapes, self.count = shapes, 0
-        self._untargeted: Graph | None = None
+        self._prepared: shacl.Prepared | None = None
+        self._untargeted, self._harvested = Graph(), set[object]()
 
     def violations(self, data: Graph, node, shape) -> list[Violation]:
-        """Violations of `node` against `shape` alone in `data` (pySHACL with a temporary target)."""
+        """Violations of `node` against `shape` alone in `data`: one pySHACL run of the shapes without their targets,
+        prepared once (harvested by pySHACL on the first check, not on every one), `shape` given a temporary target.
+        The shapes already ran whole (a nested check follows a verification), so their faults were reported there."""
         self.count += 1
-        if self._untargeted is None:
+        if self._prepared is None:
             self._untargeted = _untargeted(self.shapes)
-        s, t = self._untargeted, (shape, SH.targetNode, node)
+            self._prepared = shacl.prepare(self._untargeted)
+            self._harvested = {s.node for s in self._prepared.shapes.shapes}
+        prepared = shape in self._harvested  # else a shape only a target makes one: pySHACL harvests it per run
+        s, t = self._prepared.shapes.graph if prepared else self._untargeted, (shape, SH.targetNode, node)
         s.add(t)
         try:
-            report = _validate(data, s)
+            report = shacl.validate_prepared(data, self._prepared, advanced=True)[1] if prepared else _validate(data, s)
         finally:
             s.remove(t)
         return violations_of(report)
