@@ -243,7 +243,7 @@ class _Session:
                                max_output_chars=config.max_output_chars,
                                read_budget=box.budget.total_chars, task_id=config.task_id,
                                k=config.k.to_json() if config.access.text else None, budgets=config.budgets,
-                               tools=tuple(f.__name__ for f in box.functions()),
+                               tools=box.tool_names(),
                                layers=tuple(x.brief() for x in self.packed))
         self.traj.write(RunStart(self.task, box.prompt, self.brief, tuple(i.id for i in self.injected),
                                  self.retrieval.filtered, settings))

@@ -120,6 +120,10 @@ class Toolbox:
         """The tools as OwlTool objects (dspy.Tool), ready for dspy.RLM(sig, tools=...) or direct calls."""
         return [OwlTool(getattr(f, name), self) for f in self.families if f.offered() for name in f.names]
 
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools `functions` offers, in order (without building them: dspy reads each signature)."""
+        return tuple(name for f in self.families if f.offered() for name in f.names)
+
     def __getattr__(self, name: str) -> Any:
         """A tool's own method by name (box.prompt_window): no guard, caps or log, for library code and tests."""
         for f in self.__dict__.get("families", ()):
