@@ -103,8 +103,8 @@ def _damage(file: Path, at: int, size: int) -> None:
         f.write(b"\xa5" * size)
 
 
-def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
-    path = _memory(tmp_path, n=30)
+def _damage_index_page(path: Path) -> None:
+    """Overwrite 64 bytes of the first page of the graph file's index_datas_c index (the memory still opens)."""
     db = sqlite3.connect(path / "memory.sqlite3")
     try:
         (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
@@ -112,7 +112,12 @@ def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
         pytest.skip("this SQLite is built without the dbstat table that finds an index page")
     (size,) = db.execute("PRAGMA page_size").fetchone()
     db.close()
-    _damage(path / "memory.sqlite3", size * (page - 1), 64)  # one index page: the memory still opens
+    _damage(path / "memory.sqlite3", size * (page - 1), 64)
+
+
+def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
+    path = _memory(tmp_path, n=30)
+    _damage_index_page(path)  # one index page: the memory still opens
     with Memory(path, create=False) as m:
         result = m.validate()
     assert result.conforms is False
@@ -121,21 +126,13 @@ def test_one_damaged_page_fails_validate_with_sqlites_message(tmp_path):
     assert r.exit_code == 1 and json.loads(r.output)["conforms"] is False
 
 
-
 def test_validating_items_skips_the_file_check_which_the_whole_memory_runs(tmp_path):
     path = _memory(tmp_path, n=30)
     with Memory(path) as m:
         other = next(h.id for h in m.search("step 3"))
         with m.backend.transaction():  # an item left without its title: the shapes' minCount 1 fails
             m.backend.remove_triples(ITEM[other], OM.title)
-    db = sqlite3.connect(path / "memory.sqlite3")
-    try:
-        (page,) = db.execute("SELECT min(pageno) FROM dbstat WHERE name = 'index_datas_c'").fetchone()
-    except sqlite3.OperationalError:
-        pytest.skip("this SQLite is built without the dbstat table that finds an index page")
-    (size,) = db.execute("PRAGMA page_size").fetchone()
-    db.close()
-    _damage(path / "memory.sqlite3", size * (page - 1), 64)  # a page no item read touches
+    _damage_index_page(path)  # a page no item read touches
     with Memory(path, create=False) as m:
         assert m.validate(ids=[SPEC.id]).conforms  # the damaged page is not read: no file check ran
         bad = m.validate(ids=[other])
@@ -150,6 +147,7 @@ def test_items_whose_pages_are_damaged_get_the_file_checks_report(tmp_path):
     with Memory(path, create=False) as m:
         result = m.validate(ids=[SPEC.id])
     assert not result.conforms and any(msg.startswith("memory.sqlite3: ") for msg in result.messages), result
+
 
 def test_damage_lock_and_version_are_three_different_errors(tmp_path, monkeypatch):
     errors = {}

@@ -277,7 +277,8 @@ def _about_words(record: RunRecord) -> str:
     if record.graph is not None:
         said += [str(v).lower() for t in terms for p in (RDFS.label, SKOS.prefLabel)
                  for v in record.graph.objects(URIRef(t), p) if english(v)]
-    plain = [w for w in dict.fromkeys(" ".join(s.split()) for s in said) if w and w not in {n.lower() for n in names}]
+    own = {n.lower() for n in names}
+    plain = [w for w in dict.fromkeys(" ".join(s.split()) for s in said) if w and w not in own]
     while len(", ".join(plain)) > _MAX_READABLE:
         plain.pop()
     readable = f" ({', '.join(plain)})" if plain else ""

@@ -294,23 +294,23 @@ class NestedChecks:
     def __init__(self, shapes: Graph) -> None:
         """No check run yet."""
         self.shapes, self.count = shapes, 0
-        self._prepared: shacl.Prepared | None = None
-        self._untargeted, self._harvested = Graph(), set[object]()
+        self._ready: tuple[Graph, shacl.Prepared, set] | None = None  # made on the first check
 
     def violations(self, data: Graph, node, shape) -> list[Violation]:
         """Violations of `node` against `shape` alone in `data`: one pySHACL run of the shapes without their targets,
         prepared once (harvested by pySHACL on the first check, not on every one), `shape` given a temporary target.
         The shapes already ran whole (a nested check follows a verification), so their faults were reported there."""
         self.count += 1
-        if self._prepared is None:
-            self._untargeted = _untargeted(self.shapes)
-            self._prepared = shacl.prepare(self._untargeted)
-            self._harvested = {s.node for s in self._prepared.shapes.shapes}
-        prepared = shape in self._harvested  # else a shape only a target makes one: pySHACL harvests it per run
-        s, t = self._prepared.shapes.graph if prepared else self._untargeted, (shape, SH.targetNode, node)
+        if self._ready is None:
+            untargeted = _untargeted(self.shapes)
+            prepared = shacl.prepare(untargeted)
+            self._ready = untargeted, prepared, {s.node for s in prepared.shapes.shapes}
+        untargeted, prepared, harvested = self._ready
+        reused = shape in harvested  # else a shape only a target makes one: pySHACL harvests it per run
+        s, t = prepared.shapes.graph if reused else untargeted, (shape, SH.targetNode, node)
         s.add(t)
         try:
-            report = shacl.validate_prepared(data, self._prepared, advanced=True)[1] if prepared else _validate(data, s)
+            report = shacl.validate_prepared(data, prepared, advanced=True)[1] if reused else _validate(data, s)
         finally:
             s.remove(t)
         return violations_of(report)
