@@ -86,3 +86,42 @@ def test_shapes_beyond_the_reader_go_to_pyshacl():
     loop = Graph().parse(data="""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
         ex:S sh:property [ sh:path ex:p ; sh:node ex:S ] .""", format="turtle")
     assert not readable(loop, EX.S), "a shape reached again through sh:node"
+
+
+def _whole_run(g: Graph, s: Graph, node, shape) -> set:
+    """pySHACL's whole run (advanced mode) of the shapes with their targets removed and `shape` targeting `node`:
+    each result as (focus, path, component, value)."""
+    import pyshacl
+
+    t = Graph()
+    for triple in s:
+        if triple[1] not in (SH.targetClass, SH.targetNode):
+            t.add(triple)
+    t.add((shape, SH.targetNode, node))
+    report = pyshacl.validate(g, shacl_graph=t, advanced=True, inference="none")[1]
+    return {(report.value(r, SH.focusNode), report.value(r, SH.resultPath),
+             report.value(r, SH.sourceConstraintComponent), report.value(r, SH.value))
+            for r in report.subjects(RDF.type, SH.ValidationResult)}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data(), shapes(), st.sampled_from(NODES), st.sampled_from([None, EX.C, EX.D]))
+def test_a_nested_check_is_pyshacls_run_of_that_shape_alone(g, s, node, target):
+    """One node against one shape, each other target ignored, finds what pySHACL's whole run finds when that shape
+    is the only one with a target (here: the node shape, or a value shape it refers to by sh:node)."""
+    if target is not None:
+        s.add((EX.S, SH.targetClass, target))
+    for shape in (EX.S, *s.objects(None, SH.node)):
+        found = {(v.focus, v.path, v.component, v.value) for v in NestedChecks(s).violations(g, node, shape)}
+        assert found == _whole_run(g, s, node, shape)
+
+
+def test_a_nested_check_applies_the_shapes_rules_first():
+    """Shapes with a SHACL-AF rule: the rule's inferred triple counts in a nested check, as in pySHACL's run."""
+    g = Graph().parse(data="@prefix ex: <http://ex.org/> . ex:a ex:q 1 .", format="turtle")
+    s = Graph().parse(data="""@prefix ex: <http://ex.org/> . @prefix sh: <http://www.w3.org/ns/shacl#> .
+        ex:S a sh:NodeShape ; sh:property [ sh:path ex:p ; sh:minCount 1 ] ;
+          sh:rule [ a sh:TripleRule ; sh:subject sh:this ; sh:predicate ex:p ; sh:object ex:b ] .""", format="turtle")
+    assert NestedChecks(s).violations(g, EX.a, EX.S) == []
+    s.remove((None, SH.rule, None))
+    assert [v.component for v in NestedChecks(s).violations(g, EX.a, EX.S)] == [SH.MinCountConstraintComponent]

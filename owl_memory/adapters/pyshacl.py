@@ -144,6 +144,7 @@ class Prepared:
     parameters: list = field(compare=False, repr=False)
     reached: dict = field(default_factory=dict, compare=False, repr=False)  # (types, axioms) -> shape IRIs
     sparql: bool = False  # whether its shapes run SPARQL (their runs are then held to SPARQL_SECONDS)
+    rules: bool = False  # whether its shapes hold SHACL-AF rules or functions (a run then applies them first)
 
     @property
     def named(self) -> bool:
@@ -205,7 +206,11 @@ def prepare(shapes: Graph) -> Prepared:
     targets = {s: [list(found) for found in s.target()] for s in harvested.shapes}  # nodes, classes, implicit, ...
     by_class = tuple(s for s, t in targets.items() if (t[1] or t[2]) and not (t[0] or t[3] or t[4]))
     by_node = tuple(s for s, t in targets.items() if t[0] or t[3] or t[4])
-    return Prepared(harvested, by_class, by_node, parameters, sparql=sparql)
+    from rdflib.namespace import SH
+
+    rules = (None, SH.rule, None) in g or any((None, RDF.type, kind) in g
+                                              for kind in (SH.Function, SH.SPARQLFunction, SH.JSFunction))
+    return Prepared(harvested, by_class, by_node, parameters, sparql=sparql, rules=rules)
 
 
 class _Members(list):
@@ -266,6 +271,36 @@ def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None 
     runs = [_run(graph, prepared, {"focus_nodes": nodes, "use_shapes": list(names)})
             for names, nodes in groups.items() if names]
     return _merged(prepared, runs)
+
+
+def validate_node(data: Graph, prepared: Prepared, node, shape, advanced: bool = False) -> tuple:
+    """`node` checked against one harvested `shape` alone, whatever the shapes' targets (conforms, report graph,
+    report text), counted as a run: pySHACL's own evaluation of that shape with `node` as its focus, as its Validator
+    does for `use_shapes` with focus nodes, without starting (and finding the targets of) every other shape. Shapes
+    with SHACL-AF rules or functions, which a run applies before any shape, take pySHACL's whole run instead, with
+    `shape` given a temporary target."""
+    from pyshacl.graph_abstraction import DataGraph
+    from pyshacl.validator import Validator
+    from rdflib.namespace import SH
+
+    graph = DataGraph.from_rdflib(data)
+    if prepared.rules:
+        target = (shape, SH.targetNode, node)
+        prepared.shapes.graph.add(target)
+        try:
+            return _run(graph, prepared, {"advanced": advanced})
+        finally:
+            prepared.shapes.graph.remove(target)
+    _count()
+    validator = Validator(graph, shacl_graph=prepared.shapes.graph,
+                          options={"inference": "none", "logger": _LOG, "advanced": advanced})
+    validator.shacl_graph = prepared.shapes
+    executor = validator.make_executor()
+    for s in prepared.shapes.shapes:
+        s.set_advanced(advanced)
+    with _limited(prepared.sparql):
+        conforms, results = prepared.shapes.lookup_shape_from_node(shape).validate(executor, graph, focus=[node])
+    return (conforms, *Validator.create_validation_report(prepared.shapes, conforms, results))
 
 
 def _by_class(prepared: Prepared, graph, node, key: tuple) -> tuple:

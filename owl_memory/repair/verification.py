@@ -297,23 +297,25 @@ class NestedChecks:
         self._ready: tuple[Graph, shacl.Prepared, set] | None = None  # made on the first check
 
     def violations(self, data: Graph, node, shape) -> list[Violation]:
-        """Violations of `node` against `shape` alone in `data`: one pySHACL run of the shapes without their targets,
-        prepared once (harvested by pySHACL on the first check, not on every one), `shape` given a temporary target.
-        The shapes already ran whole (a nested check follows a verification), so their faults were reported there."""
+        """Violations of `node` against `shape` alone in `data`: pySHACL's evaluation of that one shape with `node` as
+        its focus, over the shapes without their targets prepared once (harvested by pySHACL on the first check, not
+        on every one). A shape only a target would make one is not harvested there: it gets a temporary target and
+        pySHACL's whole run. The shapes already ran whole (a nested check follows a verification), so their faults
+        were reported there."""
         self.count += 1
         if self._ready is None:
             untargeted = _untargeted(self.shapes)
             prepared = shacl.prepare(untargeted)
             self._ready = untargeted, prepared, {s.node for s in prepared.shapes.shapes}
         untargeted, prepared, harvested = self._ready
-        reused = shape in harvested  # else a shape only a target makes one: pySHACL harvests it per run
-        s, t = prepared.shapes.graph if reused else untargeted, (shape, SH.targetNode, node)
-        s.add(t)
+        if shape in harvested:
+            return violations_of(shacl.validate_node(data, prepared, node, shape, advanced=True)[1])
+        t = (shape, SH.targetNode, node)
+        untargeted.add(t)
         try:
-            report = shacl.validate_prepared(data, prepared, advanced=True)[1] if reused else _validate(data, s)
+            return violations_of(_validate(data, untargeted))
         finally:
-            s.remove(t)
-        return violations_of(report)
+            untargeted.remove(t)
 
 
 def _untargeted(shapes: Graph) -> Graph:
