@@ -21,7 +21,7 @@ from types import FunctionType, SimpleNamespace
 from typing import TYPE_CHECKING
 
 from rdflib import Graph, URIRef
-from rdflib.namespace import RDF, RDFS
+from rdflib.namespace import RDF, RDFS, SH
 
 if TYPE_CHECKING:
     from pyshacl.shapes_graph import ShapesGraph
@@ -90,7 +90,6 @@ def check_shapes(shapes: Graph) -> bool:
     runs any, with the prefixes the graph declares (sh:declare) and binds: QueryRefused naming the shape that holds
     the refused query."""
     from rdflib import Literal
-    from rdflib.namespace import SH
 
     from ..errors import LoadError, QueryRefused
     from .sparql import check_read_only
@@ -206,8 +205,6 @@ def prepare(shapes: Graph) -> Prepared:
     targets = {s: [list(found) for found in s.target()] for s in harvested.shapes}  # nodes, classes, implicit, ...
     by_class = tuple(s for s, t in targets.items() if (t[1] or t[2]) and not (t[0] or t[3] or t[4]))
     by_node = tuple(s for s, t in targets.items() if t[0] or t[3] or t[4])
-    from rdflib.namespace import SH
-
     rules = (None, SH.rule, None) in g or any((None, RDF.type, kind) in g
                                               for kind in (SH.Function, SH.SPARQLFunction, SH.JSFunction))
     return Prepared(harvested, by_class, by_node, parameters, sparql=sparql, rules=rules)
@@ -276,21 +273,13 @@ def validate_prepared(data: Graph, prepared: Prepared, focus_nodes: list | None 
 def validate_node(data: Graph, prepared: Prepared, node, shape, advanced: bool = False) -> tuple:
     """`node` checked against one harvested `shape` alone, whatever the shapes' targets (conforms, report graph,
     report text), counted as a run: pySHACL's own evaluation of that shape with `node` as its focus, as its Validator
-    does for `use_shapes` with focus nodes, without starting (and finding the targets of) every other shape. Shapes
-    with SHACL-AF rules or functions, which a run applies before any shape, take pySHACL's whole run instead, with
-    `shape` given a temporary target."""
+    does for `use_shapes` with focus nodes, without starting (and finding the targets of) every other shape. Only for
+    shapes without SHACL-AF rules or functions (`prepared.rules` false), which a whole run applies before any shape."""
     from pyshacl.graph_abstraction import DataGraph
     from pyshacl.validator import Validator
-    from rdflib.namespace import SH
 
+    assert not prepared.rules, "shapes with SHACL-AF rules or functions need a whole run"
     graph = DataGraph.from_rdflib(data)
-    if prepared.rules:
-        target = (shape, SH.targetNode, node)
-        prepared.shapes.graph.add(target)
-        try:
-            return _run(graph, prepared, {"advanced": advanced})
-        finally:
-            prepared.shapes.graph.remove(target)
     _count()
     validator = Validator(graph, shacl_graph=prepared.shapes.graph,
                           options={"inference": "none", "logger": _LOG, "advanced": advanced})

@@ -297,25 +297,27 @@ class NestedChecks:
         self._ready: tuple[Graph, shacl.Prepared, set] | None = None  # made on the first check
 
     def violations(self, data: Graph, node, shape) -> list[Violation]:
-        """Violations of `node` against `shape` alone in `data`: pySHACL's evaluation of that one shape with `node` as
-        its focus, over the shapes without their targets prepared once (harvested by pySHACL on the first check, not
-        on every one). A shape only a target would make one is not harvested there: it gets a temporary target and
-        pySHACL's whole run. The shapes already ran whole (a nested check follows a verification), so their faults
-        were reported there."""
+        """Violations of `node` against `shape` alone in `data`, over the shapes without their targets prepared once
+        (harvested by pySHACL on the first check, not on every one): pySHACL's evaluation of that one shape with
+        `node` as its focus. Shapes with SHACL-AF rules or functions, which pySHACL applies before any shape, and a
+        shape only a target would make one (not harvested there) take a whole run, `shape` given a temporary target.
+        The shapes already ran whole (a nested check follows a verification), so their faults were reported there."""
         self.count += 1
         if self._ready is None:
             untargeted = _untargeted(self.shapes)
             prepared = shacl.prepare(untargeted)
             self._ready = untargeted, prepared, {s.node for s in prepared.shapes.shapes}
         untargeted, prepared, harvested = self._ready
-        if shape in harvested:
+        reused = shape in harvested  # else a shape only a target makes one: pySHACL harvests it per run
+        if reused and not prepared.rules:
             return violations_of(shacl.validate_node(data, prepared, node, shape, advanced=True)[1])
-        t = (shape, SH.targetNode, node)
-        untargeted.add(t)
+        s, t = prepared.shapes.graph if reused else untargeted, (shape, SH.targetNode, node)
+        s.add(t)
         try:
-            return violations_of(_validate(data, untargeted))
+            report = shacl.validate_prepared(data, prepared, advanced=True)[1] if reused else _validate(data, s)
         finally:
-            untargeted.remove(t)
+            s.remove(t)
+        return violations_of(report)
 
 
 def _untargeted(shapes: Graph) -> Graph:
